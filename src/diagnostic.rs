@@ -1,0 +1,86 @@
+//! What a lint reports: a [`Diagnostic`] with its primary span, the chain of earlier
+//! steps that produced the offending layout (rendered as secondary labels), notes
+//! (assumptions), a help line and an optional [`Fix`]. Reporters in `report/` only
+//! format these; they compute nothing about tensors.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::ir::Span;
+use crate::source::SourceFile;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// One step of the layout chain behind a finding: "after `.transpose(1, 2)`: (B, T, H, D) strides (…)".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// Ruff's notion: a safe fix keeps the program's meaning; an unsafe one may change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applicability {
+    Safe,
+    Unsafe,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    /// Byte range replaced (empty for an insertion).
+    pub span: Span,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fix {
+    pub message: String,
+    pub applicability: Applicability,
+    pub edits: Vec<Edit>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// Rule code, e.g. `SL001`.
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub file: Arc<SourceFile>,
+    /// The offending call.
+    pub span: Span,
+    /// Earlier steps that changed the layout, in source order.
+    pub chain: Vec<Label>,
+    /// Assumptions the finding rests on and other context.
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+    pub fix: Option<Fix>,
+    /// Filled by `--verify`: measured cost of the copy (see `verify::VerifyReport`).
+    pub verify: Option<serde_json::Value>,
+}
+
+impl Diagnostic {
+    /// Documentation URL of the rule.
+    pub fn url(&self) -> String {
+        rule_url(self.code)
+    }
+}
+
+pub fn rule_url(code: &str) -> String {
+    format!("https://github.com/stridelint/stridelint/blob/main/rules/lints/{code}.md")
+}

@@ -1,0 +1,1 @@
+//! Symbolic sizes (placeholder; implemented by the symbolic-sizes work).

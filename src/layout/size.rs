@@ -1,0 +1,179 @@
+//! The [`Size`] trait lets every algorithm of the algebra run unchanged on concrete
+//! sizes (`i64`) and on symbolic ones ([`Dim`](super::dim::Dim)).
+//!
+//! Arithmetic is exact and total; *comparisons* go through a [`Decider`], which answers
+//! with a [`Tri`] and records the [`Assumption`]s it needed (e.g. "`B` ≥ 2"). For `i64`
+//! every comparison is decided and no assumption is ever used.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::hash::Hash;
+
+use super::tri::Tri;
+
+/// Settings that bound what the decider may assume about named sizes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Assumptions {
+    /// A named size is assumed `>= min_symbolic_size` unless it is a literal (default 2,
+    /// so that no named dimension silently collapses to size 1 or 0).
+    pub min_symbolic_size: i64,
+}
+
+impl Default for Assumptions {
+    fn default() -> Self {
+        Assumptions { min_symbolic_size: 2 }
+    }
+}
+
+/// One assumption a decision rested on. Rendered in diagnostics' notes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Assumption {
+    /// `name >= min`
+    MinSize { name: String, min: i64 },
+    /// `divisor` divides `dividend` exactly (from `a // b` on sizes).
+    Divides { divisor: String, dividend: String },
+}
+
+impl fmt::Display for Assumption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Assumption::MinSize { name, min } => write!(f, "{name} ≥ {min}"),
+            Assumption::Divides { divisor, dividend } => write!(f, "{divisor} divides {dividend}"),
+        }
+    }
+}
+
+/// Result of comparing two sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comparison {
+    /// `None` when the ordering cannot be decided under the assumptions.
+    pub ordering: Option<Ordering>,
+    /// Assumptions the answer depends on (empty when it holds for all values).
+    pub used: Vec<Assumption>,
+}
+
+impl Comparison {
+    pub fn exact(ordering: Ordering) -> Self {
+        Comparison { ordering: Some(ordering), used: Vec::new() }
+    }
+    pub fn unknown() -> Self {
+        Comparison { ordering: None, used: Vec::new() }
+    }
+}
+
+/// A size or stride value: `i64` or a symbolic [`Dim`](super::dim::Dim).
+pub trait Size: Clone + PartialEq + Eq + Hash + fmt::Debug + fmt::Display + Send + Sync + 'static {
+    fn lit(v: i64) -> Self;
+    /// The literal value, when the size is a known constant.
+    fn as_lit(&self) -> Option<i64>;
+    fn add(&self, other: &Self) -> Self;
+    fn sub(&self, other: &Self) -> Self;
+    fn mul(&self, other: &Self) -> Self;
+    /// Python `a // b` on sizes. Concrete: floor division. Symbolic: the exact quotient
+    /// when the normal form can express it (see `Dim::floordiv`).
+    fn floordiv(&self, other: &Self) -> Self;
+    /// Compare under assumptions.
+    fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison;
+}
+
+impl Size for i64 {
+    fn lit(v: i64) -> Self {
+        v
+    }
+    fn as_lit(&self) -> Option<i64> {
+        Some(*self)
+    }
+    fn add(&self, other: &Self) -> Self {
+        self.wrapping_add(*other)
+    }
+    fn sub(&self, other: &Self) -> Self {
+        self.wrapping_sub(*other)
+    }
+    fn mul(&self, other: &Self) -> Self {
+        self.wrapping_mul(*other)
+    }
+    fn floordiv(&self, other: &Self) -> Self {
+        if *other == 0 {
+            0
+        } else {
+            self.div_euclid(*other)
+        }
+    }
+    fn compare(&self, other: &Self, _: &Assumptions) -> Comparison {
+        Comparison::exact(self.cmp(other))
+    }
+}
+
+/// Decides comparisons and remembers every assumption it used, so a finding can list them.
+#[derive(Debug)]
+pub struct Decider<'a> {
+    assumptions: &'a Assumptions,
+    used: RefCell<BTreeSet<Assumption>>,
+}
+
+static CONCRETE: Assumptions = Assumptions { min_symbolic_size: 2 };
+
+impl<'a> Decider<'a> {
+    pub fn new(assumptions: &'a Assumptions) -> Self {
+        Decider { assumptions, used: RefCell::new(BTreeSet::new()) }
+    }
+
+    /// A decider for concrete (`i64`) work: no assumption is ever needed.
+    pub fn concrete() -> Decider<'static> {
+        Decider::new(&CONCRETE)
+    }
+
+    pub fn assumptions(&self) -> &Assumptions {
+        self.assumptions
+    }
+
+    pub fn cmp<S: Size>(&self, a: &S, b: &S) -> Option<Ordering> {
+        let c = a.compare(b, self.assumptions);
+        if c.ordering.is_some() && !c.used.is_empty() {
+            self.used.borrow_mut().extend(c.used);
+        }
+        c.ordering
+    }
+
+    pub fn eq<S: Size>(&self, a: &S, b: &S) -> Tri {
+        match self.cmp(a, b) {
+            Some(o) => Tri::from_bool(o == Ordering::Equal),
+            None => Tri::Unknown,
+        }
+    }
+    pub fn ne<S: Size>(&self, a: &S, b: &S) -> Tri {
+        self.eq(a, b).not()
+    }
+    pub fn lt<S: Size>(&self, a: &S, b: &S) -> Tri {
+        match self.cmp(a, b) {
+            Some(o) => Tri::from_bool(o == Ordering::Less),
+            None => Tri::Unknown,
+        }
+    }
+    pub fn le<S: Size>(&self, a: &S, b: &S) -> Tri {
+        match self.cmp(a, b) {
+            Some(o) => Tri::from_bool(o != Ordering::Greater),
+            None => Tri::Unknown,
+        }
+    }
+    pub fn eq_lit<S: Size>(&self, a: &S, v: i64) -> Tri {
+        self.eq(a, &S::lit(v))
+    }
+
+    /// Record an assumption made outside a comparison (e.g. exact division).
+    pub fn record(&self, a: Assumption) {
+        self.used.borrow_mut().insert(a);
+    }
+
+    /// Every assumption used so far, sorted.
+    pub fn used(&self) -> Vec<Assumption> {
+        self.used.borrow().iter().cloned().collect()
+    }
+
+    /// Forget recorded assumptions (reuse the decider for an unrelated question).
+    pub fn take_used(&self) -> Vec<Assumption> {
+        std::mem::take(&mut *self.used.borrow_mut()).into_iter().collect()
+    }
+}

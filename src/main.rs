@@ -1,0 +1,3 @@
+fn main() {
+    println!("stridelint {}", env!("CARGO_PKG_VERSION"));
+}
