@@ -1,1 +1,192 @@
-//! (being written)
+//! The abstract interpreter over the IR. It knows IR, layout and ops — never a
+//! frontend's syntax tree, never output formats.
+//!
+//! Per file: the module's top-level statements are run first (imports, constants,
+//! definitions), then every class's constructor (to learn what `self.x` holds), then
+//! every function and method on its own, with tensor parameters assumed contiguous and
+//! of unknown (named) sizes. Calls into the file's own functions are followed with the
+//! caller's argument values (bounded depth). Every tensor-op call reached is recorded as
+//! an [`event::OpEvent`] that the lints read.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::ir::{self, Class, Function, Stmt, Target};
+use crate::layout::Assumptions;
+
+pub mod calls;
+pub mod env;
+pub mod event;
+pub mod interp;
+pub mod value;
+
+use env::Env;
+use event::OpEvent;
+use interp::{ClassInfo, Interpreter};
+use value::Value;
+
+/// Settings of the analysis.
+#[derive(Debug, Clone, Default)]
+pub struct AnalysisSettings {
+    pub assumptions: Assumptions,
+}
+
+/// Analyse one lowered file and return the op events of every function in it.
+pub fn analyze_module(module: &ir::Module, source: &str, settings: &AnalysisSettings) -> Vec<OpEvent> {
+    let mut it = Interpreter::new(source, &settings.assumptions, Env::default());
+    it.class = None;
+    // 1. Top level: imports, constants, and any tensor code written at module level.
+    let top = module_body_without_defs(&module.body);
+    let globals = it.exec_block(&top, Some(Env::default())).unwrap_or_default();
+    let mut globals = globals;
+    for f in &module.functions {
+        globals.set(&f.name, Value::Function(f.clone(), false));
+    }
+    it.globals = globals;
+    let mut events = std::mem::take(&mut it.events);
+
+    // 2. Free functions on their own.
+    for f in &module.functions {
+        events.extend(analyze_function(&mut it, f, None));
+    }
+
+    // 3. Classes: constructor first, then each method.
+    for c in &module.classes {
+        let info = Arc::new(class_info(&mut it, c, &mut events));
+        for m in &c.methods {
+            if m.is_constructor {
+                continue;
+            }
+            events.extend(analyze_function(&mut it, m, Some(info.clone())));
+        }
+    }
+    dedup_events(events)
+}
+
+/// Statements of the module body other than function/class definitions (those are
+/// analysed on their own).
+fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
+    body.iter().filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))).cloned().collect()
+}
+
+fn analyze_function(it: &mut Interpreter, f: &Arc<Function>, class: Option<Arc<ClassInfo>>) -> Vec<OpEvent> {
+    it.class = class;
+    it.reset_function_state();
+    let params = it.standalone_params(f);
+    it.run_function(f, params);
+    std::mem::take(&mut it.events)
+}
+
+/// Run the constructor(s) to learn the attributes of `self`. Attributes that any other
+/// method reassigns are dropped: their value at a method's entry is not known.
+fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> ClassInfo {
+    let mut info = ClassInfo::default();
+    for m in &c.methods {
+        info.methods.insert(m.name.clone(), m.clone());
+    }
+    let reassigned: HashSet<String> = c
+        .methods
+        .iter()
+        .filter(|m| !m.is_constructor)
+        .flat_map(|m| assigned_self_attrs(&m.body))
+        .collect();
+    let mut attrs: HashMap<String, Value> = HashMap::new();
+    for ctor in c.methods.iter().filter(|m| m.is_constructor) {
+        it.class = Some(Arc::new(ClassInfo { methods: info.methods.clone(), attrs: HashMap::new() }));
+        let params = it.standalone_params(ctor);
+        let mut env = Env::default();
+        for (n, v) in params {
+            env.set(&n, v);
+        }
+        if let Some(end) = it.exec_block(&ctor.body, Some(env)) {
+            attrs.extend(end.self_attrs);
+        }
+        events.append(&mut it.events);
+    }
+    attrs.retain(|k, _| !reassigned.contains(k));
+    // A constructor parameter stored on `self` is not a tensor argument of the method that
+    // reads it: the contiguity assumption does not extend to it.
+    for v in attrs.values_mut() {
+        if let Value::Named { name, is_param: true } = v {
+            *v = Value::Named { name: name.clone(), is_param: false };
+        }
+    }
+    info.attrs = attrs;
+    info
+}
+
+/// Names `x` of every `self.x = ...` (and `self.register_buffer("x", ...)`) in a body.
+fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
+    let mut out = Vec::new();
+    fn target_names(t: &Target, out: &mut Vec<String>) {
+        match t {
+            Target::Attr { value, attr, .. } => {
+                if matches!(&value.kind, ir::ExprKind::Name(n) if n == "self") {
+                    out.push(attr.clone());
+                }
+            }
+            Target::Tuple(items, _) => items.iter().for_each(|i| target_names(i, out)),
+            Target::Starred(inner, _) => target_names(inner, out),
+            _ => {}
+        }
+    }
+    fn walk(body: &[Stmt], out: &mut Vec<String>) {
+        for s in body {
+            match s {
+                Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
+                Stmt::AugAssign { target, .. } => target_names(target, out),
+                Stmt::If { body, orelse, .. } => {
+                    walk(body, out);
+                    walk(orelse, out);
+                }
+                Stmt::Loop { body, orelse, .. } => {
+                    walk(body, out);
+                    walk(orelse, out);
+                }
+                Stmt::With { body, .. } => walk(body, out),
+                Stmt::Try { body, handlers, orelse, finalbody, .. } => {
+                    walk(body, out);
+                    handlers.iter().for_each(|h| walk(h, out));
+                    walk(orelse, out);
+                    walk(finalbody, out);
+                }
+                Stmt::Expr(e) => {
+                    if let Some(name) = calls::register_buffer_name(e) {
+                        out.push(name);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(body, &mut out);
+    out
+}
+
+/// The same call site can be reached from several analyses (standalone and through a
+/// caller). Keep one event per (site, op) when their outcomes agree in kind; when they
+/// disagree keep all, so a lint sees every input that reaches the call.
+fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
+    let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
+    let mut index: HashMap<(u32, u32, String), usize> = HashMap::new();
+    for ev in events {
+        let key = (ev.span.start, ev.span.end, ev.op.clone());
+        match index.get(&key) {
+            Some(&i) => {
+                let existing = &mut out[i];
+                existing.unknown_input |= ev.unknown_input;
+                for o in ev.outcomes {
+                    let dup = existing.outcomes.iter().any(|e| e.input.layout == o.input.layout && e.target == o.target);
+                    if !dup {
+                        existing.outcomes.push(o);
+                    }
+                }
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(ev);
+            }
+        }
+    }
+    out
+}

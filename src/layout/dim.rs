@@ -1,1 +1,1817 @@
-//! Symbolic sizes (placeholder; implemented by the symbolic-sizes work).
+//! Symbolic sizes: one exact normal form for the sizes model code names.
+//!
+//! Model code writes sizes as `B`, `self.n_head`, `C // n_head`, `H * W`, `T - 1`. The
+//! layout algorithms ask two questions about them: *are these the same size?* and *which
+//! is bigger?* [`Dim`] makes the first one structural and answers the second one soundly.
+//!
+//! # Normal form
+//! A `Dim` is a sum of terms `coeff · monomial`:
+//! * `coeff` is a nonzero rational in lowest terms (checked `i128` arithmetic);
+//! * `monomial` is a product of *atoms*, sorted, each with a nonzero integer exponent. An
+//!   atom is a named symbol (kept exactly as written, `self.n_head`) or an *opaque* atom.
+//!
+//! Like terms are merged, zero terms dropped and terms kept in one canonical order, so two
+//! `Dim`s are equal as data exactly when they are equal as Laurent polynomials: derived
+//! `==` and `Hash` are mathematical equality for everything the form expresses.
+//!
+//! **Exact quotients.** `C // n_head` becomes `C·n_head⁻¹`, so `(C // n_head) * n_head`
+//! is `C` again. That is only right when `n_head` divides `C`, so
+//! [`Dim::floordiv_with_assumption`] hands the fact back as an [`Assumption`] for the
+//! finding to cite. A division that is exact by construction (`(2·T·C) // (2·C)` = `T`)
+//! needs none.
+//!
+//! **Opaque atoms.** What the form cannot express exactly — `T % 2`, `max(a, b)`,
+//! `(T + 1) // 2`, `x // (T - 1)`, arithmetic that overflows or outgrows the size bounds —
+//! becomes a single atom that keeps its operation and operands. Equal expressions give equal
+//! atoms, and [`Dim::eval`] can still compute them.
+//!
+//! # Comparisons
+//! [`Dim::compare`] decides the sign of `d = a - b`, and answers *unknown* unless the sign
+//! holds for every value the assumptions allow:
+//! 1. Every atom gets a lower bound: a symbol is a size (`≥ 0`, or `≥ min_symbolic_size`
+//!    on the second try), an atom in a denominator is a divisor (`≥ 1`), an opaque atom is
+//!    bounded from its operands (`T % 3 ≥ 0`, `max(a, b) ≥ a`).
+//! 2. `d` times its denominators (all positive) is a polynomial `P` with the sign of `d`.
+//!    Write each atom as `bound + y` with `y ≥ 0` and expand. If the constant is `> 0` and
+//!    every other coefficient `≥ 0`, then `P > 0` everywhere; mirror for `< 0`. For example
+//!    `B·T - B` with `B, T ≥ 2` expands to `2 + 2·y_T + y_B + y_B·y_T`: Greater.
+//! 3. An answer that needed `min_symbolic_size` lists a `MinSize` assumption for each
+//!    symbol of `d`.
+//!
+//! Every `Dim` denotes an integer whenever its divisibility assumptions hold; the bounds
+//! rely on that (a positive integer is `≥ 1`).
+
+use std::cmp::Ordering;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use super::size::{Assumption, Assumptions, Comparison, Size};
+
+/// A result with more terms than this becomes one opaque atom, so that products of sums
+/// cannot grow without bound.
+const MAX_TERMS: usize = 64;
+/// Largest `|exponent|` of an atom in a monomial; beyond it the result becomes opaque.
+const MAX_EXPONENT: i32 = 16;
+/// Largest operand tree (nodes counted with repetition) an opaque atom keeps. A bigger
+/// one is replaced by a digest, so that no traversal can become exponential on shared
+/// sub-expressions.
+const MAX_OPAQUE_WEIGHT: u32 = 1024;
+/// Largest number of monomials [`Dim::compare`] expands before answering unknown.
+const MAX_EXPANSION: usize = 4096;
+/// Characters of an oversized expression kept for display.
+const PREVIEW_CHARS: usize = 40;
+
+/// A symbolic size or stride in the normal form described in the module documentation.
+/// `Clone` is cheap (one `Arc`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Dim {
+    /// Canonical order (see [`canonical_order`]); no zero coefficient; no repeated monomial.
+    terms: Arc<[Term]>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Term {
+    coeff: Coeff,
+    /// Sorted by atom; exponents nonzero, `|exponent| <= MAX_EXPONENT`.
+    mono: Vec<(Atom, i32)>,
+}
+
+/// The derived `Ord` only serves to sort atoms canonically; it says nothing about values.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Atom {
+    Symbol(Arc<str>),
+    Opaque(Arc<Opaque>),
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Opaque {
+    /// A size given only by its source text ([`Dim::opaque`]).
+    Named(String),
+    /// `lhs op rhs` where the normal form cannot express the result exactly.
+    Op {
+        op: OpaqueOp,
+        lhs: Operand,
+        rhs: Operand,
+        weight: u32,
+    },
+    /// An operation whose operands outgrew [`MAX_OPAQUE_WEIGHT`]: identified by a 128-bit
+    /// digest of its structure, no longer evaluable.
+    Digest {
+        digest: u128,
+        preview: String,
+        symbols: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+enum OpaqueOp {
+    FloorDiv,
+    Mod,
+    Max,
+    Min,
+    /// A sum whose normal form overflowed or had too many terms.
+    Sum,
+    /// A product whose normal form overflowed or had too many terms.
+    Product,
+}
+
+/// A `Dim` inside an opaque atom. It orders structurally so that atoms sort canonically;
+/// `Dim` itself has no `Ord`, because `a < b` on sizes must go through [`Dim::compare`].
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Operand(Dim);
+
+impl Ord for Operand {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.terms.cmp(&other.0.terms)
+    }
+}
+
+impl PartialOrd for Operand {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A rational in lowest terms with a positive denominator. `i128::MIN` never appears in
+/// either part, so negation cannot overflow.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+struct Coeff {
+    num: i128,
+    den: i128,
+}
+
+impl Coeff {
+    const ZERO: Coeff = Coeff { num: 0, den: 1 };
+    const ONE: Coeff = Coeff { num: 1, den: 1 };
+
+    fn new(num: i128, den: i128) -> Option<Coeff> {
+        if den == 0 || num == i128::MIN || den == i128::MIN {
+            return None;
+        }
+        if num == 0 {
+            return Some(Coeff::ZERO);
+        }
+        // Both parts are at most i128::MAX in magnitude, so the gcd fits.
+        let g = gcd(num.unsigned_abs(), den.unsigned_abs()) as i128;
+        let (num, den) = (num / g, den / g);
+        Some(if den < 0 {
+            Coeff {
+                num: -num,
+                den: -den,
+            }
+        } else {
+            Coeff { num, den }
+        })
+    }
+
+    fn int(v: i128) -> Option<Coeff> {
+        Coeff::new(v, 1)
+    }
+
+    fn add(self, other: Coeff) -> Option<Coeff> {
+        let g = gcd(self.den as u128, other.den as u128) as i128;
+        let num = self
+            .num
+            .checked_mul(other.den / g)?
+            .checked_add(other.num.checked_mul(self.den / g)?)?;
+        Coeff::new(num, self.den.checked_mul(other.den / g)?)
+    }
+
+    fn mul(self, other: Coeff) -> Option<Coeff> {
+        if self.num == 0 || other.num == 0 {
+            return Some(Coeff::ZERO);
+        }
+        let g1 = gcd(self.num.unsigned_abs(), other.den as u128) as i128;
+        let g2 = gcd(other.num.unsigned_abs(), self.den as u128) as i128;
+        Coeff::new(
+            (self.num / g1).checked_mul(other.num / g2)?,
+            (self.den / g2).checked_mul(other.den / g1)?,
+        )
+    }
+
+    fn recip(self) -> Option<Coeff> {
+        Coeff::new(self.den, self.num)
+    }
+
+    fn neg(self) -> Coeff {
+        Coeff {
+            num: -self.num,
+            den: self.den,
+        }
+    }
+
+    fn pow(self, exponent: u32) -> Option<Coeff> {
+        (0..exponent).try_fold(Coeff::ONE, |acc, _| acc.mul(self))
+    }
+
+    fn is_integer(self) -> bool {
+        self.den == 1
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Python's `a // b` (rounds toward negative infinity). `None` for `b == 0` or overflow.
+fn python_floordiv(a: i128, b: i128) -> Option<i128> {
+    let quotient = a.checked_div_euclid(b)?;
+    // `div_euclid` leaves a nonnegative remainder; for a negative divisor that rounds the
+    // real quotient up, and Python rounds it down.
+    if b < 0 && a.checked_rem_euclid(b)? != 0 {
+        quotient.checked_sub(1)
+    } else {
+        Some(quotient)
+    }
+}
+
+/// Python's `a % b` (the result has the sign of `b`). `None` for `b == 0`.
+fn python_mod(a: i128, b: i128) -> Option<i128> {
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && (r < 0) != (b < 0) {
+        r + b
+    } else {
+        r
+    })
+}
+
+fn degree(mono: &[(Atom, i32)]) -> i64 {
+    mono.iter().map(|(_, e)| i64::from(*e)).sum()
+}
+
+/// The order terms are kept (and printed) in: higher degree first, constant last, then by
+/// atom names. Equal monomials compare equal, so sorting also groups like terms.
+fn canonical_order(a: &Term, b: &Term) -> Ordering {
+    a.mono
+        .is_empty()
+        .cmp(&b.mono.is_empty())
+        .then_with(|| degree(&b.mono).cmp(&degree(&a.mono)))
+        .then_with(|| a.mono.cmp(&b.mono))
+}
+
+/// Product of two monomials; `None` when an exponent leaves `±MAX_EXPONENT`.
+fn mono_mul(a: &[(Atom, i32)], b: &[(Atom, i32)]) -> Option<Vec<(Atom, i32)>> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.0.cmp(&y.0),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        let (atom, exponent) = match order {
+            Ordering::Less => {
+                i += 1;
+                (&a[i - 1].0, a[i - 1].1)
+            }
+            Ordering::Greater => {
+                j += 1;
+                (&b[j - 1].0, b[j - 1].1)
+            }
+            Ordering::Equal => {
+                i += 1;
+                j += 1;
+                (&a[i - 1].0, a[i - 1].1.checked_add(b[j - 1].1)?)
+            }
+        };
+        if exponent.abs() > MAX_EXPONENT {
+            return None;
+        }
+        if exponent != 0 {
+            out.push((atom.clone(), exponent));
+        }
+    }
+    Some(out)
+}
+
+impl Dim {
+    /// The constant `v`.
+    pub fn lit(v: i64) -> Dim {
+        let terms = if v == 0 {
+            Vec::new()
+        } else {
+            vec![Term {
+                coeff: Coeff {
+                    num: v.into(),
+                    den: 1,
+                },
+                mono: Vec::new(),
+            }]
+        };
+        Dim {
+            terms: terms.into(),
+        }
+    }
+
+    /// A named size, kept exactly as written (`B`, `self.n_head`, `config.hidden_size`).
+    pub fn sym(name: &str) -> Dim {
+        Dim::from_atom(Atom::Symbol(name.into()))
+    }
+
+    /// A size the form cannot look into, identified by its text (`len(xs)`, `x.size(0)`):
+    /// equal texts are the same size. It is taken to be a nonnegative integer, and
+    /// [`Dim::eval`] asks the environment for it by its text.
+    pub fn opaque(text: &str) -> Dim {
+        Dim::from_atom(Atom::Opaque(Arc::new(Opaque::Named(text.to_string()))))
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The value when this is an integer constant that fits `i64`.
+    pub fn as_lit(&self) -> Option<i64> {
+        self.constant()
+            .filter(|c| c.is_integer())
+            .and_then(|c| i64::try_from(c.num).ok())
+    }
+
+    pub fn is_lit(&self) -> bool {
+        self.as_lit().is_some()
+    }
+
+    pub fn add(&self, other: &Dim) -> Dim {
+        if other.is_zero() {
+            return self.clone();
+        }
+        if self.is_zero() {
+            return other.clone();
+        }
+        let terms = self
+            .terms
+            .iter()
+            .chain(other.terms.iter())
+            .cloned()
+            .collect();
+        Dim::from_terms(terms).unwrap_or_else(|| opaque_op(OpaqueOp::Sum, self, other))
+    }
+
+    pub fn sub(&self, other: &Dim) -> Dim {
+        self.add(&other.neg())
+    }
+
+    pub fn neg(&self) -> Dim {
+        let terms: Vec<Term> = self
+            .terms
+            .iter()
+            .map(|t| Term {
+                coeff: t.coeff.neg(),
+                mono: t.mono.clone(),
+            })
+            .collect();
+        // Negation keeps the monomials, hence the canonical order.
+        Dim {
+            terms: terms.into(),
+        }
+    }
+
+    pub fn mul(&self, other: &Dim) -> Dim {
+        if self.is_zero() || other.is_zero() {
+            return Dim::lit(0);
+        }
+        self.checked_mul(other)
+            .unwrap_or_else(|| opaque_op(OpaqueOp::Product, self, other))
+    }
+
+    /// Python `self // divisor`; see [`Dim::floordiv_with_assumption`]. The caller that
+    /// needs to cite the divisibility assumption must use that function instead.
+    pub fn floordiv(&self, divisor: &Dim) -> Dim {
+        self.floordiv_with_assumption(divisor).0
+    }
+
+    /// Python `self // divisor`, and the assumption the result rests on, if any:
+    /// * two integer constants: floor division;
+    /// * the divisor is one term that divides every term of `self` leaving a polynomial with
+    ///   integer coefficients (`(2·T·C) // (2·C)` = `T`): that quotient, no assumption;
+    /// * the divisor is one non-constant term (`C // n_head`): the exact quotient
+    ///   `C·n_head⁻¹`, with the assumption `n_head divides C`;
+    /// * a constant divisor that divides every coefficient of a `self` that already holds
+    ///   quotients (`(2·C/h) // 2`): that quotient, with the assumption that it is exact;
+    /// * anything else (`(T + 1) // 2`, `x // (T - 1)`, `x // 0`): an opaque atom.
+    pub fn floordiv_with_assumption(&self, divisor: &Dim) -> (Dim, Option<Assumption>) {
+        let opaque = || (opaque_op(OpaqueOp::FloorDiv, self, divisor), None);
+        if divisor.is_zero() {
+            return opaque();
+        }
+        if let (Some(a), Some(b)) = (self.int_constant(), divisor.int_constant()) {
+            return match python_floordiv(a, b).and_then(Dim::from_i128) {
+                Some(q) => (q, None),
+                None => opaque(),
+            };
+        }
+        let [term] = &divisor.terms[..] else {
+            return opaque();
+        };
+        let Some(quotient) = self.checked_div_term(term) else {
+            return opaque();
+        };
+        if quotient.is_integer_polynomial() {
+            return (quotient, None);
+        }
+        let literal_divisor = term.mono.is_empty();
+        if literal_divisor && !quotient.terms.iter().all(|t| t.coeff.is_integer()) {
+            return opaque();
+        }
+        // `T // (2·T)` would be the constant 1/2: the assumption could never hold.
+        if quotient.constant().is_some() {
+            return opaque();
+        }
+        let assumption = Assumption::Divides {
+            divisor: divisor.to_string(),
+            dividend: self.to_string(),
+        };
+        (quotient, Some(assumption))
+    }
+
+    /// Python `self % divisor`: a constant for two integer constants, `0` when the divisor
+    /// divides `self` by construction (`(2·T) % 2`), otherwise an opaque atom.
+    pub fn modulo(&self, divisor: &Dim) -> Dim {
+        if !divisor.is_zero() {
+            if let (Some(a), Some(b)) = (self.int_constant(), divisor.int_constant()) {
+                if let Some(r) = python_mod(a, b).and_then(Dim::from_i128) {
+                    return r;
+                }
+            } else if let [term] = &divisor.terms[..] {
+                if self
+                    .checked_div_term(term)
+                    .is_some_and(|q| q.is_integer_polynomial())
+                {
+                    return Dim::lit(0);
+                }
+            }
+        }
+        opaque_op(OpaqueOp::Mod, self, divisor)
+    }
+
+    /// Python `max(self, other)`: one of them when their difference is a constant,
+    /// otherwise an opaque atom (the same one for `max(a, b)` and `max(b, a)`).
+    pub fn max(&self, other: &Dim) -> Dim {
+        match self.sub(other).constant() {
+            Some(d) if d.num >= 0 => self.clone(),
+            Some(_) => other.clone(),
+            None => opaque_op(OpaqueOp::Max, self, other),
+        }
+    }
+
+    /// Python `min(self, other)`; see [`Dim::max`].
+    pub fn min(&self, other: &Dim) -> Dim {
+        match self.sub(other).constant() {
+            Some(d) if d.num <= 0 => self.clone(),
+            Some(_) => other.clone(),
+            None => opaque_op(OpaqueOp::Min, self, other),
+        }
+    }
+
+    /// Replace the symbol `name` by `value` (an equality the analysis learned, e.g. a
+    /// `Linear`'s `in_features` equals its input's last size). Negative powers of `name` are
+    /// replaced only when `value` is a single term (so the quotient stays exact); otherwise,
+    /// and inside opaque atoms, the symbol is kept — still correct, since `name == value`.
+    pub fn substitute(&self, name: &str, value: &Dim) -> Dim {
+        if !self.terms.iter().any(|t| t.mono.iter().any(|(a, _)| matches!(a, Atom::Symbol(s) if &**s == name))) {
+            return self.clone();
+        }
+        let single_term = value.terms.len() == 1;
+        let mut out = Dim::lit(0);
+        for t in self.terms.iter() {
+            let mut factor = Dim { terms: vec![Term { coeff: t.coeff.clone(), mono: Vec::new() }].into() };
+            for (atom, exp) in &t.mono {
+                let is_target = matches!(atom, Atom::Symbol(s) if &**s == name);
+                let power = if is_target && *exp < 0 && single_term {
+                    // value^-k for a single term: invert its coefficient and exponents.
+                    match value.inverse_single_term() {
+                        Some(inv) => (0..(-*exp)).fold(Dim::lit(1), |acc, _| acc.mul(&inv)),
+                        None => return self.clone(),
+                    }
+                } else if is_target && *exp > 0 {
+                    (0..*exp).fold(Dim::lit(1), |acc, _| acc.mul(value))
+                } else {
+                    Dim { terms: vec![Term { coeff: Coeff { num: 1, den: 1 }, mono: vec![(atom.clone(), *exp)] }].into() }
+                };
+                factor = factor.mul(&power);
+            }
+            out = out.add(&factor);
+        }
+        out
+    }
+
+    /// `1 / self` for a single term with a nonzero coefficient.
+    fn inverse_single_term(&self) -> Option<Dim> {
+        let [t] = &*self.terms else { return None };
+        if t.coeff.num == 0 {
+            return None;
+        }
+        let (num, den) = if t.coeff.num < 0 { (-t.coeff.den, -t.coeff.num) } else { (t.coeff.den, t.coeff.num) };
+        let mono = t.mono.iter().map(|(a, e)| (a.clone(), -e)).collect();
+        Dim::from_terms(vec![Term { coeff: Coeff { num, den }, mono }])
+    }
+
+    /// Every named symbol this size mentions, also inside opaque atoms; sorted, unique.
+    pub fn symbols(&self) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        self.collect_symbols(&mut out);
+        out.into_iter().collect()
+    }
+
+    /// The value under `env` (symbols, and opaque sizes by their text). `None` when a name
+    /// is unbound, a quotient is not exact, a divisor is zero, an opaque atom was reduced to
+    /// a digest, or the value does not fit `i64`.
+    pub fn eval(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+        i64::try_from(self.eval_exact(env)?).ok()
+    }
+
+    /// Decide `self` against `other` for every value the assumptions allow (see the module
+    /// documentation); `ordering: None` when that cannot be proved.
+    pub fn compare(&self, other: &Dim, assumptions: &Assumptions) -> Comparison {
+        let difference = self.sub(other);
+        if let Some(c) = difference.constant() {
+            return Comparison::exact(c.num.cmp(&0));
+        }
+        let floor = assumptions.min_symbolic_size;
+        if floor < 0 {
+            // Named sizes may be negative: no atom has a lower bound.
+            return Comparison::unknown();
+        }
+        if let Some(ordering) = sign_everywhere(&difference, 0) {
+            return Comparison::exact(ordering);
+        }
+        if floor > 0 {
+            if let Some(ordering) = sign_everywhere(&difference, floor.into()) {
+                let used = difference
+                    .symbols()
+                    .into_iter()
+                    .map(|name| Assumption::MinSize { name, min: floor })
+                    .collect();
+                return Comparison {
+                    ordering: Some(ordering),
+                    used,
+                };
+            }
+            // Known exact quotients `x // h`: write `x = h·q` with `q = x/h >= floor` a size
+            // of its own, which removes the divisor and often decides the sign.
+            let mut relaxed = difference.clone();
+            for (x, h) in &assumptions.exact_quotients {
+                let mentions = relaxed.symbols();
+                if mentions.iter().any(|s| s == x) && h.symbols().iter().all(|s| mentions.contains(s)) {
+                    let q = Dim::sym(&format!("{x}/{h}"));
+                    relaxed = relaxed.substitute(x, &h.mul(&q));
+                }
+            }
+            if relaxed != difference {
+                if let Some(ordering) = sign_everywhere(&relaxed, floor.into()) {
+                    let used = relaxed
+                        .symbols()
+                        .into_iter()
+                        .map(|name| Assumption::MinSize { name, min: floor })
+                        .collect();
+                    return Comparison {
+                        ordering: Some(ordering),
+                        used,
+                    };
+                }
+            }
+        }
+        Comparison::unknown()
+    }
+
+    fn from_atom(atom: Atom) -> Dim {
+        Dim {
+            terms: vec![Term {
+                coeff: Coeff::ONE,
+                mono: vec![(atom, 1)],
+            }]
+            .into(),
+        }
+    }
+
+    fn from_i128(v: i128) -> Option<Dim> {
+        let coeff = Coeff::int(v)?;
+        let terms = if v == 0 {
+            Vec::new()
+        } else {
+            vec![Term {
+                coeff,
+                mono: Vec::new(),
+            }]
+        };
+        Some(Dim {
+            terms: terms.into(),
+        })
+    }
+
+    /// Normalise a list of terms; `None` on coefficient overflow or more than `MAX_TERMS`.
+    fn from_terms(mut terms: Vec<Term>) -> Option<Dim> {
+        terms.sort_by(canonical_order);
+        let mut merged: Vec<Term> = Vec::with_capacity(terms.len());
+        for term in terms {
+            match merged.last_mut() {
+                Some(last) if last.mono == term.mono => {
+                    last.coeff = last.coeff.add(term.coeff)?;
+                    if last.coeff.num == 0 {
+                        merged.pop();
+                    }
+                }
+                _ if term.coeff.num == 0 => {}
+                _ => merged.push(term),
+            }
+        }
+        (merged.len() <= MAX_TERMS).then(|| Dim {
+            terms: merged.into(),
+        })
+    }
+
+    fn checked_mul(&self, other: &Dim) -> Option<Dim> {
+        let mut terms = Vec::with_capacity(self.terms.len() * other.terms.len());
+        for a in self.terms.iter() {
+            for b in other.terms.iter() {
+                terms.push(Term {
+                    coeff: a.coeff.mul(b.coeff)?,
+                    mono: mono_mul(&a.mono, &b.mono)?,
+                });
+            }
+        }
+        Dim::from_terms(terms)
+    }
+
+    /// `self / term` in the Laurent form (exact rational division of every term).
+    fn checked_div_term(&self, term: &Term) -> Option<Dim> {
+        let coeff = term.coeff.recip()?;
+        let mono: Vec<(Atom, i32)> = term.mono.iter().map(|(a, e)| (a.clone(), -e)).collect();
+        let divisor_inverse = Dim {
+            terms: vec![Term { coeff, mono }].into(),
+        };
+        self.checked_mul(&divisor_inverse)
+    }
+
+    /// The value when this is a constant (zero included), possibly non-integer.
+    fn constant(&self) -> Option<Coeff> {
+        match &self.terms[..] {
+            [] => Some(Coeff::ZERO),
+            [t] if t.mono.is_empty() => Some(t.coeff),
+            _ => None,
+        }
+    }
+
+    fn int_constant(&self) -> Option<i128> {
+        self.constant().filter(|c| c.is_integer()).map(|c| c.num)
+    }
+
+    /// Integer coefficients and no negative exponent: an integer for integer atoms.
+    fn is_integer_polynomial(&self) -> bool {
+        self.terms
+            .iter()
+            .all(|t| t.coeff.is_integer() && t.mono.iter().all(|(_, e)| *e > 0))
+    }
+
+    /// Size of the expression tree, counting shared sub-expressions each time they occur.
+    fn weight(&self) -> u32 {
+        self.terms.iter().fold(0u32, |acc, t| {
+            t.mono.iter().fold(acc.saturating_add(1), |acc, (atom, _)| {
+                acc.saturating_add(atom.weight())
+            })
+        })
+    }
+
+    fn collect_symbols(&self, out: &mut BTreeSet<String>) {
+        for (atom, _) in self.terms.iter().flat_map(|t| t.mono.iter()) {
+            match atom {
+                Atom::Symbol(name) => {
+                    out.insert(name.to_string());
+                }
+                Atom::Opaque(opaque) => match &**opaque {
+                    Opaque::Named(_) => {}
+                    Opaque::Op { lhs, rhs, .. } => {
+                        lhs.0.collect_symbols(out);
+                        rhs.0.collect_symbols(out);
+                    }
+                    Opaque::Digest { symbols, .. } => out.extend(symbols.iter().cloned()),
+                },
+            }
+        }
+    }
+
+    fn eval_exact(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i128> {
+        let mut total = Coeff::ZERO;
+        for term in self.terms.iter() {
+            let mut value = term.coeff;
+            for (atom, exponent) in &term.mono {
+                let power = Coeff::int(atom.eval(env)?)?.pow(exponent.unsigned_abs())?;
+                value = value.mul(if *exponent > 0 { power } else { power.recip()? })?;
+            }
+            total = total.add(value)?;
+        }
+        total.is_integer().then_some(total.num)
+    }
+
+    /// A lower bound on the value for every admissible assignment (symbols `>= symbol_floor`),
+    /// when one can be proved.
+    fn lower_bound(&self, symbol_floor: i128) -> Option<i128> {
+        let expansion = ShiftedExpansion::of(self, symbol_floor)?;
+        if !expansion.rest_nonnegative {
+            return None;
+        }
+        if expansion.cleared_denominators {
+            // Only the sign survives clearing denominators; an integer > 0 is >= 1.
+            return match expansion.constant.cmp(&0) {
+                Ordering::Greater => Some(1),
+                Ordering::Equal => Some(0),
+                Ordering::Less => None,
+            };
+        }
+        // self >= constant / scale, and self is an integer.
+        let floor = expansion.constant.div_euclid(expansion.scale);
+        Some(if expansion.constant.rem_euclid(expansion.scale) != 0 {
+            floor + 1
+        } else {
+            floor
+        })
+    }
+}
+
+impl Atom {
+    fn weight(&self) -> u32 {
+        match self {
+            Atom::Opaque(opaque) => match &**opaque {
+                Opaque::Op { weight, .. } => *weight,
+                _ => 1,
+            },
+            Atom::Symbol(_) => 1,
+        }
+    }
+
+    fn eval(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i128> {
+        match self {
+            Atom::Symbol(name) => env(name).map(i128::from),
+            Atom::Opaque(opaque) => match &**opaque {
+                Opaque::Named(text) => env(text).map(i128::from),
+                Opaque::Op { op, lhs, rhs, .. } => {
+                    op.apply(lhs.0.eval_exact(env)?, rhs.0.eval_exact(env)?)
+                }
+                Opaque::Digest { .. } => None,
+            },
+        }
+    }
+
+    /// A lower bound on the atom's value. `in_denominator`: the atom divides something, so
+    /// it is nonzero, and being a size, at least 1.
+    fn lower_bound(&self, symbol_floor: i128, in_denominator: bool) -> Option<i128> {
+        let divisor_floor = i128::from(in_denominator);
+        match self {
+            Atom::Symbol(_) => Some(symbol_floor.max(divisor_floor)),
+            Atom::Opaque(opaque) => match &**opaque {
+                Opaque::Named(_) => Some(divisor_floor),
+                Opaque::Op { op, lhs, rhs, .. } => op.lower_bound(&lhs.0, &rhs.0, symbol_floor),
+                Opaque::Digest { .. } => None,
+            },
+        }
+    }
+}
+
+impl OpaqueOp {
+    fn is_commutative(self) -> bool {
+        matches!(
+            self,
+            OpaqueOp::Max | OpaqueOp::Min | OpaqueOp::Sum | OpaqueOp::Product
+        )
+    }
+
+    /// The operation on values, with Python semantics; `None` on zero divisor or overflow.
+    fn apply(self, a: i128, b: i128) -> Option<i128> {
+        match self {
+            OpaqueOp::FloorDiv => python_floordiv(a, b),
+            OpaqueOp::Mod => python_mod(a, b),
+            OpaqueOp::Max => Some(a.max(b)),
+            OpaqueOp::Min => Some(a.min(b)),
+            OpaqueOp::Sum => a.checked_add(b),
+            OpaqueOp::Product => a.checked_mul(b),
+        }
+    }
+
+    fn lower_bound(self, lhs: &Dim, rhs: &Dim, symbol_floor: i128) -> Option<i128> {
+        let bound = |d: &Dim| d.lower_bound(symbol_floor);
+        match self {
+            OpaqueOp::FloorDiv => match rhs.int_constant() {
+                // Monotone in the dividend for a positive divisor.
+                Some(k) if k > 0 => python_floordiv(bound(lhs)?, k),
+                Some(_) => None,
+                None => (bound(lhs)? >= 0 && bound(rhs)? >= 1).then_some(0),
+            },
+            OpaqueOp::Mod => match rhs.int_constant() {
+                Some(k) if k > 0 => Some(0),
+                Some(k) if k < 0 => Some(k + 1),
+                Some(_) => None,
+                None => (bound(rhs)? >= 1).then_some(0),
+            },
+            OpaqueOp::Max => match (bound(lhs), bound(rhs)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            },
+            OpaqueOp::Min => Some(bound(lhs)?.min(bound(rhs)?)),
+            OpaqueOp::Sum => bound(lhs)?.checked_add(bound(rhs)?),
+            OpaqueOp::Product => {
+                let (a, b) = (bound(lhs)?, bound(rhs)?);
+                if a >= 0 && b >= 0 {
+                    a.checked_mul(b)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// One opaque atom for `lhs op rhs` (operands of commutative operations in canonical order).
+fn opaque_op(op: OpaqueOp, lhs: &Dim, rhs: &Dim) -> Dim {
+    let (lhs, rhs) = if op.is_commutative() && Operand(rhs.clone()) < Operand(lhs.clone()) {
+        (rhs, lhs)
+    } else {
+        (lhs, rhs)
+    };
+    let weight = lhs.weight().saturating_add(rhs.weight()).saturating_add(1);
+    let opaque = if weight <= MAX_OPAQUE_WEIGHT {
+        Opaque::Op {
+            op,
+            lhs: Operand(lhs.clone()),
+            rhs: Operand(rhs.clone()),
+            weight,
+        }
+    } else {
+        let half = |salt: u8| {
+            let mut hasher = DefaultHasher::new();
+            (salt, op, lhs, rhs).hash(&mut hasher);
+            hasher.finish()
+        };
+        let digest = (u128::from(half(0)) << 64) | u128::from(half(1));
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = write_op(&mut text, op, lhs, rhs);
+        let preview = text.chars().take(PREVIEW_CHARS).collect();
+        let mut symbols = BTreeSet::new();
+        lhs.collect_symbols(&mut symbols);
+        rhs.collect_symbols(&mut symbols);
+        Opaque::Digest {
+            digest,
+            preview,
+            symbols: symbols.into_iter().collect(),
+        }
+    };
+    Dim::from_atom(Atom::Opaque(Arc::new(opaque)))
+}
+
+/// The sign of `d` for every admissible assignment, if the shifted expansion proves one.
+fn sign_everywhere(d: &Dim, symbol_floor: i128) -> Option<Ordering> {
+    let expansion = ShiftedExpansion::of(d, symbol_floor)?;
+    if expansion.constant > 0 && expansion.rest_nonnegative {
+        Some(Ordering::Greater)
+    } else if expansion.constant < 0 && expansion.rest_nonpositive {
+        Some(Ordering::Less)
+    } else {
+        None
+    }
+}
+
+/// `d` rewritten for sign reasoning: `d · scale · Π xᵢ^kᵢ = constant + Σ c·yᵐ` where each
+/// atom is `xᵢ = boundᵢ + yᵢ` with `yᵢ ≥ 0`, `kᵢ` clears its negative exponents and `scale`
+/// the coefficient denominators. The multiplier is positive, so the right side has the sign
+/// of `d`, and when all its `c` are `≥ 0` it is at least `constant`.
+struct ShiftedExpansion {
+    constant: i128,
+    rest_nonnegative: bool,
+    rest_nonpositive: bool,
+    /// Some `kᵢ > 0`: `constant` bounds a multiple of `d` by a non-constant, only its sign
+    /// carries over.
+    cleared_denominators: bool,
+    scale: i128,
+}
+
+impl ShiftedExpansion {
+    fn of(d: &Dim, symbol_floor: i128) -> Option<ShiftedExpansion> {
+        let mut lowest_exponent: BTreeMap<&Atom, i32> = BTreeMap::new();
+        for (atom, exponent) in d.terms.iter().flat_map(|t| t.mono.iter()) {
+            let lowest = lowest_exponent.entry(atom).or_insert(0);
+            *lowest = (*lowest).min(*exponent);
+        }
+        let atoms: Vec<&Atom> = lowest_exponent.keys().copied().collect();
+        let mut lifts = Vec::with_capacity(atoms.len());
+        let mut bounds = Vec::with_capacity(atoms.len());
+        for (atom, lowest) in &lowest_exponent {
+            let in_denominator = *lowest < 0;
+            let bound = atom.lower_bound(symbol_floor, in_denominator)?;
+            if in_denominator && bound < 1 {
+                // Clearing a denominator multiplies by it: it must be positive.
+                return None;
+            }
+            lifts.push(lowest.unsigned_abs());
+            bounds.push(bound);
+        }
+        let scale = d.terms.iter().try_fold(1i128, |acc, t| {
+            acc.checked_mul(t.coeff.den / gcd(acc as u128, t.coeff.den as u128) as i128)
+        })?;
+        let mut expanded: HashMap<Vec<u32>, i128> = HashMap::new();
+        for term in d.terms.iter() {
+            let coefficient = term.coeff.num.checked_mul(scale / term.coeff.den)?;
+            let mut powers = lifts.clone();
+            for (atom, exponent) in &term.mono {
+                let i = atoms.binary_search(&atom).ok()?;
+                powers[i] = powers[i].checked_add_signed(*exponent)?;
+            }
+            expand_shifted_term(coefficient, &powers, &bounds, &mut expanded)?;
+        }
+        let zero = vec![0u32; atoms.len()];
+        let rest = expanded
+            .iter()
+            .filter(|(key, _)| **key != zero)
+            .map(|(_, c)| *c);
+        Some(ShiftedExpansion {
+            constant: expanded.get(&zero).copied().unwrap_or(0),
+            rest_nonnegative: rest.clone().all(|c| c >= 0),
+            rest_nonpositive: rest.clone().all(|c| c <= 0),
+            cleared_denominators: lifts.iter().any(|k| *k > 0),
+            scale,
+        })
+    }
+}
+
+/// Add `c · Π (boundᵢ + yᵢ)^powersᵢ`, expanded by the binomial theorem, into `out`
+/// (keyed by the exponents of the `yᵢ`). `None` on overflow or too many monomials.
+fn expand_shifted_term(
+    c: i128,
+    powers: &[u32],
+    bounds: &[i128],
+    out: &mut HashMap<Vec<u32>, i128>,
+) -> Option<()> {
+    let mut partial = vec![(vec![0u32; powers.len()], c)];
+    for (i, &n) in powers.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let mut next = Vec::with_capacity(partial.len() * (n as usize + 1));
+        for (key, value) in &partial {
+            for j in 0..=n {
+                let factor = binomial(n, j)?.checked_mul(bounds[i].checked_pow(n - j)?)?;
+                if factor != 0 {
+                    let mut key = key.clone();
+                    key[i] = j;
+                    next.push((key, value.checked_mul(factor)?));
+                }
+            }
+        }
+        if next.len() > MAX_EXPANSION {
+            return None;
+        }
+        partial = next;
+    }
+    for (key, value) in partial {
+        let slot = out.entry(key).or_insert(0);
+        *slot = slot.checked_add(value)?;
+    }
+    (out.len() <= MAX_EXPANSION).then_some(())
+}
+
+fn binomial(n: u32, k: u32) -> Option<i128> {
+    (0..k).try_fold(1i128, |acc, i| {
+        Some(acc.checked_mul(i128::from(n - i))? / i128::from(i + 1))
+    })
+}
+
+impl Size for Dim {
+    fn lit(v: i64) -> Self {
+        Dim::lit(v)
+    }
+    fn as_lit(&self) -> Option<i64> {
+        Dim::as_lit(self)
+    }
+    fn add(&self, other: &Self) -> Self {
+        Dim::add(self, other)
+    }
+    fn sub(&self, other: &Self) -> Self {
+        Dim::sub(self, other)
+    }
+    fn mul(&self, other: &Self) -> Self {
+        Dim::mul(self, other)
+    }
+    fn floordiv(&self, other: &Self) -> Self {
+        Dim::floordiv(self, other)
+    }
+    fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison {
+        Dim::compare(self, other, assumptions)
+    }
+}
+
+impl From<i64> for Dim {
+    fn from(v: i64) -> Dim {
+        Dim::lit(v)
+    }
+}
+
+impl std::ops::Add for &Dim {
+    type Output = Dim;
+    fn add(self, rhs: &Dim) -> Dim {
+        Dim::add(self, rhs)
+    }
+}
+
+impl std::ops::Sub for &Dim {
+    type Output = Dim;
+    fn sub(self, rhs: &Dim) -> Dim {
+        Dim::sub(self, rhs)
+    }
+}
+
+impl std::ops::Mul for &Dim {
+    type Output = Dim;
+    fn mul(self, rhs: &Dim) -> Dim {
+        Dim::mul(self, rhs)
+    }
+}
+
+impl std::ops::Neg for &Dim {
+    type Output = Dim;
+    fn neg(self) -> Dim {
+        Dim::neg(self)
+    }
+}
+
+// ---- Display: `T·C - 1`, `C/n_head`, `C/(2·h)`, `(T + 1) // 2`, `max(a, b)` ----
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_dim(f, self)
+    }
+}
+
+impl fmt::Debug for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Dim({self})")
+    }
+}
+
+fn write_dim(w: &mut dyn fmt::Write, d: &Dim) -> fmt::Result {
+    match &d.terms[..] {
+        [] => return w.write_str("0"),
+        // A lone atom needs no parentheses: `T % 2`, not `(T % 2)`.
+        [Term {
+            coeff: Coeff::ONE,
+            mono,
+        }] if matches!(&mono[..], [(_, 1)]) => return write_atom(w, &mono[0].0, true),
+        _ => {}
+    }
+    for (i, term) in d.terms.iter().enumerate() {
+        match (i, term.coeff.num < 0) {
+            (0, true) => w.write_str("-")?,
+            (0, false) => {}
+            (_, true) => w.write_str(" - ")?,
+            (_, false) => w.write_str(" + ")?,
+        }
+        write_term_magnitude(w, term)?;
+    }
+    Ok(())
+}
+
+/// `|coeff| · monomial` as `num·atoms/(den·atoms)`.
+fn write_term_magnitude(w: &mut dyn fmt::Write, term: &Term) -> fmt::Result {
+    let (num, den) = (term.coeff.num.unsigned_abs(), term.coeff.den.unsigned_abs());
+    let numerator: Vec<&(Atom, i32)> = term.mono.iter().filter(|(_, e)| *e > 0).collect();
+    let denominator: Vec<&(Atom, i32)> = term.mono.iter().filter(|(_, e)| *e < 0).collect();
+    let mut first = true;
+    if num != 1 || numerator.is_empty() {
+        write!(w, "{num}")?;
+        first = false;
+    }
+    for (atom, e) in numerator {
+        if !first {
+            w.write_str("·")?;
+        }
+        first = false;
+        write_factor(w, atom, *e)?;
+    }
+    let denominator_factors = usize::from(den != 1) + denominator.len();
+    if denominator_factors == 0 {
+        return Ok(());
+    }
+    w.write_str(if denominator_factors > 1 { "/(" } else { "/" })?;
+    let mut first = true;
+    if den != 1 {
+        write!(w, "{den}")?;
+        first = false;
+    }
+    for (atom, e) in denominator {
+        if !first {
+            w.write_str("·")?;
+        }
+        first = false;
+        write_factor(w, atom, -e)?;
+    }
+    if denominator_factors > 1 {
+        w.write_str(")")?;
+    }
+    Ok(())
+}
+
+fn write_factor(w: &mut dyn fmt::Write, atom: &Atom, exponent: i32) -> fmt::Result {
+    write_atom(w, atom, false)?;
+    if exponent != 1 {
+        for c in exponent.to_string().chars() {
+            let superscript = match c {
+                '0' => '⁰',
+                '1' => '¹',
+                '2' => '²',
+                '3' => '³',
+                '4' => '⁴',
+                '5' => '⁵',
+                '6' => '⁶',
+                '7' => '⁷',
+                '8' => '⁸',
+                '9' => '⁹',
+                _ => '⁻',
+            };
+            w.write_char(superscript)?;
+        }
+    }
+    Ok(())
+}
+
+/// `bare`: the atom is the whole expression, so it needs no parentheses.
+fn write_atom(w: &mut dyn fmt::Write, atom: &Atom, bare: bool) -> fmt::Result {
+    match atom {
+        Atom::Symbol(name) => w.write_str(name),
+        Atom::Opaque(opaque) => {
+            let parenthesise = !bare && needs_parentheses(atom);
+            if parenthesise {
+                w.write_str("(")?;
+            }
+            match &**opaque {
+                Opaque::Named(text) => w.write_str(text)?,
+                Opaque::Op { op, lhs, rhs, .. } => write_op(w, *op, &lhs.0, &rhs.0)?,
+                Opaque::Digest { preview, .. } => write!(w, "⟨{preview}…⟩")?,
+            }
+            if parenthesise {
+                w.write_str(")")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Whether the atom must be parenthesised as a factor or operand (`C·(T % 2)`, but
+/// `C·max(a, b)` and `C·len(xs)`).
+fn needs_parentheses(atom: &Atom) -> bool {
+    match atom {
+        Atom::Symbol(_) => false,
+        Atom::Opaque(opaque) => match &**opaque {
+            Opaque::Named(text) => !is_atomic_text(text),
+            Opaque::Op { op, .. } => !matches!(op, OpaqueOp::Max | OpaqueOp::Min),
+            Opaque::Digest { .. } => false,
+        },
+    }
+}
+
+fn write_op(w: &mut dyn fmt::Write, op: OpaqueOp, lhs: &Dim, rhs: &Dim) -> fmt::Result {
+    // Dividend: bare when it is one term without a fraction (`2·T // 3`).
+    let simple_dividend = matches!(&lhs.terms[..], [] | [Term { .. }])
+        && lhs.terms.iter().all(|t| {
+            t.coeff.is_integer()
+                && (t.coeff.num > 0 || t.mono.is_empty())
+                && t.mono.iter().all(|(_, e)| *e > 0)
+        });
+    // Divisor: bare when it is a nonnegative integer or one plain symbol.
+    let simple_divisor = rhs.int_constant().is_some_and(|k| k >= 0)
+        || matches!(&rhs.terms[..], [Term { coeff: Coeff::ONE, mono }] if matches!(&mono[..], [(atom, 1)] if !needs_parentheses(atom)));
+    let grouped = |w: &mut dyn fmt::Write, d: &Dim, bare: bool| {
+        if bare {
+            write_dim(w, d)
+        } else {
+            w.write_str("(")?;
+            write_dim(w, d)?;
+            w.write_str(")")
+        }
+    };
+    match op {
+        OpaqueOp::FloorDiv | OpaqueOp::Mod => {
+            grouped(w, lhs, simple_dividend)?;
+            w.write_str(if op == OpaqueOp::FloorDiv {
+                " // "
+            } else {
+                " % "
+            })?;
+            grouped(w, rhs, simple_divisor)
+        }
+        OpaqueOp::Max | OpaqueOp::Min => {
+            write!(w, "{}(", if op == OpaqueOp::Max { "max" } else { "min" })?;
+            write_dim(w, lhs)?;
+            w.write_str(", ")?;
+            write_dim(w, rhs)?;
+            w.write_str(")")
+        }
+        OpaqueOp::Sum | OpaqueOp::Product => {
+            grouped(w, lhs, lhs.terms.len() <= 1)?;
+            w.write_str(if op == OpaqueOp::Sum { " + " } else { "·" })?;
+            grouped(
+                w,
+                rhs,
+                rhs.terms.len() <= 1 && rhs.terms.iter().all(|t| t.coeff.num > 0),
+            )
+        }
+    }
+}
+
+/// Source text that reads as one factor without parentheses: a dotted name, a subscript,
+/// or a call such as `len(xs)` whose first parenthesis closes at the end.
+fn is_atomic_text(text: &str) -> bool {
+    let plain = |c: char| c.is_alphanumeric() || matches!(c, '_' | '.' | '[' | ']');
+    if text.chars().all(plain) {
+        return !text.is_empty();
+    }
+    let Some(open) = text.find('(') else {
+        return false;
+    };
+    if open == 0 || !text[..open].chars().all(plain) || !text.ends_with(')') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return open + i == text.len() - 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn substitute_replaces_symbols_and_keeps_quotients_exact() {
+        let c = Dim::sym("C");
+        let n = Dim::sym("n_embd");
+        let h = Dim::sym("h");
+        // B·T·C with C := n_embd
+        let e = Dim::sym("B").mul(&Dim::sym("T")).mul(&c);
+        assert_eq!(e.substitute("C", &n), Dim::sym("B").mul(&Dim::sym("T")).mul(&n));
+        // C/h with C := 3·n → 3·n/h ; with h := 2·k → C/(2·k)
+        let q = c.floordiv(&h);
+        assert_eq!(q.substitute("C", &Dim::lit(3).mul(&n)), Dim::lit(3).mul(&n).floordiv(&h));
+        let k = Dim::sym("k");
+        let two_k = Dim::lit(2).mul(&k);
+        assert_eq!(q.substitute("h", &two_k).mul(&two_k), c);
+        // A sum cannot be inverted exactly: the quotient is kept as it was.
+        let sum = k.add(&Dim::lit(1));
+        assert_eq!(q.substitute("h", &sum), q);
+        // Untouched when the symbol does not occur.
+        assert_eq!(q.substitute("Z", &k), q);
+    }
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn s(name: &str) -> Dim {
+        Dim::sym(name)
+    }
+    fn l(v: i64) -> Dim {
+        Dim::lit(v)
+    }
+    fn with_min(min_symbolic_size: i64) -> Assumptions {
+        Assumptions { min_symbolic_size, ..Default::default() }
+    }
+    fn min_size(name: &str, min: i64) -> Assumption {
+        Assumption::MinSize {
+            name: name.into(),
+            min,
+        }
+    }
+
+    // ---- normal form and display ----
+
+    #[test]
+    fn display_reads_like_model_code() {
+        assert_eq!(s("B").to_string(), "B");
+        assert_eq!(s("T").mul(&s("H")).mul(&s("D")).to_string(), "D·H·T");
+        assert_eq!(s("C").floordiv(&s("n_head")).to_string(), "C/n_head");
+        assert_eq!(l(3).mul(&s("T")).to_string(), "3·T");
+        assert_eq!(s("T").sub(&l(1)).to_string(), "T - 1");
+        assert_eq!(s("H").mul(&s("W")).add(&l(2)).to_string(), "H·W + 2");
+        assert_eq!(l(-1).to_string(), "-1");
+        assert_eq!(l(0).to_string(), "0");
+        assert_eq!(l(1).sub(&s("T")).to_string(), "-T + 1");
+        assert_eq!(s("T").mul(&s("T")).to_string(), "T²");
+        assert_eq!(s("self.n_head").to_string(), "self.n_head");
+        assert_eq!(s("C").floordiv(&l(2).mul(&s("h"))).to_string(), "C/(2·h)");
+        assert_eq!(s("T").mul(&s("C")).floordiv(&s("h")).to_string(), "C·T/h");
+        assert_eq!(l(1).floordiv(&s("h")).to_string(), "1/h");
+    }
+
+    #[test]
+    fn opaque_atoms_display_their_expression() {
+        let t = s("T");
+        assert_eq!(t.add(&l(1)).floordiv(&l(2)).to_string(), "(T + 1) // 2");
+        assert_eq!(s("x").floordiv(&t.sub(&l(1))).to_string(), "x // (T - 1)");
+        assert_eq!(t.modulo(&l(2)).to_string(), "T % 2");
+        assert_eq!(t.modulo(&l(2)).mul(&s("C")).to_string(), "C·(T % 2)");
+        assert_eq!(s("a").max(&s("b")).to_string(), "max(a, b)");
+        assert_eq!(
+            l(1).modulo(&s("a").max(&s("b"))).to_string(),
+            "1 % max(a, b)"
+        );
+        assert_eq!(
+            s("x").floordiv(&t.modulo(&l(3)).add(&l(1))).to_string(),
+            "x // ((T % 3) + 1)"
+        );
+        assert_eq!(Dim::opaque("len(xs)").mul(&s("B")).to_string(), "B·len(xs)");
+        assert_eq!(
+            Dim::opaque("a if c else b").mul(&s("B")).to_string(),
+            "B·(a if c else b)"
+        );
+    }
+
+    #[test]
+    fn structural_equality_is_mathematical_equality() {
+        let (t, c, h) = (s("T"), s("C"), s("h"));
+        assert_eq!(t.mul(&c), c.mul(&t));
+        assert_eq!(t.add(&c).mul(&t.sub(&c)), t.mul(&t).sub(&c.mul(&c)));
+        assert_eq!(c.floordiv(&h).mul(&h), c);
+        assert_eq!(t.sub(&t), l(0));
+        assert_eq!(s("a").max(&s("b")), s("b").max(&s("a")));
+        assert_eq!(t.add(&l(1)).floordiv(&l(2)), t.add(&l(1)).floordiv(&l(2)));
+        assert_ne!(s("n"), Dim::opaque("n"));
+    }
+
+    #[test]
+    fn literal_arithmetic_is_python_arithmetic() {
+        // Python: 7 // -2 == -4, -7 // 2 == -4, -7 // -2 == 3, 7 % -2 == -1, -7 % 2 == 1.
+        assert_eq!(l(7).floordiv(&l(-2)), l(-4));
+        assert_eq!(l(-7).floordiv(&l(2)), l(-4));
+        assert_eq!(l(-7).floordiv(&l(-2)), l(3));
+        assert_eq!(l(7).modulo(&l(-2)), l(-1));
+        assert_eq!(l(-7).modulo(&l(2)), l(1));
+        assert_eq!(l(6).mul(&l(7)).as_lit(), Some(42));
+        assert!(l(6).is_lit() && !s("T").is_lit());
+    }
+
+    #[test]
+    fn division_by_zero_stays_opaque_and_unevaluable() {
+        let q = l(3).floordiv(&l(0));
+        assert_eq!(q.as_lit(), None);
+        assert_eq!(q.eval(&|_| None), None);
+        assert_eq!(s("T").modulo(&l(0)).eval(&|_| Some(4)), None);
+    }
+
+    // ---- floordiv rules ----
+
+    #[test]
+    fn structurally_exact_quotients_need_no_assumption() {
+        let (t, c) = (s("T"), s("C"));
+        let two_tc = l(2).mul(&t).mul(&c);
+        assert_eq!(
+            two_tc.floordiv_with_assumption(&l(2).mul(&c)),
+            (t.clone(), None)
+        );
+        assert_eq!(
+            l(4).mul(&t).add(&l(6)).floordiv_with_assumption(&l(2)),
+            (l(2).mul(&t).add(&l(3)), None)
+        );
+        assert_eq!(l(2).mul(&t).modulo(&l(2)), l(0));
+        assert_eq!(t.mul(&c).modulo(&c), l(0));
+    }
+
+    #[test]
+    fn quotient_by_a_named_size_records_divisibility() {
+        let (q, assumption) = s("C").floordiv_with_assumption(&s("n_head"));
+        assert_eq!(q.mul(&s("n_head")), s("C"));
+        assert_eq!(
+            assumption,
+            Some(Assumption::Divides {
+                divisor: "n_head".into(),
+                dividend: "C".into()
+            })
+        );
+        let (q, assumption) = s("dim").floordiv_with_assumption(&s("num_heads"));
+        assert_eq!(q.to_string(), "dim/num_heads");
+        assert!(assumption.is_some());
+    }
+
+    #[test]
+    fn inexact_quotients_become_opaque_atoms() {
+        let t = s("T");
+        for (dividend, divisor) in [
+            (t.add(&l(1)), l(2)),
+            (s("x"), t.sub(&l(1))),
+            (t.clone(), l(2).mul(&t)),
+        ] {
+            let (q, assumption) = dividend.floordiv_with_assumption(&divisor);
+            assert_eq!(assumption, None, "{dividend} // {divisor}");
+            assert!(
+                matches!(&q.terms[..], [Term { mono, .. }] if matches!(&mono[..], [(Atom::Opaque(_), 1)])),
+                "{q}"
+            );
+        }
+        // A literal divisor of a quotient form is exact only if the quotient is: assumed.
+        let head_dim = s("C").floordiv(&s("h"));
+        let (q, assumption) = l(2).mul(&head_dim).floordiv_with_assumption(&l(2));
+        assert_eq!(q, head_dim);
+        assert!(assumption.is_some());
+    }
+
+    #[test]
+    fn opaque_atoms_evaluate_with_python_semantics() {
+        let t = s("T");
+        let env = |name: &str| match name {
+            "T" => Some(7),
+            "len(xs)" => Some(5),
+            _ => None,
+        };
+        assert_eq!(t.add(&l(1)).floordiv(&l(2)).eval(&env), Some(4));
+        assert_eq!(t.modulo(&l(-3)).eval(&env), Some(-2));
+        assert_eq!(t.max(&Dim::opaque("len(xs)")).eval(&env), Some(7));
+        assert_eq!(
+            t.min(&Dim::opaque("len(xs)")).mul(&l(2)).eval(&env),
+            Some(10)
+        );
+        assert_eq!(t.mul(&s("unbound")).eval(&env), None);
+    }
+
+    #[test]
+    fn eval_rejects_inexact_quotients() {
+        let q = s("C").floordiv(&s("h"));
+        let env = |c: i64, h: i64| move |name: &str| if name == "C" { Some(c) } else { Some(h) };
+        assert_eq!(q.eval(&env(12, 4)), Some(3));
+        assert_eq!(q.eval(&env(10, 4)), None);
+        assert_eq!(q.eval(&env(10, 0)), None);
+    }
+
+    #[test]
+    fn symbols_include_those_inside_opaque_atoms() {
+        let d = s("B")
+            .mul(&s("T").add(&l(1)).floordiv(&l(2)))
+            .add(&s("self.n_head").modulo(&s("k")));
+        assert_eq!(d.symbols(), ["B", "T", "k", "self.n_head"]);
+        assert!(Dim::opaque("len(xs)").symbols().is_empty());
+    }
+
+    // ---- bounds: overflow and size ----
+
+    #[test]
+    fn coefficient_overflow_becomes_opaque_and_still_evaluates_or_refuses() {
+        let big = l(i64::MAX);
+        let cube = big.mul(&big).mul(&big);
+        assert!(!cube.is_lit());
+        assert_eq!(cube.eval(&|_| None), None);
+        let symbolic = big.mul(&big).mul(&s("T")).mul(&l(4));
+        assert_eq!(symbolic.eval(&|_| Some(0)), Some(0));
+    }
+
+    #[test]
+    fn products_of_sums_are_bounded_in_size() {
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        let sum = names.iter().fold(l(0), |acc, n| acc.add(&s(n)));
+        let product = sum.mul(&sum).mul(&sum);
+        assert!(product.terms.len() <= MAX_TERMS);
+        let env = |_: &str| Some(2);
+        assert_eq!(product.eval(&env), Some(18 * 18 * 18));
+        let exponent_limit = (0..=MAX_EXPONENT).fold(l(1), |acc, _| acc.mul(&s("T")));
+        assert_eq!(
+            exponent_limit.eval(&|_| Some(2)),
+            Some(1 << (MAX_EXPONENT + 1))
+        );
+    }
+
+    #[test]
+    fn deep_sharing_cannot_blow_up() {
+        let mut x = s("T");
+        for _ in 0..200 {
+            x = x.max(&x.add(&s("U"))).modulo(&l(7)).add(&x.modulo(&l(5)));
+        }
+        assert!(x.weight() <= 2 * MAX_OPAQUE_WEIGHT + 16);
+        assert!(x.to_string().len() < 64 * 1024);
+        assert_eq!(x.symbols(), ["T", "U"]);
+        let y = x.clone();
+        assert_eq!(x.sub(&y), l(0));
+    }
+
+    // ---- compare ----
+
+    #[test]
+    fn compare_examples() {
+        let (t, c, h, b) = (s("T"), s("C"), s("h"), s("B"));
+        let default = Assumptions::default();
+
+        let greater = t.mul(&c).compare(&t.sub(&l(1)).mul(&c), &default);
+        assert_eq!(greater.ordering, Some(Ordering::Greater));
+        assert_eq!(greater.used, [min_size("C", 2)]);
+
+        let equal = c.floordiv(&h).mul(&h).compare(&c, &default);
+        assert_eq!(equal, Comparison::exact(Ordering::Equal));
+
+        assert_eq!(t.compare(&s("S"), &default).ordering, None);
+
+        let bt = b.mul(&t).compare(&b, &default);
+        assert_eq!(bt.ordering, Some(Ordering::Greater));
+        assert_eq!(bt.used, [min_size("B", 2), min_size("T", 2)]);
+        assert_eq!(
+            b.compare(&b.mul(&t), &default).ordering,
+            Some(Ordering::Less)
+        );
+    }
+
+    #[test]
+    fn compare_needs_no_assumption_when_sizes_being_nonnegative_suffices() {
+        let t = s("T");
+        assert_eq!(
+            t.add(&l(1)).compare(&t, &Assumptions::default()),
+            Comparison::exact(Ordering::Greater)
+        );
+        assert_eq!(
+            t.mul(&t).add(&l(1)).compare(&l(0), &Assumptions::default()),
+            Comparison::exact(Ordering::Greater)
+        );
+        // A divisor is nonzero, so the quotient is positive once the dividend is.
+        let q = s("C").floordiv(&s("h"));
+        assert_eq!(q.compare(&l(0), &with_min(0)).ordering, None);
+        let positive = q.compare(&l(0), &Assumptions::default());
+        assert_eq!(positive.ordering, Some(Ordering::Greater));
+        assert_eq!(positive.used, [min_size("C", 2), min_size("h", 2)]);
+        assert_eq!(
+            t.add(&l(1))
+                .floordiv(&l(2))
+                .add(&l(1))
+                .compare(&l(0), &with_min(0))
+                .ordering,
+            Some(Ordering::Greater)
+        );
+    }
+
+    #[test]
+    fn compare_refuses_what_is_not_certain() {
+        let (t, c, h) = (s("T"), s("C"), s("h"));
+        let default = Assumptions::default();
+        // C/h could be 1 or more.
+        assert_eq!(c.floordiv(&h).compare(&l(1), &default).ordering, None);
+        // T % 2 may be 0 or 1.
+        assert_eq!(t.modulo(&l(2)).compare(&l(1), &default).ordering, None);
+        assert_eq!(t.modulo(&l(2)).compare(&l(0), &default).ordering, None);
+        // With min size 2, T·C vs T + C is still unknown (equal at T = C = 2).
+        assert_eq!(t.mul(&c).compare(&t.add(&c), &default).ordering, None);
+        // A divisor that may be negative cannot be cleared: C / min(h - 5, T - 5) is
+        // negative at h = T = 2, C = 6.
+        let maybe_negative = s("h").sub(&l(5)).min(&t.sub(&l(5)));
+        let q = c.floordiv(&maybe_negative);
+        assert_eq!(q.eval(&|n| Some(if n == "C" { 6 } else { 2 })), Some(-2));
+        assert_eq!(q.compare(&l(0), &default).ordering, None);
+        // Negative minimum sizes leave nothing to reason with.
+        assert_eq!(
+            t.add(&l(1)).compare(&t, &with_min(-1)).ordering,
+            Some(Ordering::Greater)
+        );
+        assert_eq!(t.mul(&c).compare(&c, &with_min(-1)).ordering, None);
+        assert_eq!(t.mul(&c).compare(&c, &with_min(1)).ordering, None);
+    }
+
+    #[test]
+    fn compare_clears_denominators() {
+        let (t, c, h) = (s("T"), s("C"), s("h"));
+        let per_head = t.mul(&c).floordiv(&h);
+        let cmp = per_head.compare(&t.floordiv(&h), &Assumptions::default());
+        assert_eq!(cmp.ordering, Some(Ordering::Greater));
+        assert_eq!(
+            cmp.used,
+            [min_size("C", 2), min_size("T", 2), min_size("h", 2)]
+        );
+    }
+
+    #[test]
+    fn opaque_lower_bounds_follow_their_operands() {
+        let t = s("T");
+        let default = Assumptions::default();
+        assert_eq!(
+            t.max(&s("U")).compare(&l(1), &default).ordering,
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            t.add(&l(6))
+                .floordiv(&l(4))
+                .compare(&l(1), &default)
+                .ordering,
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            t.modulo(&s("k")).compare(&l(-1), &default).ordering,
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            t.modulo(&l(-3)).compare(&l(-3), &default).ordering,
+            Some(Ordering::Greater)
+        );
+    }
+
+    // ---- property tests against a reference evaluator of Python expressions ----
+
+    const SYMBOLS: [&str; 4] = ["B", "T", "C", "h"];
+    const NAMED: &str = "len(xs)";
+
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Add,
+        Sub,
+        Mul,
+        FloorDiv,
+        Mod,
+        Max,
+        Min,
+    }
+
+    #[derive(Clone, Debug)]
+    enum Expr {
+        Lit(i64),
+        Sym(&'static str),
+        Named,
+        Neg(Box<Expr>),
+        Bin(Op, Box<Expr>, Box<Expr>),
+    }
+
+    fn op_strategy() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => Just(Op::Add),
+            3 => Just(Op::Sub),
+            4 => Just(Op::Mul),
+            4 => Just(Op::FloorDiv),
+            1 => Just(Op::Mod),
+            1 => Just(Op::Max),
+            1 => Just(Op::Min),
+        ]
+    }
+
+    fn expr_strategy() -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            2 => (-3i64..=6).prop_map(Expr::Lit),
+            5 => prop::sample::select(SYMBOLS.to_vec()).prop_map(Expr::Sym),
+            1 => Just(Expr::Named),
+        ];
+        leaf.prop_recursive(4, 24, 2, |inner| {
+            prop_oneof![
+                1 => inner.clone().prop_map(|e| Expr::Neg(Box::new(e))),
+                6 => (op_strategy(), inner.clone(), inner).prop_map(|(op, a, b)| Expr::Bin(op, Box::new(a), Box::new(b))),
+            ]
+        })
+    }
+
+    type Env = HashMap<&'static str, i64>;
+
+    /// Assignments with every symbol `>= min` (values with many divisors are frequent, so
+    /// that exact quotients come up) and the opaque size `>= 0`.
+    fn envs(min: i64) -> impl Strategy<Value = Vec<Env>> {
+        let value = prop_oneof![min..=min + 4, prop::sample::select(vec![6i64, 8, 12, 24])];
+        let env =
+            (prop::collection::vec(value, SYMBOLS.len()), 0i64..=5).prop_map(|(values, named)| {
+                let mut env: Env = SYMBOLS.iter().copied().zip(values).collect();
+                env.insert(NAMED, named);
+                env
+            });
+        prop::collection::vec(env, 16)
+    }
+
+    /// Python `a // b` written independently of the implementation: truncate, then step
+    /// down when the signs differ and the division is inexact.
+    fn reference_floordiv(a: i128, b: i128) -> i128 {
+        let q = a / b;
+        if a % b != 0 && ((a < 0) != (b < 0)) {
+            q - 1
+        } else {
+            q
+        }
+    }
+
+    /// The normal form of `e`, and the value Python computes for it under `env` — `None`
+    /// when the assignment breaks an assumption the form relies on (an inexact quotient
+    /// that the form took as exact), divides by zero, or leaves a modest range.
+    fn build(e: &Expr, env: &Env) -> (Dim, Option<i128>) {
+        match e {
+            Expr::Lit(v) => (l(*v), Some((*v).into())),
+            Expr::Sym(name) => (s(name), Some(env[name].into())),
+            Expr::Named => (Dim::opaque(NAMED), Some(env[NAMED].into())),
+            Expr::Neg(inner) => {
+                let (d, v) = build(inner, env);
+                (d.neg(), v.map(|v| -v))
+            }
+            Expr::Bin(op, a, b) => {
+                let (da, va) = build(a, env);
+                let (db, vb) = build(b, env);
+                let (d, needs_exact) = match op {
+                    Op::Add => (da.add(&db), false),
+                    Op::Sub => (da.sub(&db), false),
+                    Op::Mul => (da.mul(&db), false),
+                    Op::FloorDiv => {
+                        let (q, assumption) = da.floordiv_with_assumption(&db);
+                        (q, assumption.is_some())
+                    }
+                    Op::Mod => (da.modulo(&db), false),
+                    Op::Max => (da.max(&db), false),
+                    Op::Min => (da.min(&db), false),
+                };
+                let value = va.zip(vb).and_then(|(x, y)| match op {
+                    Op::Add => Some(x + y),
+                    Op::Sub => Some(x - y),
+                    Op::Mul => Some(x * y),
+                    Op::FloorDiv | Op::Mod if y == 0 => None,
+                    Op::FloorDiv if needs_exact && x % y != 0 => None,
+                    Op::FloorDiv => Some(reference_floordiv(x, y)),
+                    Op::Mod => Some(x - y * reference_floordiv(x, y)),
+                    Op::Max => Some(x.max(y)),
+                    Op::Min => Some(x.min(y)),
+                });
+                (d, value.filter(|v| v.abs() < 1 << 60))
+            }
+        }
+    }
+
+    /// The normal form alone (the values of this environment are never looked at).
+    fn form(e: &Expr) -> Dim {
+        let env: Env = SYMBOLS.iter().chain([&NAMED]).map(|n| (*n, 3)).collect();
+        build(e, &env).0
+    }
+
+    fn lookup(env: &Env) -> impl Fn(&str) -> Option<i64> + '_ {
+        move |name| env.get(name).copied()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(384))]
+
+        #[test]
+        fn eval_agrees_with_python(e in expr_strategy(), envs in envs(0)) {
+            for env in &envs {
+                let (d, value) = build(&e, env);
+                if let Some(value) = value {
+                    prop_assert_eq!(d.eval(&lookup(env)).map(i128::from), Some(value), "{:?} = {}, env {:?}", e, d, env);
+                }
+            }
+        }
+
+        #[test]
+        fn compare_holds_for_every_admissible_assignment(
+            a in expr_strategy(),
+            c in expr_strategy(),
+            related in prop::option::of(op_strategy()),
+            (min, envs) in (0i64..=2).prop_flat_map(|min| (Just(min), envs(min))),
+        ) {
+            // Comparing an expression with one built from it exercises the decided cases.
+            let b = match related {
+                Some(op) => Expr::Bin(op, Box::new(a.clone()), Box::new(c)),
+                None => c,
+            };
+            for env in &envs {
+                let (da, va) = build(&a, env);
+                let (db, vb) = build(&b, env);
+                let verdict = da.compare(&db, &with_min(min));
+                if let (Some(ordering), Some(va), Some(vb)) = (verdict.ordering, va, vb) {
+                    prop_assert_eq!(va.cmp(&vb), ordering, "{} vs {} under {:?}, env {:?}", da, db, verdict.used, env);
+                }
+            }
+        }
+
+        #[test]
+        fn ring_laws_hold_structurally(a in expr_strategy(), b in expr_strategy(), c in expr_strategy()) {
+            let (a, b, c) = (form(&a), form(&b), form(&c));
+            prop_assert_eq!(a.add(&b), b.add(&a));
+            prop_assert_eq!(a.mul(&b), b.mul(&a));
+            prop_assert_eq!(a.sub(&a), l(0));
+            prop_assert_eq!(a.add(&b).sub(&b), a.clone());
+            if a.terms.len() * (b.terms.len() + c.terms.len()) <= MAX_TERMS {
+                prop_assert_eq!(a.mul(&b.add(&c)), a.mul(&b).add(&a.mul(&c)));
+            }
+            if a.terms.len() * b.terms.len() * c.terms.len() <= MAX_TERMS {
+                prop_assert_eq!(a.mul(&b).mul(&c), a.mul(&b.mul(&c)));
+            }
+        }
+
+        #[test]
+        fn exact_quotient_times_divisor_is_the_dividend(
+            e in expr_strategy(),
+            divisor in prop::sample::subsequence(SYMBOLS.to_vec(), 1..=2),
+            coefficient in 1i64..=3,
+        ) {
+            let a = form(&e);
+            let h = divisor.iter().fold(l(coefficient), |acc, n| acc.mul(&s(n)));
+            // The documented exception: `T // (2·T)` is not the constant 1/2 but opaque.
+            let laurent = a.checked_div_term(&h.terms[0]).expect("small forms do not overflow");
+            prop_assume!(laurent.constant().is_none_or(|c| c.is_integer()));
+            prop_assert_eq!(a.floordiv(&h).mul(&h), a);
+        }
+
+        #[test]
+        fn literal_division_is_python_division(a in -1000i64..=1000, b in -1000i64..=1000) {
+            prop_assume!(b != 0);
+            // An independent oracle: floats are exact on this range.
+            let floor = (a as f64 / b as f64).floor() as i64;
+            prop_assert_eq!(l(a).floordiv(&l(b)).as_lit(), Some(floor));
+            prop_assert_eq!(l(a).modulo(&l(b)).as_lit(), Some(a - b * floor));
+            prop_assert_eq!(<i64 as Size>::floordiv(&a, &b), floor);
+        }
+    }
+}

@@ -19,11 +19,15 @@ pub struct Assumptions {
     /// A named size is assumed `>= min_symbolic_size` unless it is a literal (default 2,
     /// so that no named dimension silently collapses to size 1 or 0).
     pub min_symbolic_size: i64,
+    /// Exact quotients the code computed (`C // n_head`), as `(dividend symbol, divisor)`:
+    /// the quotient is an integer size, so it is assumed `>= min_symbolic_size` too (a head
+    /// dimension of 1 is not a model anyone writes). Only symbols are rewritten with this.
+    pub exact_quotients: Vec<(String, super::dim::Dim)>,
 }
 
 impl Default for Assumptions {
     fn default() -> Self {
-        Assumptions { min_symbolic_size: 2 }
+        Assumptions { min_symbolic_size: 2, exact_quotients: Vec::new() }
     }
 }
 
@@ -96,9 +100,15 @@ impl Size for i64 {
     }
     fn floordiv(&self, other: &Self) -> Self {
         if *other == 0 {
-            0
+            return 0;
+        }
+        // Python rounds toward negative infinity. `div_euclid` does not for a negative
+        // divisor (`7.div_euclid(-2)` is -3, Python's `7 // -2` is -4), and `/` truncates.
+        let quotient = self.wrapping_div(*other);
+        if self.wrapping_rem(*other) != 0 && ((*self < 0) != (*other < 0)) {
+            quotient - 1
         } else {
-            self.div_euclid(*other)
+            quotient
         }
     }
     fn compare(&self, other: &Self, _: &Assumptions) -> Comparison {
@@ -113,7 +123,7 @@ pub struct Decider<'a> {
     used: RefCell<BTreeSet<Assumption>>,
 }
 
-static CONCRETE: Assumptions = Assumptions { min_symbolic_size: 2 };
+static CONCRETE: Assumptions = Assumptions { min_symbolic_size: 2, exact_quotients: Vec::new() };
 
 impl<'a> Decider<'a> {
     pub fn new(assumptions: &'a Assumptions) -> Self {

@@ -1,0 +1,350 @@
+"""Prove the `# expect:` markers of fixtures/python/*.py with real torch.
+
+Every fixture is ordinary model code whose lines that must produce a finding end with
+`# expect: SL001` (or several codes). The Rust test `tests/fixtures.rs` checks that the
+linter reports exactly those; this script checks that the markers are *true*: it runs
+each fixture's `_oracle_run()` under real torch and watches every layout call the fixture
+makes.
+
+How a call is judged (codes as in rules/lints/SL00*.md):
+  * `view` / `view_as` raising "view size is not compatible ..."            -> SL001
+  * `reshape` / `reshape_as` / `flatten` / `ravel` / `einops.rearrange` whose
+    result does not share storage with the input (it copied)               -> SL002
+  * "is invalid for input of size", "only one dimension can be inferred",
+    "invalid shape dimension" from any of them                              -> SL003
+  * "Dimension out of range", "duplicate dims", wrong permute length         -> SL004
+  * anything else that succeeds                                              -> ok
+
+The unit of judgement is a *call site* (source line plus bytecode offset, so the two
+calls in `x.transpose(1, 2).view(...)` are told apart). The linter reports a finding
+only when it is certain on every path and for every size, so a site yields a code only
+when *every* one of its executions produced that code; a site that sometimes succeeds
+(another branch, another size, a backend-dependent layout) is "mixed" and must carry no
+marker. Each `_oracle_run()` therefore runs its code with several size configurations
+and, where it matters, along every branch.
+
+Sizes: the linter assumes every symbolic size is at least 2, and the fixtures read that as
+covering derived dimensions too (`C // n_head`, `W // window_size`): with a head size or a
+window-column count of 1 several classic bugs disappear (the dims they merge collapse).
+The `_oracle_run()` configurations therefore keep every dimension, derived ones included,
+at 2 or more.
+
+A line carrying a suppression comment (`# noqa`, `# noqa: SL001`,
+`# stridelint: ignore[SL001]`) must fail at run time, and its markers must list exactly
+the codes torch confirms that the comment does *not* cover: a plain `# noqa` line carries
+no marker, while `# expect: SL001  # noqa: SL002` checks that suppressing another code
+leaves SL001 reported.
+
+Every layout call written in a fixture (found with `tokenize`, so comments and strings do
+not count) must actually run; a call the oracle never reached cannot be confirmed and is
+reported as a disagreement.
+
+Usage: .venv-oracle/bin/python scripts/oracle/check_fixtures.py [fixture.py ...]
+Exit status 0 when there are no disagreements, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import importlib.util
+import io
+import re
+import sys
+import tokenize
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # keep fixtures/python free of __pycache__
+
+import einops  # noqa: E402  (after dont_write_bytecode on purpose)
+import torch  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_DIR = REPO / "fixtures" / "python"
+
+# Tensor methods (and same-named torch functions) whose calls are recorded. The family
+# decides how a successful call is judged: only the reshape family can hide a copy.
+RESHAPE_FAMILY = ("reshape", "reshape_as", "flatten", "ravel")
+VIEW_FAMILY = ("view", "view_as")
+DIM_FAMILY = ("transpose", "swapaxes", "swapdims", "permute", "t", "movedim", "moveaxis")
+TRACKED_METHODS = VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY
+TRACKED_TORCH_FUNCTIONS = ("reshape", "flatten", "ravel") + DIM_FAMILY
+
+ERROR_CODES = (
+    ("view size is not compatible", "SL001"),
+    ("is invalid for input of size", "SL003"),
+    ("only one dimension can be inferred", "SL003"),
+    ("invalid shape dimension", "SL003"),
+    ("Dimension out of range", "SL004"),
+    ("duplicate dims are not allowed", "SL004"),
+    ("number of dimensions in the tensor input does not match", "SL004"),
+)
+OK = "ok"
+EXPECT_RE = re.compile(r"#\s*expect:\s*([^#]*)")
+CODE_RE = re.compile(r"^SL\d{3}$")
+NOQA_RE = re.compile(r"#\s*noqa(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9,\s]*))?", re.IGNORECASE)
+IGNORE_RE = re.compile(r"stridelint:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
+
+
+@dataclasses.dataclass(frozen=True)
+class CallSite:
+    line: int
+    offset: int  # f_lasti: distinguishes several calls on one line
+
+
+@dataclasses.dataclass
+class SiteRecord:
+    op: str
+    outcomes: list  # one outcome (OK, a code, or "error: ...") per execution
+
+
+class Recorder:
+    """Outcomes of tracked calls, per fixture file and call site."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.sites: dict[str, dict[CallSite, SiteRecord]] = collections.defaultdict(dict)
+
+    def add(self, path: str, site: CallSite, op: str, outcome: str) -> None:
+        record = self.sites[path].setdefault(site, SiteRecord(op, []))
+        record.outcomes.append(outcome)
+
+
+RECORDER = Recorder()
+
+
+def classify_error(exc: BaseException) -> str:
+    message = str(exc)
+    for needle, code in ERROR_CODES:
+        if needle in message:
+            return code
+    first_line = message.strip().splitlines()[0] if message.strip() else ""
+    return f"error: {type(exc).__name__}: {first_line[:80]}"
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def classify_result(op: str, args: tuple, result) -> str:
+    """Judge a call that succeeded: reshape-family calls that copied are SL002."""
+    copying_ops = RESHAPE_FAMILY + ("rearrange",)
+    if op in copying_ops and args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor):
+        return OK if shares_storage(args[0], result) else "SL002"
+    return OK
+
+
+def recording(op: str, original):
+    """Wrap `original` so that calls made *directly from a fixture file* are recorded.
+
+    Calls from anywhere else (torch internals, einops calling `reshape` inside
+    `rearrange`) pass through unrecorded, so nested calls are never counted twice."""
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        caller = sys._getframe(1)
+        path = caller.f_code.co_filename
+        if path not in RECORDER.files:
+            return original(*args, **kwargs)
+        site = CallSite(caller.f_lineno, caller.f_lasti)
+        try:
+            result = original(*args, **kwargs)
+        except Exception as exc:
+            RECORDER.add(path, site, op, classify_error(exc))
+            raise
+        RECORDER.add(path, site, op, classify_result(op, args, result))
+        return result
+
+    return wrapper
+
+
+def install_patches() -> None:
+    """Patch before any fixture is imported: `from einops import rearrange` binds early."""
+    for name in TRACKED_METHODS:
+        setattr(torch.Tensor, name, recording(name, getattr(torch.Tensor, name)))
+    for name in TRACKED_TORCH_FUNCTIONS:
+        setattr(torch, name, recording(name, getattr(torch, name)))
+    einops.rearrange = recording("rearrange", einops.rearrange)
+
+
+# --- reading the fixture text -------------------------------------------------------------
+
+
+def expected_codes(line: str) -> set[str]:
+    match = EXPECT_RE.search(line)
+    if not match:
+        return set()
+    codes = {c.strip() for c in match.group(1).split(",") if c.strip()}
+    bad = [c for c in codes if not CODE_RE.match(c)]
+    if bad:
+        raise ValueError(f"malformed expect marker {bad!r} in: {line.strip()}")
+    return codes
+
+
+def suppressed_codes(line: str) -> set[str] | None:
+    """Codes a suppression comment on the line covers; {"*"} for a blanket `# noqa`;
+    None when there is no suppression comment."""
+    match = IGNORE_RE.search(line)
+    if match:
+        codes = {c.strip().upper() for c in match.group("codes").split(",") if c.strip()}
+        return codes or {"*"}
+    match = NOQA_RE.search(line)
+    if not match:
+        return None
+    if match.group("colon") is None:
+        return {"*"}
+    codes = {c.upper() for c in re.split(r"[,\s]+", match.group("codes")) if c}
+    return codes or {"*"}
+
+
+def tracked_call_counts(source: str) -> dict[int, int]:
+    """Line -> number of tracked layout calls written on it (`.view(`, `rearrange(` …)."""
+    counts: dict[int, int] = collections.Counter()
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+              if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)]
+    for prev, tok, nxt in zip(tokens, tokens[1:], tokens[2:]):
+        is_call = tok.type == tokenize.NAME and nxt.string == "("
+        if not is_call:
+            continue
+        if prev.string == "." and tok.string in TRACKED_METHODS:
+            counts[tok.start[0]] += 1
+        elif tok.string == "rearrange" and prev.string not in (".", "def"):
+            counts[tok.start[0]] += 1
+    return counts
+
+
+# --- judging one fixture ------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class LineVerdict:
+    line: int
+    text: str
+    expected: set
+    oracle: set
+    suppression: set | None
+    outcomes: str
+    mixed: bool  # some call on the line both failed and succeeded: not certain
+    problems: list
+
+
+def summarize(records: list[SiteRecord]) -> str:
+    parts = []
+    for rec in records:
+        tally = collections.Counter(rec.outcomes)
+        parts.append(rec.op + "[" + ",".join(f"{k}×{v}" for k, v in sorted(tally.items())) + "]")
+    return " ".join(parts)
+
+
+def certain_code(rec: SiteRecord) -> str | None:
+    """The code every execution of the site produced, if there is one."""
+    kinds = set(rec.outcomes)
+    if len(kinds) == 1:
+        (only,) = kinds
+        if only.startswith("SL"):
+            return only
+    return None
+
+
+def judge(path: Path, run_error: str | None) -> list[LineVerdict]:
+    source = path.read_text()
+    lines = source.splitlines()
+    sites = RECORDER.sites.get(str(path), {})
+    by_line: dict[int, list[SiteRecord]] = collections.defaultdict(list)
+    for site, rec in sorted(sites.items(), key=lambda kv: (kv[0].line, kv[0].offset)):
+        by_line[site.line].append(rec)
+    written = tracked_call_counts(source)
+
+    verdicts = []
+    for number, text in enumerate(lines, start=1):
+        expected = expected_codes(text)
+        suppression = suppressed_codes(text)
+        records = by_line.get(number, [])
+        oracle = {c for c in (certain_code(r) for r in records) if c}
+        problems = []
+        for rec in records:
+            errors = sorted({o for o in rec.outcomes if o.startswith("error:")})
+            if errors:
+                problems.append(f"unexpected run-time error in {rec.op}: {errors[0]}")
+        if written.get(number, 0) > len(records):
+            problems.append(f"{written[number] - len(records)} layout call(s) never ran in _oracle_run")
+        reported = oracle
+        if suppression is not None:
+            if not oracle:
+                problems.append("suppressed line does not fail at run time")
+            reported = set() if "*" in suppression else oracle - suppression
+        missing = expected - reported
+        extra = reported - expected
+        if missing:
+            problems.append(f"marker {sorted(missing)} not confirmed by torch")
+        if extra:
+            problems.append(f"torch always fails with {sorted(extra)} but the line has no marker")
+        mixed = any(len(set(r.outcomes)) > 1 for r in records)
+        if records or expected or suppression is not None or problems:
+            verdicts.append(
+                LineVerdict(number, text.strip(), expected, oracle, suppression, summarize(records), mixed, problems)
+            )
+    if run_error:
+        verdicts.append(LineVerdict(0, "<_oracle_run>", set(), set(), None, "", False, [run_error]))
+    return verdicts
+
+
+def load_and_run(path: Path) -> str | None:
+    """Import the fixture and call its `_oracle_run()`; returns an error text or None."""
+    RECORDER.files.add(str(path))
+    spec = importlib.util.spec_from_file_location(f"fixture_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a broken fixture is reported, the others still run
+        return f"import failed: {type(exc).__name__}: {exc}"
+    run = getattr(module, "_oracle_run", None)
+    if run is None:
+        return "fixture has no _oracle_run()"
+    try:
+        run()
+    except Exception as exc:
+        return f"_oracle_run() raised {type(exc).__name__}: {exc} (wrap failing calls)"
+    return None
+
+
+def print_table(path: Path, verdicts: list[LineVerdict]) -> None:
+    shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+    print(f"\n== {shown}")
+    print(f"{'line':>4}  {'expect':<12} {'torch':<12} {'status':<9} calls")
+    for v in verdicts:
+        if v.problems:
+            status = "DISAGREE"
+        elif v.suppression is not None:
+            status = "noqa"
+        else:
+            status = "mixed" if v.mixed else "ok"
+        expect = ",".join(sorted(v.expected)) or "-"
+        oracle = ",".join(sorted(v.oracle)) or "-"
+        print(f"{v.line:>4}  {expect:<12} {oracle:<12} {status:<9} {v.outcomes}")
+        for problem in v.problems:
+            print(f"{'':>4}  !! {problem}    | {v.text}")
+
+
+def main(argv: list[str]) -> int:
+    torch.manual_seed(0)
+    install_patches()
+    paths = [Path(a).resolve() for a in argv] or sorted(FIXTURE_DIR.glob("*.py"))
+    total_problems = 0
+    total_markers = 0
+    total_sites = 0
+    for path in paths:
+        run_error = load_and_run(path)
+        verdicts = judge(path, run_error)
+        print_table(path, verdicts)
+        total_problems += sum(len(v.problems) for v in verdicts)
+        total_markers += sum(len(v.expected) for v in verdicts)
+        total_sites += len(RECORDER.sites.get(str(path), {}))
+    print(f"\n{len(paths)} fixtures, {total_sites} call sites observed, {total_markers} expected findings, "
+          f"{total_problems} disagreement(s)  [torch {torch.__version__}, einops {einops.__version__}]")
+    return 1 if total_problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,64 @@
+//! Facts the interpreter records for the lints: one [`OpEvent`] per tensor-op call site
+//! reached, with the outcome of the op for every alternative layout of its input.
+
+use crate::ir::Span;
+use crate::layout::{Assumption, Assumptions, Dim, Tri};
+use crate::ops::OpError;
+
+use super::value::{SymLayout, TensorAlt};
+
+/// What applying an op to one input alternative gave.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The op succeeds; its result layout when known.
+    Ok(Option<SymLayout>),
+    /// The op fails for every size satisfying the assumptions.
+    Error(OpError),
+    /// The algebra could not decide.
+    Unknown,
+}
+
+#[derive(Debug, Clone)]
+pub struct AltOutcome {
+    /// The input (receiver) alternative, with the chain of steps that produced it.
+    pub input: TensorAlt,
+    /// The resolved target shape of `view`/`reshape`-like ops, when known.
+    pub target: Option<Vec<Dim>>,
+    pub outcome: Outcome,
+    /// Does the op materialise a copy of its input?
+    pub copies: Tri,
+    pub copied_numel: Option<Dim>,
+    /// Assumptions the decisions used.
+    pub assumptions: Vec<Assumption>,
+}
+
+#[derive(Debug, Clone)]
+pub struct OpEvent {
+    /// The whole call expression.
+    pub span: Span,
+    /// The method name (`view` in `x.view(...)`), or the function expression; fixes edit here.
+    pub name_span: Span,
+    /// The op's table name (`view`, `reshape`, `einops.rearrange`, ...).
+    pub op: String,
+    /// The op's transfer-function kind, as named in the tables.
+    pub kind: String,
+    /// Lint tags the op table gives this op (e.g. `hidden-copy`).
+    pub tags: Vec<String>,
+    /// One entry per input alternative.
+    pub outcomes: Vec<AltOutcome>,
+    /// Some analysis reached this call with an input whose layout is unknown: no certain
+    /// finding can be made here.
+    pub unknown_input: bool,
+    /// Divisibility assumptions (`h divides C`) made by `//` in the analysed function.
+    pub divisibility: Vec<Assumption>,
+    /// The assumptions the decisions were made under (settings + exact quotients), so a
+    /// lint can ask further questions (e.g. to explain a finding) under the same ones.
+    pub assumptions: Assumptions,
+}
+
+impl OpEvent {
+    /// True when every alternative satisfies `pred` (and there is at least one).
+    pub fn all(&self, pred: impl Fn(&AltOutcome) -> bool) -> bool {
+        !self.unknown_input && !self.outcomes.is_empty() && self.outcomes.iter().all(pred)
+    }
+}

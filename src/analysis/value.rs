@@ -1,0 +1,229 @@
+//! Abstract values of the interpreter.
+//!
+//! A [`Value`] over-approximates what a Python/Rust expression may evaluate to. Tensors
+//! carry one or more *alternative* layouts (one per control-flow path that reached the
+//! value, capped at [`MAX_ALTERNATIVES`]); each alternative remembers the chain of steps
+//! that produced it, so a diagnostic can show how the tensor became non-contiguous.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use crate::ir::{Function, Span};
+use crate::layout::{Dim, Layout};
+use crate::ops::ModuleSpec;
+
+pub type SymLayout = Layout<Dim>;
+
+/// Beyond this many alternative layouts a tensor is treated as unknown.
+pub const MAX_ALTERNATIVES: usize = 4;
+
+/// One step in the history of a layout: the op at `span` produced `layout`.
+/// A persistent list, newest first, shared between values that derive from each other.
+#[derive(Debug)]
+pub struct Step {
+    pub span: Span,
+    /// What happened, e.g. "`.transpose(1, 2)`" or "parameter `x` (assumed contiguous)".
+    pub what: String,
+    /// Layout after the step (`None`: contiguous, shape unknown).
+    pub layout: Option<SymLayout>,
+    pub prev: Option<Arc<Step>>,
+}
+
+/// The chain of steps behind an alternative, newest first.
+pub type Chain = Option<Arc<Step>>;
+
+/// Iterate a chain from the newest step to the oldest.
+pub fn chain_steps(chain: &Chain) -> impl Iterator<Item = &Step> {
+    let mut cur = chain.as_deref();
+    std::iter::from_fn(move || {
+        let s = cur?;
+        cur = s.prev.as_deref();
+        Some(s)
+    })
+}
+
+/// One possible layout of a tensor.
+#[derive(Debug, Clone)]
+pub struct TensorAlt {
+    /// `None` means "contiguous, shape not known" (e.g. a parameter whose sizes were never read).
+    pub layout: Option<SymLayout>,
+    pub chain: Chain,
+}
+
+impl TensorAlt {
+    pub fn same_layout(&self, other: &TensorAlt) -> bool {
+        self.layout == other.layout
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum TensorVal {
+    /// The tensor has one of these layouts (at least one entry).
+    Alts(Vec<TensorAlt>),
+    /// Nothing is known about the layout.
+    Unknown,
+}
+
+impl TensorVal {
+    pub fn single(layout: Option<SymLayout>, chain: Chain) -> TensorVal {
+        TensorVal::Alts(vec![TensorAlt { layout, chain }])
+    }
+    pub fn alts(&self) -> Option<&[TensorAlt]> {
+        match self {
+            TensorVal::Alts(a) => Some(a),
+            TensorVal::Unknown => None,
+        }
+    }
+}
+
+/// An abstract value.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Tensor(TensorVal),
+    /// An integer or size, possibly symbolic.
+    Int(Dim),
+    Float,
+    Bool(Option<bool>),
+    Str(String),
+    NoneVal,
+    /// Tuples, lists and `torch.Size` (element-wise abstract values).
+    Tuple(Vec<Value>),
+    /// A value without a known type but with a readable name (`config.n_head`, a parameter).
+    /// Used as a size it becomes the symbol of that name; used as a tensor it is a contiguous
+    /// tensor only if it is a parameter (assumption 1).
+    Named { name: String, is_param: bool },
+    /// An imported module or name: the dotted path it stands for (`F` → `torch.nn.functional`).
+    Import(String),
+    /// An `nn.Module`-like object created by a known constructor, with its bound arguments.
+    NnModule(Arc<NnModuleVal>),
+    /// A function defined in the analysed file (free function or bound method).
+    Function(Arc<Function>, /* bound to self */ bool),
+    /// The receiver of the method being analysed.
+    SelfObj,
+    Unknown,
+}
+
+#[derive(Debug)]
+pub struct NnModuleVal {
+    pub spec: &'static ModuleSpec,
+    pub args: crate::ops::BoundArgs<Dim>,
+}
+
+impl Value {
+    pub fn unknown_tensor() -> Value {
+        Value::Tensor(TensorVal::Unknown)
+    }
+    pub fn int(v: i64) -> Value {
+        Value::Int(Dim::lit(v))
+    }
+    pub fn is_tensor(&self) -> bool {
+        matches!(self, Value::Tensor(_))
+    }
+}
+
+/// Join the values of two control-flow paths.
+pub fn join(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Tensor(x), Value::Tensor(y)) => Value::Tensor(join_tensors(x, y)),
+        (Value::Int(x), Value::Int(y)) if x == y => a.clone(),
+        (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {
+            Value::Tuple(x.iter().zip(y).map(|(p, q)| join(p, q)).collect())
+        }
+        (Value::Bool(x), Value::Bool(y)) if x == y => a.clone(),
+        (Value::Str(x), Value::Str(y)) if x == y => a.clone(),
+        (Value::NoneVal, Value::NoneVal) | (Value::Float, Value::Float) | (Value::SelfObj, Value::SelfObj) => a.clone(),
+        (Value::Named { name: n1, .. }, Value::Named { name: n2, .. }) if n1 == n2 => a.clone(),
+        (Value::Import(x), Value::Import(y)) if x == y => a.clone(),
+        (Value::Function(f, s1), Value::Function(g, s2)) if Arc::ptr_eq(f, g) && s1 == s2 => a.clone(),
+        (Value::NnModule(x), Value::NnModule(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        // One path has a tensor, the other something else (e.g. `None` for an optional mask):
+        // the result may be either, which no certain finding can rest on.
+        (Value::Tensor(_), _) | (_, Value::Tensor(_)) => Value::unknown_tensor(),
+        _ => Value::Unknown,
+    }
+}
+
+fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
+    match (a, b) {
+        (TensorVal::Alts(x), TensorVal::Alts(y)) => {
+            let mut out = x.clone();
+            for alt in y {
+                if !out.iter().any(|o| o.same_layout(alt)) {
+                    out.push(alt.clone());
+                }
+            }
+            if out.len() > MAX_ALTERNATIVES {
+                TensorVal::Unknown
+            } else {
+                TensorVal::Alts(out)
+            }
+        }
+        _ => TensorVal::Unknown,
+    }
+}
+
+/// Structural equality used to detect loop fixpoints (chains are ignored).
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Tensor(TensorVal::Unknown), Value::Tensor(TensorVal::Unknown)) => true,
+        (Value::Tensor(TensorVal::Alts(x)), Value::Tensor(TensorVal::Alts(y))) => {
+            x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| p.same_layout(q)))
+        }
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q)),
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Named { name: x, .. }, Value::Named { name: y, .. }) => x == y,
+        (Value::Import(x), Value::Import(y)) => x == y,
+        (Value::Function(f, s1), Value::Function(g, s2)) => Arc::ptr_eq(f, g) && s1 == s2,
+        (Value::NnModule(x), Value::NnModule(y)) => Arc::ptr_eq(x, y),
+        (Value::Float, Value::Float)
+        | (Value::NoneVal, Value::NoneVal)
+        | (Value::SelfObj, Value::SelfObj)
+        | (Value::Unknown, Value::Unknown) => true,
+        _ => false,
+    }
+}
+
+/// `(B, T, C)`
+pub fn format_shape(shape: &[Dim]) -> String {
+    let mut s = String::from("(");
+    for (i, d) in shape.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        let _ = write!(s, "{d}");
+    }
+    if shape.len() == 1 {
+        s.push(',');
+    }
+    s.push(')');
+    s
+}
+
+/// `(B, T, H, D) strides (T·H·D, D, H·D, 1)`
+pub fn format_layout(layout: &Option<SymLayout>) -> String {
+    match layout {
+        None => "contiguous, shape unknown".to_string(),
+        Some(l) => format!("{} strides {}", format_shape(&l.shape), format_shape(&l.strides)),
+    }
+}
+
+/// Replace symbol `name` by `with` everywhere in a value (an equality the interpreter learned).
+pub fn substitute(v: &Value, name: &str, with: &Dim) -> Value {
+    let layout = |l: &SymLayout| SymLayout {
+        shape: l.shape.iter().map(|d| d.substitute(name, with)).collect(),
+        strides: l.strides.iter().map(|d| d.substitute(name, with)).collect(),
+        offset: l.offset.substitute(name, with),
+    };
+    match v {
+        Value::Int(d) => Value::Int(d.substitute(name, with)),
+        Value::Tuple(items) => Value::Tuple(items.iter().map(|i| substitute(i, name, with)).collect()),
+        Value::Tensor(TensorVal::Alts(alts)) => Value::Tensor(TensorVal::Alts(
+            alts.iter()
+                .map(|a| TensorAlt { layout: a.layout.as_ref().map(layout), chain: a.chain.clone() })
+                .collect(),
+        )),
+        other => other.clone(),
+    }
+}

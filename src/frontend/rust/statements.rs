@@ -1,0 +1,422 @@
+//! Statements, blocks and control flow → IR statements.
+//!
+//! An expression is lowered *towards a destination* ([`Dest`]): discarded (an expression
+//! statement), returned (a function's tail, `return e`), or assigned (a hoisted
+//! temporary). Statement-like expressions pass the destination into their branches, so
+//! `Ok(if c { a } else { b })` at the end of a function returns `a` on one path and `b` on
+//! the other, and `match` arms each assign the temporary.
+//!
+//! - `let p = e;` → `Assign` (see `patterns.rs` for `p`); `let p = e else { … };` → an
+//!   `If` whose else branch diverges, then the binding; `let x;` → `x` unknown.
+//! - `if` / `else if` / `else` → `If`; `if let p = e` → an `If` with an unknown test whose
+//!   body starts by binding `p` from `e`.
+//! - `match e { arms }` → nested `If`s with unknown tests, one per arm, the last arm in the
+//!   innermost `else` (a `match` is exhaustive, so exactly one arm runs — and each may).
+//! - `for p in e`, `while c`, `while let p = e`, `loop` → `Loop` (the body may run any
+//!   number of times); `break` / `continue` → `Jump`; `return` → `Return`.
+//! - `panic!`, `bail!`, `unreachable!`, `todo!`, `unimplemented!` → `Raise`; `assert!`
+//!   and `assert_eq!` → `Assert` (see `macros.rs`).
+//! - Nested `fn` items → `FunctionDef`, `use` → `Import`, `const`/`static` → `Assign`.
+//! - In a constructor, the returned struct literal `Self { a: e, b, .. }` (also as
+//!   `Ok(Self { .. })`, or bound first by `let s = Self { .. }`) becomes `self.a = e;
+//!   self.b = b;` — what the interpreter reads from a Python `__init__`.
+
+use syn::{Expr as SynExpr, Stmt as SynStmt};
+
+use crate::ir::{Expr, ExprKind, Stmt, Target};
+
+use super::expressions::peel;
+use super::lowerer::{join, unknown, Lowerer};
+use super::patterns::{name_expr, unraw};
+
+/// Where the value of a lowered expression goes.
+#[derive(Debug, Clone)]
+pub(super) enum Dest {
+    /// An expression statement: the value is dropped.
+    Discard,
+    /// The function's result.
+    Return,
+    /// Assigned to a target (a hoisted temporary).
+    Assign(Target),
+}
+
+impl Lowerer {
+    /// Lower `expr` so that its value ends up in `dest`, appending statements to `out`.
+    pub(super) fn lower_into(&mut self, expr: &SynExpr, dest: &Dest, out: &mut Vec<Stmt>) {
+        if !self.descend() {
+            out.push(Stmt::Other {
+                span: self.span_of(expr),
+            });
+            return;
+        }
+        self.lower_into_at_depth(expr, dest, out);
+        self.ascend();
+    }
+
+    fn lower_into_at_depth(&mut self, expr: &SynExpr, dest: &Dest, out: &mut Vec<Stmt>) {
+        let expr = peel(expr);
+        match expr {
+            SynExpr::If(branch) => self.lower_if(branch, dest, out),
+            SynExpr::Match(m) => self.lower_match(m, dest, out),
+            SynExpr::Block(block) => self.lower_block(&block.block, dest, out),
+            SynExpr::Unsafe(block) => self.lower_block(&block.block, dest, out),
+            SynExpr::Const(block) => self.lower_block(&block.block, dest, out),
+            SynExpr::Loop(l) => self.lower_loop(l, out),
+            SynExpr::While(w) => self.lower_while(w, out),
+            SynExpr::ForLoop(f) => self.lower_for(f, out),
+            SynExpr::Return(r) => match &r.expr {
+                Some(value) => self.lower_into(value, &Dest::Return, out),
+                None => out.push(Stmt::Return {
+                    value: None,
+                    span: self.span(r.return_token.span),
+                }),
+            },
+            SynExpr::Break(b) => {
+                if let Some(value) = &b.expr {
+                    self.lower_into(value, &Dest::Discard, out);
+                }
+                out.push(Stmt::Jump {
+                    span: self.span(b.break_token.span),
+                });
+            }
+            SynExpr::Continue(c) => out.push(Stmt::Jump {
+                span: self.span(c.continue_token.span),
+            }),
+            SynExpr::Assign(assign) => {
+                let value = self.expr(&assign.right);
+                let target = self.assignment_target(&assign.left);
+                self.flush(out);
+                out.push(Stmt::Assign {
+                    targets: vec![target],
+                    value,
+                    span: self.span_of(assign),
+                });
+            }
+            SynExpr::Binary(binary) if is_compound_assignment(&binary.op) => {
+                // Lowered by the expression lowering as a hoisted `AugAssign`.
+                let _unit = self.expr(expr);
+                self.flush(out);
+            }
+            SynExpr::Macro(mac) if self.lower_macro_statement(&mac.mac, out) => {}
+            SynExpr::Struct(record) if self.is_constructor_result(record) => {
+                self.assign_fields(record, out);
+                match dest {
+                    Dest::Discard => {}
+                    Dest::Return => out.push(Stmt::Return {
+                        value: None,
+                        span: self.span_of(record),
+                    }),
+                    Dest::Assign(target) => out.push(Stmt::Assign {
+                        targets: vec![target.clone()],
+                        value: name_expr("self".into(), self.span_of(&record.path)),
+                        span: self.span_of(record),
+                    }),
+                }
+            }
+            _ => {
+                let value = self.expr(expr);
+                self.flush(out);
+                out.push(match dest {
+                    Dest::Discard => Stmt::Expr(value),
+                    Dest::Return => Stmt::Return {
+                        span: value.span,
+                        value: Some(value),
+                    },
+                    Dest::Assign(target) => Stmt::Assign {
+                        targets: vec![target.clone()],
+                        span: value.span,
+                        value,
+                    },
+                });
+            }
+        }
+    }
+
+    /// A block in its own scope; its tail expression goes to `dest`.
+    pub(super) fn lower_block(&mut self, block: &syn::Block, dest: &Dest, out: &mut Vec<Stmt>) {
+        self.push_scope();
+        self.lower_statements(&block.stmts, dest, out);
+        self.pop_scope();
+    }
+
+    /// The statements of a block (in the current scope); a trailing expression without `;`
+    /// is the block's value and goes to `dest`.
+    pub(super) fn lower_statements(&mut self, statements: &[SynStmt], dest: &Dest, out: &mut Vec<Stmt>) {
+        for (i, statement) in statements.iter().enumerate() {
+            let is_tail = i + 1 == statements.len();
+            match statement {
+                SynStmt::Expr(expr, None) if is_tail => self.lower_into(expr, dest, out),
+                SynStmt::Expr(expr, _) => self.lower_into(expr, &Dest::Discard, out),
+                SynStmt::Local(local) => self.lower_let(local, out),
+                SynStmt::Item(item) => self.lower_nested_item(item, out),
+                SynStmt::Macro(mac) => {
+                    if !self.lower_macro_statement(&mac.mac, out) {
+                        let value = self.macro_value(&mac.mac);
+                        self.flush(out);
+                        out.push(Stmt::Expr(value));
+                    }
+                }
+            }
+        }
+    }
+
+    fn lower_let(&mut self, local: &syn::Local, out: &mut Vec<Stmt>) {
+        let span = self.span_of(local);
+        let Some(init) = &local.init else {
+            // `let x;`: assigned later on every path that reads it.
+            self.bind_to_unknown(&local.pat, out);
+            return;
+        };
+        if let (SynExpr::Struct(record), syn::Pat::Ident(binding)) = (peel(&init.expr), super::patterns::strip(&local.pat)) {
+            if self.is_constructor_result(record) && binding.subpat.is_none() {
+                // `let s = Self { .. }; …; Ok(s)`: `s` *is* `self`.
+                self.assign_fields(record, out);
+                self.declare_as(&unraw(&binding.ident), "self");
+                return;
+            }
+        }
+        let value = self.expr(&init.expr);
+        self.flush(out);
+        if let Some((_, diverge)) = &init.diverge {
+            // `let Some(x) = e else { return … };`: the else branch never falls through.
+            let mut orelse = Vec::new();
+            self.lower_into(diverge, &Dest::Discard, &mut orelse);
+            out.push(Stmt::If {
+                test: unknown(span),
+                body: Vec::new(),
+                orelse,
+                span,
+            });
+        }
+        self.bind_pattern(&local.pat, value, span, out);
+    }
+
+    fn lower_if(&mut self, branch: &syn::ExprIf, dest: &Dest, out: &mut Vec<Stmt>) {
+        let span = self.if_span(branch);
+        let mut body = Vec::new();
+        self.push_scope();
+        let test = self.condition(&branch.cond, &mut body, out);
+        self.lower_statements(&branch.then_branch.stmts, dest, &mut body);
+        self.pop_scope();
+        let mut orelse = Vec::new();
+        if let Some((_, alternative)) = &branch.else_branch {
+            self.lower_into(alternative, dest, &mut orelse);
+        }
+        out.push(Stmt::If {
+            test,
+            body,
+            orelse,
+            span,
+        });
+    }
+
+    /// The test of an `if`/`while`. Plain conditions are lowered (their hoisted parts go to
+    /// `before`); a condition with `let` bindings (`if let`, let-chains) is an unknown test,
+    /// and its bindings open `body` (the caller has pushed the body's scope).
+    fn condition(&mut self, cond: &SynExpr, body: &mut Vec<Stmt>, before: &mut Vec<Stmt>) -> Expr {
+        if !super::expressions::contains_let(cond) {
+            let test = self.expr(cond);
+            self.flush(before);
+            return test;
+        }
+        let span = self.span_of(cond);
+        self.bind_condition(cond, body);
+        unknown(span)
+    }
+
+    /// The bindings of a let-chain, in order; other conjuncts are evaluated for their calls.
+    fn bind_condition(&mut self, cond: &SynExpr, body: &mut Vec<Stmt>) {
+        match cond {
+            SynExpr::Let(binding) => {
+                let value = self.expr(&binding.expr);
+                self.flush(body);
+                let span = self.span_of(binding);
+                self.bind_pattern(&binding.pat, value, span, body);
+            }
+            SynExpr::Binary(binary) if matches!(binary.op, syn::BinOp::And(_)) => {
+                self.bind_condition(&binary.left, body);
+                self.bind_condition(&binary.right, body);
+            }
+            SynExpr::Paren(inner) => self.bind_condition(&inner.expr, body),
+            other => self.lower_into(other, &Dest::Discard, body),
+        }
+    }
+
+    fn lower_match(&mut self, m: &syn::ExprMatch, dest: &Dest, out: &mut Vec<Stmt>) {
+        let match_span = self.span_between(m.match_token.span, m.brace_token.span.close());
+        let scrutinee = self.expr(&m.expr);
+        self.flush(out);
+        // Arms read the scrutinee once each; a call is evaluated once, into a temporary.
+        let scrutinee = match scrutinee.kind {
+            ExprKind::Name(_) | ExprKind::Attr { .. } => scrutinee,
+            _ => {
+                let temporary = self.temporary();
+                let span = scrutinee.span;
+                out.push(Stmt::Assign {
+                    targets: vec![Target::Name(temporary.clone(), span)],
+                    value: scrutinee,
+                    span,
+                });
+                name_expr(temporary, span)
+            }
+        };
+        let Some((last, others)) = m.arms.split_last() else {
+            // `match never {}`: the path cannot continue.
+            out.push(Stmt::Raise { span: match_span });
+            return;
+        };
+        let mut chain = self.lower_arm(last, &scrutinee, dest);
+        for arm in others.iter().rev() {
+            let pattern_span = self.span_of(&arm.pat);
+            let body = self.lower_arm(arm, &scrutinee, dest);
+            let arm_span = join(pattern_span, self.span_of(&*arm.body));
+            chain = vec![Stmt::If {
+                test: unknown(pattern_span),
+                body,
+                orelse: chain,
+                span: arm_span,
+            }];
+        }
+        out.extend(chain);
+    }
+
+    fn lower_arm(&mut self, arm: &syn::Arm, scrutinee: &Expr, dest: &Dest) -> Vec<Stmt> {
+        let mut body = Vec::new();
+        self.push_scope();
+        let span = self.span_of(&arm.pat);
+        match super::patterns::strip(&arm.pat) {
+            syn::Pat::Wild(_) => {}
+            _ => match self.target(&arm.pat) {
+                Some(target) => body.push(Stmt::Assign {
+                    targets: vec![target],
+                    value: scrutinee.clone(),
+                    span,
+                }),
+                None => self.bind_to_unknown(&arm.pat, &mut body),
+            },
+        }
+        if let Some((_, guard)) = &arm.guard {
+            self.lower_into(guard, &Dest::Discard, &mut body);
+        }
+        self.lower_into(&arm.body, dest, &mut body);
+        self.pop_scope();
+        body
+    }
+
+    fn lower_for(&mut self, f: &syn::ExprForLoop, out: &mut Vec<Stmt>) {
+        let span = self.span_between(f.for_token.span, f.body.brace_token.span.close());
+        let iter = self.expr(&f.expr);
+        self.flush(out);
+        let mut body = Vec::new();
+        self.push_scope();
+        let target = match self.target(&f.pat) {
+            Some(target) => Some(target),
+            None => {
+                self.bind_to_unknown(&f.pat, &mut body);
+                None
+            }
+        };
+        self.lower_statements(&f.body.stmts, &Dest::Discard, &mut body);
+        self.pop_scope();
+        out.push(Stmt::Loop {
+            target,
+            iter: Some(iter),
+            body,
+            orelse: Vec::new(),
+            span,
+        });
+    }
+
+    /// `while c { … }`: the condition is evaluated before the loop (at least once); a
+    /// `while let` binds at the start of every iteration.
+    fn lower_while(&mut self, w: &syn::ExprWhile, out: &mut Vec<Stmt>) {
+        let span = self.span_between(w.while_token.span, w.body.brace_token.span.close());
+        let mut body = Vec::new();
+        self.push_scope();
+        let test = self.condition(&w.cond, &mut body, out);
+        if !matches!(test.kind, ExprKind::Unknown) {
+            out.push(Stmt::Expr(test));
+        }
+        self.lower_statements(&w.body.stmts, &Dest::Discard, &mut body);
+        self.pop_scope();
+        out.push(Stmt::Loop {
+            target: None,
+            iter: None,
+            body,
+            orelse: Vec::new(),
+            span,
+        });
+    }
+
+    fn lower_loop(&mut self, l: &syn::ExprLoop, out: &mut Vec<Stmt>) {
+        let span = self.span_between(l.loop_token.span, l.body.brace_token.span.close());
+        let mut body = Vec::new();
+        self.lower_block(&l.body, &Dest::Discard, &mut body);
+        out.push(Stmt::Loop {
+            target: None,
+            iter: None,
+            body,
+            orelse: Vec::new(),
+            span,
+        });
+    }
+
+    /// Is this struct literal the value a constructor builds (`Self { .. }` or
+    /// `TypeName { .. }` inside `TypeName`'s constructor)?
+    pub(super) fn is_constructor_result(&self, record: &syn::ExprStruct) -> bool {
+        let Some(class) = &self.constructor_of else {
+            return false;
+        };
+        record.qself.is_none()
+            && record
+                .path
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "Self" || segment.ident == class.as_str())
+    }
+
+    /// `Self { a: e, b, .. }` → `self.a = e; self.b = b;` (a `..base` contributes fields we
+    /// cannot name; they stay unknown).
+    fn assign_fields(&mut self, record: &syn::ExprStruct, out: &mut Vec<Stmt>) {
+        for field in &record.fields {
+            let syn::Member::Named(name) = &field.member else {
+                continue;
+            };
+            let name_span = self.span(name.span());
+            let value = self.expr(&field.expr);
+            self.flush(out);
+            let span = join(name_span, value.span);
+            out.push(Stmt::Assign {
+                targets: vec![Target::Attr {
+                    value: Box::new(name_expr("self".into(), name_span)),
+                    attr: unraw(name),
+                    span: name_span,
+                }],
+                value,
+                span,
+            });
+        }
+        if let Some(rest) = &record.rest {
+            let value = self.expr(rest);
+            self.flush(out);
+            out.push(Stmt::Expr(value));
+        }
+    }
+}
+
+fn is_compound_assignment(op: &syn::BinOp) -> bool {
+    use syn::BinOp as B;
+    matches!(
+        op,
+        B::AddAssign(_)
+            | B::SubAssign(_)
+            | B::MulAssign(_)
+            | B::DivAssign(_)
+            | B::RemAssign(_)
+            | B::BitXorAssign(_)
+            | B::BitAndAssign(_)
+            | B::BitOrAssign(_)
+            | B::ShlAssign(_)
+            | B::ShrAssign(_)
+    )
+}

@@ -1,0 +1,244 @@
+//! ATen's `computeStride` (spec §3): the strides `view(new_shape)` gives a tensor, or the
+//! proof that no strides exist — the error PyTorch reports as "view size is not compatible
+//! with input tensor's size and stride".
+
+use super::decided::{known, product, Undecided};
+use super::layout::{contiguous_strides, Layout};
+use super::size::{Decider, Size};
+
+/// The answer of [`view_strides`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ViewStrides<S> {
+    /// `view` succeeds with these strides (the offset is unchanged).
+    Strides(Vec<S>),
+    /// No strides describe the new shape over the same storage: `view` raises E_VIEW,
+    /// `reshape` copies.
+    NotViewable,
+    /// Symbolic sizes prevent deciding.
+    Unknown,
+}
+
+/// The strides of `layout` viewed as `new_shape` (already resolved by
+/// [`infer_size`](super::infer_size::infer_size), same element count), exactly as ATen's
+/// `computeStride` decides them.
+///
+/// **How it decides.** The old dimensions are cut into *chunks*: runs of neighbouring
+/// dimensions that together form one evenly strided block, i.e. that could be merged into a
+/// single dimension. Scanning from the innermost dimension outward, the dimension on the
+/// left joins the current chunk when its size is 1 (a size-1 dimension never breaks a
+/// block) or when its stride equals `chunk numel × chunk base stride`, the base stride
+/// being the stride of the chunk's innermost dimension.
+///
+/// The new dimensions are then handed out, innermost first, greedily to the chunks,
+/// innermost chunk first: a chunk keeps taking dimensions while the product taken so far is
+/// below its element count, *or* while the next dimension has size 1 — so size-1 new
+/// dimensions right after a finished group are absorbed by it. Each taken dimension gets
+/// stride `product so far × base stride`. A chunk must end with a product exactly equal
+/// to its element count, and every new dimension must be taken; otherwise a new dimension
+/// would have to span two blocks, and there is no stride for that.
+///
+/// Special cases first: a 0-d tensor views to all strides 1; a zero-element tensor keeps
+/// its strides if the shape is unchanged and otherwise gets fresh contiguous strides — it
+/// is always viewable.
+///
+/// The loop interleaves chunk detection and hand-out (as ATen does), so with symbolic sizes
+/// a chunk that fails is reported as `NotViewable` even when a later, undecidable chunk
+/// boundary was never examined. Any undecidable comparison that matters gives `Unknown`.
+pub fn view_strides<S: Size>(layout: &Layout<S>, new_shape: &[S], dec: &Decider) -> ViewStrides<S> {
+    match compute_stride(&layout.shape, &layout.strides, new_shape, dec) {
+        Ok(Some(strides)) => ViewStrides::Strides(strides),
+        Ok(None) => ViewStrides::NotViewable,
+        Err(Undecided) => ViewStrides::Unknown,
+    }
+}
+
+fn compute_stride<S: Size>(
+    old_shape: &[S],
+    old_strides: &[S],
+    new_shape: &[S],
+    dec: &Decider,
+) -> Result<Option<Vec<S>>, Undecided> {
+    let one = S::lit(1);
+    if old_shape.is_empty() {
+        return Ok(Some(vec![one; new_shape.len()]));
+    }
+    if known(dec.eq_lit(&product(old_shape), 0))? {
+        return zero_element_strides(old_shape, old_strides, new_shape, dec).map(Some);
+    }
+
+    let mut new_strides = vec![S::lit(0); new_shape.len()];
+    // New dimensions `0..unassigned` have not been handed to a chunk yet.
+    let mut unassigned = new_shape.len();
+    let mut chunk_base = old_strides[old_strides.len() - 1].clone();
+    let mut chunk_numel = one.clone();
+    for old_d in (0..old_shape.len()).rev() {
+        chunk_numel = chunk_numel.mul(&old_shape[old_d]);
+        let chunk_ends = old_d == 0 || {
+            let left = old_d - 1;
+            let left_is_separate = dec
+                .ne(&old_shape[left], &one)
+                .and(dec.ne(&old_strides[left], &chunk_numel.mul(&chunk_base)));
+            known(left_is_separate)?
+        };
+        if !chunk_ends {
+            continue;
+        }
+
+        let mut taken = one.clone();
+        while unassigned > 0 {
+            let candidate = &new_shape[unassigned - 1];
+            let below = dec.lt(&taken, &chunk_numel);
+            let keep_taking = if below.is_yes() {
+                true
+            } else {
+                known(below.or(dec.eq(candidate, &one)))?
+            };
+            if !keep_taking {
+                break;
+            }
+            new_strides[unassigned - 1] = taken.mul(&chunk_base);
+            taken = taken.mul(candidate);
+            unassigned -= 1;
+        }
+        if !known(dec.eq(&taken, &chunk_numel))? {
+            return Ok(None);
+        }
+        if old_d > 0 {
+            chunk_base = old_strides[old_d - 1].clone();
+            chunk_numel = one.clone();
+        }
+    }
+    Ok(if unassigned == 0 {
+        Some(new_strides)
+    } else {
+        None
+    })
+}
+
+/// A zero-element tensor: same shape → same strides, otherwise §1.5 contiguous strides.
+fn zero_element_strides<S: Size>(
+    old_shape: &[S],
+    old_strides: &[S],
+    new_shape: &[S],
+    dec: &Decider,
+) -> Result<Vec<S>, Undecided> {
+    if same_shape(old_shape, new_shape, dec)? {
+        return Ok(old_strides.to_vec());
+    }
+    // Decide which new sizes are 0 (they count as 1) so contiguous_strides sees literals.
+    let mut sizes = Vec::with_capacity(new_shape.len());
+    for size in new_shape {
+        sizes.push(if known(dec.eq_lit(size, 0))? {
+            S::lit(0)
+        } else {
+            size.clone()
+        });
+    }
+    Ok(contiguous_strides(&sizes))
+}
+
+/// Element-wise equality of two shapes; `Undecided` only when no element decides "different".
+pub(crate) fn same_shape<S: Size>(a: &[S], b: &[S], dec: &Decider) -> Result<bool, Undecided> {
+    if a.len() != b.len() {
+        return Ok(false);
+    }
+    let mut undecided = false;
+    for (x, y) in a.iter().zip(b) {
+        match dec.eq(x, y).known() {
+            Some(false) => return Ok(false),
+            Some(true) => {}
+            None => undecided = true,
+        }
+    }
+    if undecided {
+        Err(Undecided)
+    } else {
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strides(shape: &[i64], strides: &[i64], target: &[i64]) -> ViewStrides<i64> {
+        view_strides(
+            &Layout::new(shape.to_vec(), strides.to_vec(), 0),
+            target,
+            &Decider::concrete(),
+        )
+    }
+
+    #[test]
+    fn worked_examples_of_the_spec() {
+        // §3.3 (E): (2,4,3).transpose(1,2) → (2,3,4)/(12,1,3): no merge is possible.
+        assert_eq!(
+            strides(&[2, 3, 4], &[12, 1, 3], &[2, 12]),
+            ViewStrides::NotViewable
+        );
+        assert_eq!(
+            strides(&[2, 3, 4], &[12, 1, 3], &[6, 4]),
+            ViewStrides::NotViewable
+        );
+        // (2,6,4)[:, :3] → (2,3,4)/(24,4,1): chunks {1,2} and {0}.
+        assert_eq!(
+            strides(&[2, 3, 4], &[24, 4, 1], &[2, 12]),
+            ViewStrides::Strides(vec![24, 1])
+        );
+        assert_eq!(
+            strides(&[2, 3, 4], &[24, 4, 1], &[6, 4]),
+            ViewStrides::NotViewable
+        );
+        // empty(1,1).expand(3,4): one chunk with base 0, every view works.
+        assert_eq!(
+            strides(&[3, 4], &[0, 0], &[6, 2, 1]),
+            ViewStrides::Strides(vec![0, 0, 0])
+        );
+        // (5,4)/(0,1): split the stride-1 dim, never merge across the stride-0 one.
+        assert_eq!(
+            strides(&[5, 4], &[0, 1], &[5, 2, 2]),
+            ViewStrides::Strides(vec![0, 2, 1])
+        );
+        assert_eq!(strides(&[5, 4], &[0, 1], &[20]), ViewStrides::NotViewable);
+        // (2,3)/(1,2) → view(1,2,1,3): size-1 dims take the stride of the group to their right.
+        assert_eq!(
+            strides(&[2, 3], &[1, 2], &[1, 2, 1, 3]),
+            ViewStrides::Strides(vec![2, 1, 6, 2])
+        );
+    }
+
+    #[test]
+    fn size_one_dims_start_chunks_but_never_end_them() {
+        // (3,1)/(1,100): chunk {1} = (1, base 100), chunk {0} = (3, base 1).
+        assert_eq!(
+            strides(&[3, 1], &[1, 100], &[3]),
+            ViewStrides::Strides(vec![1])
+        );
+        assert_eq!(
+            strides(&[3, 1], &[1, 100], &[1, 3]),
+            ViewStrides::Strides(vec![3, 1])
+        );
+        // §11.1: (2,1,3)/(5,3,1) — the size-1 dim is skipped, dims 0 and 2 do not line up.
+        assert_eq!(
+            strides(&[2, 1, 3], &[5, 3, 1], &[6]),
+            ViewStrides::NotViewable
+        );
+    }
+
+    #[test]
+    fn zero_d_and_zero_element_inputs() {
+        assert_eq!(strides(&[], &[], &[1, 1]), ViewStrides::Strides(vec![1, 1]));
+        assert_eq!(
+            strides(&[2, 0, 3], &[1, 1, 0], &[2, 0, 3]),
+            ViewStrides::Strides(vec![1, 1, 0])
+        );
+        assert_eq!(
+            strides(&[2, 0, 3], &[1, 1, 0], &[6, 0]),
+            ViewStrides::Strides(vec![1, 1])
+        );
+        assert_eq!(
+            strides(&[0], &[1], &[0, 3, 0, 1]),
+            ViewStrides::Strides(vec![3, 1, 1, 1])
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! Shared wording for diagnostics: the chain of layout steps as labels, the
+//! assumptions as notes, and which dimensions are not adjacent in memory.
+
+use crate::analysis::event::{AltOutcome, OpEvent};
+use crate::analysis::value::{chain_steps, format_layout, SymLayout};
+use crate::diagnostic::Label;
+use crate::layout::{Assumptions, Decider, Dim, Tri};
+
+/// Labels for the steps that produced the input layout, oldest first (at most 6).
+pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
+    let mut steps: Vec<Label> = chain_steps(&alt.input.chain)
+        .map(|s| Label { span: s.span, message: format!("{}: {}", s.what, format_layout(&s.layout)) })
+        .collect();
+    steps.truncate(6);
+    steps.reverse();
+    steps
+}
+
+/// Notes listing the assumptions a finding rests on.
+pub fn notes_for(ev: &OpEvent, alt: &AltOutcome) -> Vec<String> {
+    let mut items: Vec<String> = alt.assumptions.iter().map(|a| a.to_string()).collect();
+    for a in &ev.divisibility {
+        let s = a.to_string();
+        if !items.contains(&s) {
+            items.push(s);
+        }
+    }
+    let param = chain_steps(&alt.input.chain).any(|s| s.what.contains("assumed contiguous"));
+    let mut notes = Vec::new();
+    if param {
+        notes.push("assumes the function's tensor arguments are contiguous".to_string());
+    }
+    if !items.is_empty() {
+        notes.push(format!("holds for all sizes with {}", items.join(", ")));
+    }
+    if ev.outcomes.len() > 1 {
+        notes.push(format!("holds on all {} paths that reach this call", ev.outcomes.len()));
+    }
+    notes
+}
+
+/// Why a view/reshape to `target` needs a copy: the first group of input dims that the
+/// target merges into one size although they are not adjacent in memory, e.g.
+/// "merges dims 2 (n_head) and 3 (D), which are not adjacent in memory (stride(2) = T·D,
+/// but size(3)·stride(3) = D)". Falls back to the first non-adjacent pair when the target's
+/// grouping cannot be worked out.
+pub fn describe_non_adjacent(layout: &SymLayout, target: Option<&[Dim]>, assumptions: &Assumptions) -> Option<String> {
+    let d = Decider::new(assumptions);
+    let is_one = |x: &Dim| d.eq_lit(x, 1).is_yes();
+    // "dims 2 (H) and 3 (D)" + "(stride(2) = T·D, but size(3)·stride(3) = D)" when not adjacent.
+    let pair = |i: usize, j: usize| -> Option<(String, String)> {
+        let needed = layout.shape[j].mul(&layout.strides[j]);
+        d.ne(&layout.strides[i], &needed).is_yes().then(|| {
+            (
+                format!("dims {i} ({}) and {j} ({})", layout.shape[i], layout.shape[j]),
+                format!("stride({i}) = {}, but size({j})·stride({j}) = {}", layout.strides[i], needed),
+            )
+        })
+    };
+    if let Some(target) = target {
+        for group in merged_groups(&layout.shape, target, &d) {
+            let dims: Vec<usize> = group.into_iter().filter(|&i| !is_one(&layout.shape[i])).collect();
+            for w in dims.windows(2) {
+                if let Some((which, why)) = pair(w[0], w[1]) {
+                    return Some(format!("it merges {which}, which are not adjacent in memory ({why})"));
+                }
+            }
+        }
+    }
+    let dims: Vec<usize> = (0..layout.shape.len()).filter(|&i| !is_one(&layout.shape[i])).collect();
+    dims.windows(2)
+        .find_map(|w| pair(w[0], w[1]))
+        .map(|(which, why)| format!("{which} are not adjacent in memory ({why})"))
+}
+
+/// Groups of consecutive input dims whose product equals a run of consecutive target
+/// sizes, by shapes alone; only groups of two or more input dims are returned.
+fn merged_groups(shape: &[Dim], target: &[Dim], d: &Decider) -> Vec<Vec<usize>> {
+    let mut groups = Vec::new();
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < shape.len() && j < target.len() {
+        let (mut a, mut b) = (shape[i].clone(), target[j].clone());
+        let mut members = vec![i];
+        let (mut ni, mut nj) = (i + 1, j + 1);
+        let mut guard = 0;
+        while d.eq(&a, &b).is_no() && guard < 64 {
+            guard += 1;
+            match d.lt(&a, &b) {
+                Tri::Yes if ni < shape.len() => {
+                    a = a.mul(&shape[ni]);
+                    members.push(ni);
+                    ni += 1;
+                }
+                Tri::No if nj < target.len() => {
+                    b = b.mul(&target[nj]);
+                    nj += 1;
+                }
+                _ => return groups,
+            }
+        }
+        if !d.eq(&a, &b).is_yes() {
+            return groups;
+        }
+        if members.len() > 1 {
+            groups.push(members);
+        }
+        i = ni;
+        j = nj;
+    }
+    groups
+}

@@ -1,0 +1,213 @@
+//! Ops that allocate a fresh output of the input's shape: contiguous (softmax, layer_norm,
+//! rms_norm, masked_fill, cumsum…; spec §6.2 and checks on torch 2.15), or in the input's
+//! suggested memory format (batch_norm, group_norm), or of a layout the linter does not
+//! model (conv, einsum, interpolate…).
+
+use super::{tensor_arg, Outcome};
+use crate::layout::{strides_for_format, wrap_dim, Decider, Layout, Size};
+use crate::ops::bind::BoundArgs;
+use crate::ops::shape_rules::torch_list;
+use crate::ops::table::OpSpec;
+use crate::ops::transfer::{OpErrorKind, Transfer};
+use crate::ops::value::ArgValue;
+
+/// A contiguous tensor of the input's shape. A literal `dim` argument is range-checked and
+/// `normalized_shape` (layer_norm, rms_norm) must match the input's trailing dims.
+pub fn contiguous_result<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    if let Some(dim) = args.get("dim").and_then(ArgValue::as_i64) {
+        wrap_dim(dim, input.rank())
+            .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::InvalidArgument))?;
+    }
+    if let Some(normalized) = args.get("normalized_shape") {
+        check_normalized_shape(spec, input, normalized, d)?;
+    }
+    Ok(Transfer::tensor(Layout::contiguous(input.shape.clone())))
+}
+
+/// `layer_norm` / `rms_norm`: the input's trailing dims must equal `normalized_shape`.
+fn check_normalized_shape<S: Size>(
+    spec: &OpSpec,
+    input: &Layout<S>,
+    normalized: &ArgValue<S>,
+    d: &Decider,
+) -> Result<(), Transfer<S>> {
+    let Some(normalized) = normalized
+        .as_size()
+        .map(|s| vec![s])
+        .or_else(|| normalized.as_sizes())
+    else {
+        return Ok(());
+    };
+    let rank = input.rank();
+    let fits = if normalized.len() > rank {
+        Some(false)
+    } else {
+        input.shape[rank - normalized.len()..]
+            .iter()
+            .zip(&normalized)
+            .try_fold(true, |acc, (a, b)| d.eq(a, b).known().map(|eq| acc && eq))
+    };
+    match fits {
+        Some(true) => Ok(()),
+        None => Err(Transfer::unknown_tensor()),
+        Some(false) => {
+            let list = torch_list(&normalized);
+            let inner = &list[1..list.len() - 1];
+            // rms_norm prints `[*3, 5]`, layer_norm `[*, 3, 5]` (torch 2.15).
+            let expected = if spec.functions.iter().any(|f| f.ends_with("rms_norm"))
+                || spec.name.contains("RMSNorm")
+            {
+                format!("[*{inner}]")
+            } else {
+                format!("[*, {inner}]")
+            };
+            Err(Transfer::error(
+                OpErrorKind::ElementCount,
+                format!(
+                    "Given normalized_shape={list}, expected input with shape {expected}, but got input of size{}",
+                    torch_list(&input.shape)
+                ),
+            ))
+        }
+    }
+}
+
+/// batch_norm / group_norm: the output is laid out in `input.suggest_memory_format()`
+/// (a channels-last input stays channels-last; checked in training and eval).
+pub fn suggested_format_result<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    let unknown = || Transfer::unknown_tensor();
+    let format = input.suggest_memory_format(d).ok_or_else(unknown)?;
+    let strides = strides_for_format(&input.shape, format).map_err(|_| unknown())?;
+    Ok(Transfer::tensor(Layout::new(
+        input.shape.clone(),
+        strides,
+        S::lit(0),
+    )))
+}
+
+/// Layouts the linter does not model (a tensor of unknown layout); the variant
+/// `not_a_tensor` marks calls that return something else (a tuple): an unknown value.
+pub fn unknown_layout<S: Size>(spec: &OpSpec) -> Outcome<S> {
+    match spec.variant.as_deref() {
+        Some("not_a_tensor") => Ok(Transfer::unknown()),
+        _ => Ok(Transfer::unknown_tensor()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layout::{Decider, Layout};
+    use crate::ops::{
+        apply, bind, bind_module_call, bind_module_init, ArgValue, OpResult, OpTable, Transfer,
+    };
+
+    type A = ArgValue<i64>;
+
+    fn l(shape: &[i64], strides: &[i64]) -> Layout<i64> {
+        Layout::new(shape.to_vec(), strides.to_vec(), 0)
+    }
+
+    fn function(name: &str, args: Vec<A>) -> Transfer<i64> {
+        let spec = OpTable::torch().function(name).unwrap();
+        apply(
+            spec,
+            &bind(spec, None, args, vec![]).unwrap(),
+            &Decider::concrete(),
+        )
+    }
+
+    /// Spec §6.2 (E): softmax and layer_norm of a transposed input are contiguous.
+    #[test]
+    fn normalisations_are_contiguous() {
+        let xt = l(&[2, 3, 4], &[12, 1, 3]);
+        let contiguous = Some(Layout::contiguous(vec![2, 3, 4]));
+        assert_eq!(
+            function("F.softmax", vec![A::tensor(xt.clone()), A::Int(-1)])
+                .layout()
+                .cloned(),
+            contiguous
+        );
+        assert_eq!(
+            function("F.layer_norm", vec![A::tensor(xt.clone()), A::ints(&[4])])
+                .layout()
+                .cloned(),
+            contiguous
+        );
+        assert_eq!(
+            function("F.rms_norm", vec![A::tensor(xt.clone()), A::Int(4)])
+                .layout()
+                .cloned(),
+            contiguous
+        );
+        let e = function("F.softmax", vec![A::tensor(xt.clone()), A::Int(3)]);
+        assert_eq!(
+            e.op_error().map(|e| e.message.as_str()),
+            Some("Dimension out of range (expected to be in range of [-3, 2], but got 3)")
+        );
+    }
+
+    /// torch 2.15 messages for a normalized_shape that does not match.
+    #[test]
+    fn normalized_shape_mismatch_messages() {
+        let x = A::tensor(Layout::contiguous(vec![2, 3, 4]));
+        let msg = |f: &str, shape: &[i64]| {
+            function(f, vec![x.clone(), A::ints(shape)])
+                .op_error()
+                .map(|e| e.message.clone())
+        };
+        assert_eq!(msg("F.layer_norm", &[5]).as_deref(), Some("Given normalized_shape=[5], expected input with shape [*, 5], but got input of size[2, 3, 4]"));
+        assert_eq!(msg("F.layer_norm", &[3, 5]).as_deref(), Some("Given normalized_shape=[3, 5], expected input with shape [*, 3, 5], but got input of size[2, 3, 4]"));
+        assert_eq!(msg("F.rms_norm", &[5]).as_deref(), Some("Given normalized_shape=[5], expected input with shape [*5], but got input of size[2, 3, 4]"));
+        assert_eq!(msg("F.rms_norm", &[3, 5]).as_deref(), Some("Given normalized_shape=[3, 5], expected input with shape [*3, 5], but got input of size[2, 3, 4]"));
+    }
+
+    /// torch 2.15: BatchNorm/GroupNorm keep channels-last, make anything else contiguous.
+    #[test]
+    fn batch_norm_follows_the_suggested_memory_format() {
+        let table = OpTable::torch();
+        let bn = table.module("nn.BatchNorm2d").unwrap();
+        let init = bind_module_init::<i64>(bn, vec![A::Int(3)], vec![]).unwrap();
+        let call = |x: Layout<i64>| {
+            apply(
+                &bn.call,
+                &bind_module_call(bn, &init, vec![A::tensor(x)], vec![]).unwrap(),
+                &Decider::concrete(),
+            )
+        };
+        let channels_last = l(&[2, 3, 5, 4], &[60, 1, 12, 3]);
+        assert_eq!(call(channels_last.clone()).layout(), Some(&channels_last));
+        assert_eq!(
+            call(l(&[2, 3, 5, 4], &[60, 5, 1, 15])).layout(),
+            Some(&Layout::contiguous(vec![2, 3, 5, 4]))
+        );
+        let gn = function(
+            "F.group_norm",
+            vec![A::tensor(channels_last.clone()), A::Int(1)],
+        );
+        assert_eq!(gn.layout(), Some(&channels_last));
+    }
+
+    #[test]
+    fn unmodelled_layouts() {
+        let x = l(&[2, 3, 4], &[12, 4, 1]);
+        assert_eq!(
+            function("F.conv1d", vec![A::tensor(x.clone()), A::Tensor(None)]).result,
+            OpResult::UnknownTensor
+        );
+        assert_eq!(
+            function("F.normalize", vec![A::tensor(x.clone())]).result,
+            OpResult::UnknownTensor
+        );
+        let q = A::tensor(Layout::contiguous(vec![2, 4, 5, 8]));
+        assert_eq!(
+            function(
+                "F.scaled_dot_product_attention",
+                vec![q.clone(), q.clone(), q]
+            )
+            .result,
+            OpResult::UnknownTensor
+        );
+    }
+}

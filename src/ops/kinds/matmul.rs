@@ -1,0 +1,259 @@
+//! Matrix products and lookups (spec §6.2): `matmul`/`@`, `mm`, `bmm`, `addmm`, `baddbmm`,
+//! `linear`, `nn.Linear`, `embedding`, `nn.Embedding`: contiguous outputs of a computed
+//! shape.
+
+use super::{size_arg, tensor_arg, Outcome};
+use crate::layout::{Decider, Layout, LayoutError, Size, Tri};
+use crate::ops::bind::BoundArgs;
+use crate::ops::shape_rules::{bmm_shape, linear_shape, matmul_shape, mm_shape};
+use crate::ops::transfer::{OpErrorKind, Transfer};
+
+fn contiguous_result<S: Size>(
+    shape: Result<Vec<S>, LayoutError>,
+) -> Result<Transfer<S>, Transfer<S>> {
+    shape
+        .map(|shape| Transfer::tensor(Layout::contiguous(shape)))
+        .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::ElementCount))
+}
+
+/// Can a view merge every dim of `layout` but the last? (`t[i] == t[i+1]·s[i+1]`.)
+fn leading_dims_merge<S: Size>(layout: &Layout<S>, d: &Decider) -> Tri {
+    let n = layout.rank();
+    (0..n.saturating_sub(2)).fold(Tri::Yes, |acc, i| {
+        acc.and(d.eq(&layout.strides[i], &layout.strides[i + 1].mul(&layout.shape[i + 1])))
+    })
+}
+
+/// Does ATen's `matmul` fold an ND (≥ 3) operand times a 1-D/2-D one into a single mm/mv
+/// (ATen `should_fold`, read in source; the resulting error messages checked on torch 2.15)?
+/// It folds when the larger operand (`b.mT` for `1-D @ ND`) is empty or its leading dims
+/// merge into a view — and also whenever the smaller operand requires grad, which a static
+/// analysis cannot see: this answers for inference (no grad). `2-D @ ND` never folds then.
+fn folds<S: Size>(a: &Layout<S>, b: &Layout<S>, d: &Decider) -> Tri {
+    let empty_or_merges = |larger: &Layout<S>| d.eq_lit(&larger.numel(), 0).or(leading_dims_merge(larger, d));
+    match (a.rank(), b.rank()) {
+        (ra, 1 | 2) if ra >= 3 => empty_or_merges(a),
+        (1, rb) if rb >= 3 => {
+            let mut transposed = b.clone();
+            transposed.shape.swap(rb - 2, rb - 1);
+            transposed.strides.swap(rb - 2, rb - 1);
+            empty_or_merges(&transposed)
+        }
+        _ => Tri::No,
+    }
+}
+
+pub fn matmul<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let (a, b) = (tensor_arg(args, "input")?, tensor_arg(args, "other")?);
+    let fold = folds(a, b, d);
+    // Folding changes only the error message, never the result: an undecided fold with a
+    // failing product still fails (reported with the batched path's message).
+    let shape = match matmul_shape(&a.shape, &b.shape, fold.is_yes(), d) {
+        Err(e) if fold == Tri::Unknown && !e.is_undecided() => matmul_shape(&a.shape, &b.shape, false, d),
+        other => other,
+    };
+    // The product of a non-folding ND operand goes through `reshape` of its batch dims,
+    // which may copy (source only; not modelled precisely).
+    let copies = if a.rank() >= 3 && fold != Tri::Yes { Tri::Unknown } else { Tri::No };
+    Ok(contiguous_result(shape)?.with_copy(copies, a.numel()))
+}
+
+pub fn mm<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let (a, b) = (tensor_arg(args, "input")?, tensor_arg(args, "mat2")?);
+    contiguous_result(mm_shape(&a.shape, &b.shape, d))
+}
+
+pub fn bmm<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let (a, b) = (tensor_arg(args, "input")?, tensor_arg(args, "mat2")?);
+    contiguous_result(bmm_shape(&a.shape, &b.shape, d))
+}
+
+/// `addmm(input, mat1, mat2)`: the product's shape (`input` broadcasts to it).
+pub fn addmm<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let (a, b) = (tensor_arg(args, "mat1")?, tensor_arg(args, "mat2")?);
+    contiguous_result(mm_shape(&a.shape, &b.shape, d))
+}
+
+pub fn baddbmm<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let (a, b) = (tensor_arg(args, "batch1")?, tensor_arg(args, "batch2")?);
+    contiguous_result(bmm_shape(&a.shape, &b.shape, d))
+}
+
+/// `linear` on an ND (≥ 3) input goes through matmul's folding (spec §6.2): a reshape of
+/// the leading dims, which may copy when they do not merge into a view.
+fn linear_copies<S: Size>(input: &Layout<S>, d: &Decider) -> Tri {
+    if input.rank() >= 3 && !leading_dims_merge(input, d).is_yes() {
+        Tri::Unknown
+    } else {
+        Tri::No
+    }
+}
+
+/// `F.linear(input, weight)` with `weight` of shape `(out_features, in_features)`.
+pub fn linear<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let (input, weight) = (tensor_arg(args, "input")?, tensor_arg(args, "weight")?);
+    let [out_features, in_features] = weight.shape.as_slice() else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let copies = fold_copies(input, 2, d);
+    Ok(
+        contiguous_result(linear_shape(&input.shape, in_features, out_features, d))?
+            .with_copy(copies, input.numel()),
+    )
+}
+
+/// `nn.Linear(in_features, out_features)(input)`.
+pub fn linear_module<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    let out_features = size_arg(args, "out_features").map_err(|_| Transfer::unknown_tensor())?;
+    let copies = linear_copies(input, d);
+    let shape = match size_arg(args, "in_features") {
+        Ok(in_features) => linear_shape(&input.shape, &in_features, &out_features, d),
+        // Without the constructor's in_features only the output shape is known.
+        Err(_) => match input.shape.split_last() {
+            Some((_, lead)) => Ok(lead.iter().cloned().chain([out_features]).collect()),
+            None => return Err(Transfer::unknown_tensor()),
+        },
+    };
+    Ok(contiguous_result(shape)?.with_copy(copies, input.numel()))
+}
+
+/// `F.embedding(input, weight)`: `input.shape + (weight.shape[1],)`.
+pub fn embedding<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
+    let (input, weight) = (tensor_arg(args, "input")?, tensor_arg(args, "weight")?);
+    let [_, dim] = weight.shape.as_slice() else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let mut shape = input.shape.clone();
+    shape.push(dim.clone());
+    Ok(Transfer::tensor(Layout::contiguous(shape)))
+}
+
+/// `nn.Embedding(num, dim)(input)`: `input.shape + (dim,)`.
+pub fn embedding_module<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    let dim = size_arg(args, "embedding_dim").map_err(|_| Transfer::unknown_tensor())?;
+    let mut shape = input.shape.clone();
+    shape.push(dim);
+    Ok(Transfer::tensor(Layout::contiguous(shape)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layout::{Decider, Layout, Tri};
+    use crate::ops::{
+        apply, bind, bind_module_call, bind_module_init, ArgValue, OpTable, Transfer,
+    };
+
+    type A = ArgValue<i64>;
+
+    fn l(shape: &[i64], strides: &[i64]) -> Layout<i64> {
+        Layout::new(shape.to_vec(), strides.to_vec(), 0)
+    }
+
+    fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
+        let spec = OpTable::torch().method(name).unwrap();
+        apply(
+            spec,
+            &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
+            &Decider::concrete(),
+        )
+    }
+
+    /// Spec §6.2 (E): products of transposed operands are contiguous.
+    #[test]
+    fn products_are_contiguous() {
+        let att = method(
+            "__matmul__",
+            l(&[2, 4, 5, 8], &[160, 8, 32, 1]),
+            vec![A::tensor(l(&[2, 4, 8, 5], &[160, 8, 1, 32]))],
+        );
+        assert_eq!(att.layout(), Some(&Layout::contiguous(vec![2, 4, 5, 5])));
+        let t = method(
+            "mm",
+            l(&[4, 3], &[1, 4]),
+            vec![A::tensor(Layout::contiguous(vec![3, 5]))],
+        );
+        assert_eq!(t.layout(), Some(&Layout::contiguous(vec![4, 5])));
+        let t = method(
+            "bmm",
+            l(&[2, 3, 4], &[12, 1, 3]),
+            vec![A::tensor(Layout::contiguous(vec![2, 4, 5]))],
+        );
+        assert_eq!(t.layout(), Some(&Layout::contiguous(vec![2, 3, 5])));
+        let t = method(
+            "matmul",
+            Layout::contiguous(vec![2, 3]),
+            vec![A::tensor(Layout::contiguous(vec![4, 5]))],
+        );
+        assert_eq!(
+            t.op_error().map(|e| e.message.as_str()),
+            Some("mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+        );
+    }
+
+    /// LA `should_fold` (source): a 3-D input whose leading dims do not merge may be copied.
+    #[test]
+    fn folding_copies_are_flagged_as_possible() {
+        let w = A::tensor(Layout::contiguous(vec![6, 5]));
+        let contiguous = method("matmul", Layout::contiguous(vec![2, 4, 6]), vec![w.clone()]);
+        assert_eq!(contiguous.copies, Tri::No);
+        let permuted = method("matmul", l(&[2, 4, 6], &[6, 12, 1]), vec![w]);
+        assert_eq!(
+            (permuted.layout().map(|l| l.shape.clone()), permuted.copies),
+            (Some(vec![2, 4, 5]), Tri::Unknown)
+        );
+    }
+
+    #[test]
+    fn linear_and_embedding_shapes() {
+        let table = OpTable::torch();
+        let linear = table.module("nn.Linear").unwrap();
+        let init = bind_module_init::<i64>(linear, vec![A::Int(6), A::Int(5)], vec![]).unwrap();
+        let call = |x: Layout<i64>| {
+            apply(
+                &linear.call,
+                &bind_module_call(linear, &init, vec![A::tensor(x)], vec![]).unwrap(),
+                &Decider::concrete(),
+            )
+        };
+        // torch 2.15: Linear of a (2,4,6) non-contiguous input → contiguous (2,4,5).
+        assert_eq!(
+            call(l(&[2, 4, 6], &[6, 12, 1])).layout(),
+            Some(&Layout::contiguous(vec![2, 4, 5]))
+        );
+        let e = call(Layout::contiguous(vec![2, 7, 3]));
+        assert_eq!(
+            e.op_error().map(|e| e.message.as_str()),
+            Some("mm: mat1 and mat2 shapes cannot be multiplied (14x3 and 6x5)")
+        );
+        let f = table.function("F.linear").unwrap();
+        let t = apply(
+            f,
+            &bind(
+                f,
+                None,
+                vec![
+                    A::tensor(Layout::contiguous(vec![2, 7, 3])),
+                    A::tensor(Layout::contiguous(vec![5, 4])),
+                ],
+                vec![],
+            )
+            .unwrap(),
+            &Decider::concrete(),
+        );
+        assert_eq!(
+            t.op_error().map(|e| e.message.as_str()),
+            Some("mm: mat1 and mat2 shapes cannot be multiplied (14x3 and 4x5)")
+        );
+        // nn.Embedding(10, 7)(idx.t()) → (3, 2, 7) contiguous (torch 2.15).
+        let emb = table.module("nn.Embedding").unwrap();
+        let init = bind_module_init::<i64>(emb, vec![A::Int(10), A::Int(7)], vec![]).unwrap();
+        let t = apply(
+            &emb.call,
+            &bind_module_call(emb, &init, vec![A::tensor(l(&[3, 2], &[1, 3]))], vec![]).unwrap(),
+            &Decider::concrete(),
+        );
+        assert_eq!(t.layout(), Some(&Layout::contiguous(vec![3, 2, 7])));
+    }
+}

@@ -1,0 +1,117 @@
+//! `json`: a pretty-printed JSON array with one object per finding, in Ruff's shape
+//! (`code`, `message`, `filename`, `location`, `end_location`, `fix`, `url`, `noqa_row`)
+//! plus what stridelint adds: `severity`, the layout `chain`, `notes`, `help` and the
+//! `verify` measurement. Rows and columns are 1-based; columns count Unicode scalar
+//! values, as Ruff's do. [`JsonDiagnostic`] is shared with `json-lines`.
+//!
+//! The objects are structs, not `serde_json::json!` maps, so the key order is fixed by
+//! the field order below whatever serde_json features other crates switch on. Fields
+//! are in alphabetical order, as in Ruff's output.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::diagnostic::{Applicability, Diagnostic, Label, Severity};
+use crate::source::{Location, SourceFile};
+
+pub(super) fn write(w: &mut dyn Write, diagnostics: &[&Diagnostic]) -> io::Result<()> {
+    let objects: Vec<JsonDiagnostic> = diagnostics
+        .iter()
+        .map(|diagnostic| JsonDiagnostic::new(diagnostic))
+        .collect();
+    serde_json::to_writer_pretty(&mut *w, &objects)?;
+    writeln!(w)
+}
+
+#[derive(Serialize)]
+pub(super) struct JsonDiagnostic<'a> {
+    chain: Vec<JsonLabel<'a>>,
+    code: &'a str,
+    end_location: Location,
+    /// The path as the diagnostic carries it (Ruff's JSON does not relativize either).
+    filename: String,
+    fix: Option<JsonFix<'a>>,
+    help: Option<&'a str>,
+    location: Location,
+    message: &'a str,
+    /// The row a suppression comment (`# noqa: SL001`) must be on: the finding's first row.
+    noqa_row: usize,
+    notes: &'a [String],
+    severity: Severity,
+    url: String,
+    verify: Option<&'a serde_json::Value>,
+}
+
+#[derive(Serialize)]
+struct JsonLabel<'a> {
+    end_location: Location,
+    location: Location,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    applicability: Applicability,
+    edits: Vec<JsonEdit<'a>>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    content: &'a str,
+    end_location: Location,
+    location: Location,
+}
+
+impl<'a> JsonDiagnostic<'a> {
+    pub(super) fn new(diagnostic: &'a Diagnostic) -> Self {
+        let file = &*diagnostic.file;
+        let (location, end_location) = file.span_locations(diagnostic.span);
+        JsonDiagnostic {
+            chain: diagnostic
+                .chain
+                .iter()
+                .map(|label| JsonLabel::new(file, label))
+                .collect(),
+            code: diagnostic.code,
+            end_location,
+            filename: file.path().to_string_lossy().into_owned(),
+            fix: diagnostic.fix.as_ref().map(|fix| JsonFix {
+                applicability: fix.applicability,
+                edits: fix
+                    .edits
+                    .iter()
+                    .map(|edit| {
+                        let (location, end_location) = file.span_locations(edit.span);
+                        JsonEdit {
+                            content: &edit.content,
+                            end_location,
+                            location,
+                        }
+                    })
+                    .collect(),
+                message: &fix.message,
+            }),
+            help: diagnostic.help.as_deref(),
+            location,
+            message: &diagnostic.message,
+            noqa_row: location.row,
+            notes: &diagnostic.notes,
+            severity: diagnostic.severity,
+            url: diagnostic.url(),
+            verify: diagnostic.verify.as_ref(),
+        }
+    }
+}
+
+impl<'a> JsonLabel<'a> {
+    fn new(file: &SourceFile, label: &'a Label) -> Self {
+        let (location, end_location) = file.span_locations(label.span);
+        JsonLabel {
+            end_location,
+            location,
+            message: &label.message,
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! `json-lines`: the objects of the `json` format, one compact object per line, so a
+//! consumer can process findings as they stream without parsing one large array.
+
+use std::io::{self, Write};
+
+use super::json::JsonDiagnostic;
+use crate::diagnostic::Diagnostic;
+
+pub(super) fn write(w: &mut dyn Write, diagnostics: &[&Diagnostic]) -> io::Result<()> {
+    for diagnostic in diagnostics {
+        serde_json::to_writer(&mut *w, &JsonDiagnostic::new(diagnostic))?;
+        writeln!(w)?;
+    }
+    Ok(())
+}
