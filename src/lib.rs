@@ -138,6 +138,7 @@ pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagn
     if let Some(e) = parsed.errors.first() {
         diagnostics.push(syntax_error(&file, e.span, &e.message));
     }
+    if std::env::var_os("STRIDELINT_PARSE_ONLY").is_some() { return diagnostics; }
     let events = analysis::analyze_module(&parsed.module, &file.text, &settings.analysis);
     if std::env::var_os("STRIDELINT_DEBUG_EVENTS").is_some() {
         // Debugging aid: every op call the interpreter reached, with its outcomes.

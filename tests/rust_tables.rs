@@ -36,22 +36,69 @@ fn both_tables_load() {
 fn candle_spellings_the_frontend_produces_resolve() {
     let table = candle();
     for method in [
-        "reshape", "flatten", "flatten_from", "flatten_to", "flatten_all", "contiguous", "transpose", "t", "permute",
-        "narrow", "squeeze", "unsqueeze", "broadcast_as", "expand", "chunk", "i", "matmul", "broadcast_matmul",
-        "broadcast_add", "add", "exp", "silu", "gelu", "affine", "to_dtype", "sum_keepdim", "max", "dims", "dims3",
-        "dims4", "dim", "elem_count", "rank", "__mul__", "__floordiv__",
+        "reshape",
+        "flatten",
+        "flatten_from",
+        "flatten_to",
+        "flatten_all",
+        "contiguous",
+        "transpose",
+        "t",
+        "permute",
+        "narrow",
+        "squeeze",
+        "unsqueeze",
+        "broadcast_as",
+        "expand",
+        "chunk",
+        "i",
+        "matmul",
+        "broadcast_matmul",
+        "broadcast_add",
+        "add",
+        "exp",
+        "silu",
+        "gelu",
+        "affine",
+        "to_dtype",
+        "sum_keepdim",
+        "max",
+        "dims",
+        "dims3",
+        "dims4",
+        "dim",
+        "elem_count",
+        "rank",
+        "__mul__",
+        "__floordiv__",
     ] {
         assert!(table.method(method).is_some(), "method `{method}`");
     }
     // Functions as written with the crate's usual paths and aliases.
     for function in [
-        "candle_nn.ops.softmax_last_dim", "ops.softmax_last_dim", "candle_nn.ops.rms_norm", "candle_nn.ops.layer_norm",
-        "candle_nn.rotary_emb.rope", "rotary_emb.rope_i", "candle_nn.rotary_emb.rope_thd", "Tensor.cat",
-        "candle.Tensor.cat", "candle_core.Tensor.stack", "Tensor.zeros", "candle.Tensor.arange", "Tensor.reshape",
+        "candle_nn.ops.softmax_last_dim",
+        "ops.softmax_last_dim",
+        "candle_nn.ops.rms_norm",
+        "candle_nn.ops.layer_norm",
+        "candle_nn.rotary_emb.rope",
+        "rotary_emb.rope_i",
+        "candle_nn.rotary_emb.rope_thd",
+        "Tensor.cat",
+        "candle.Tensor.cat",
+        "candle_core.Tensor.stack",
+        "Tensor.zeros",
+        "candle.Tensor.arange",
+        "Tensor.reshape",
     ] {
         assert!(table.function(function).is_some(), "function `{function}`");
     }
-    for module in ["candle_nn.linear", "candle_nn.linear_no_bias", "nn.Linear.new", "candle_nn.rms_norm", "candle_nn.layer_norm"] {
+    for module in [
+        "candle_nn.linear",
+        "candle_nn.linear_no_bias",
+        "nn.Linear.new",
+        "candle_nn.rms_norm",
+        "candle_nn.layer_norm",
+    ] {
         assert!(table.module(module).is_some(), "module `{module}`");
     }
     // The crate-level `rms_norm` is the module constructor; `ops::rms_norm` is the fused op.
@@ -62,32 +109,78 @@ fn candle_spellings_the_frontend_produces_resolve() {
 fn tch_spellings_the_frontend_produces_resolve() {
     let table = tch();
     for method in [
-        "view", "f_view", "reshape", "f_reshape", "transpose", "permute", "contiguous", "flatten", "narrow", "tr", "mt",
-        "unsqueeze", "squeeze_dim", "matmul", "softmax", "size", "size2", "size3", "size4", "i", "__add__",
+        "view",
+        "f_view",
+        "reshape",
+        "f_reshape",
+        "transpose",
+        "permute",
+        "contiguous",
+        "flatten",
+        "narrow",
+        "tr",
+        "mt",
+        "unsqueeze",
+        "squeeze_dim",
+        "matmul",
+        "softmax",
+        "size",
+        "size2",
+        "size3",
+        "size4",
+        "i",
+        "__add__",
     ] {
         assert!(table.method(method).is_some(), "method `{method}`");
     }
-    for function in ["Tensor.cat", "tch.Tensor.stack", "Tensor.zeros", "Tensor.arange_start"] {
+    for function in [
+        "Tensor.cat",
+        "tch.Tensor.stack",
+        "Tensor.zeros",
+        "Tensor.arange_start",
+    ] {
         assert!(table.function(function).is_some(), "function `{function}`");
     }
     assert!(table.module("nn.linear").is_some());
-    assert!(table.all().iter().all(|op| op.semantics == Semantics::Torch));
+    assert!(table
+        .all()
+        .iter()
+        .all(|op| op.semantics == Semantics::Torch));
 }
 
 #[test]
 fn candle_reshape_family_is_candle_semantics_and_tagged_as_hidden_copies() {
     let table = candle();
-    for method in ["reshape", "flatten", "flatten_from", "flatten_to", "flatten_all"] {
+    for method in [
+        "reshape",
+        "flatten",
+        "flatten_from",
+        "flatten_to",
+        "flatten_all",
+    ] {
         let op = table.method(method).unwrap();
         assert_eq!(op.semantics, Semantics::Candle, "{method}");
         assert!(op.tags.iter().any(|t| t == "hidden-copy"), "{method}");
     }
     // `contiguous()` is explicit: never a *hidden* copy.
     assert!(table.method("contiguous").unwrap().tags.is_empty());
-    assert!(table.method("matmul").unwrap().tags.iter().any(|t| t == "candle-matmul"));
+    assert!(table
+        .method("matmul")
+        .unwrap()
+        .tags
+        .iter()
+        .any(|t| t == "candle-matmul"));
     // Every entry on PyTorch's rules says why in its doc.
-    for op in table.all().iter().filter(|op| op.semantics == Semantics::Torch) {
-        assert!(!op.doc.is_empty(), "`{}` uses PyTorch semantics without saying why", op.name);
+    for op in table
+        .all()
+        .iter()
+        .filter(|op| op.semantics == Semantics::Torch)
+    {
+        assert!(
+            !op.doc.is_empty(),
+            "`{}` uses PyTorch semantics without saying why",
+            op.name
+        );
     }
 }
 
@@ -100,8 +193,14 @@ fn candle_fused_ops_require_contiguous_inputs() {
     let other = || ArgValue::tensor(Layout::contiguous(vec![3i64, 5]));
     for (function, extra) in [
         ("candle_nn.ops.softmax_last_dim", vec![]),
-        ("candle_nn.ops.rms_norm", vec![other(), ArgValue::Float(1e-5)]),
-        ("candle_nn.ops.layer_norm", vec![other(), other(), ArgValue::Float(1e-5)]),
+        (
+            "candle_nn.ops.rms_norm",
+            vec![other(), ArgValue::Float(1e-5)],
+        ),
+        (
+            "candle_nn.ops.layer_norm",
+            vec![other(), other(), ArgValue::Float(1e-5)],
+        ),
         ("candle_nn.rotary_emb.rope", vec![other(), other()]),
         ("candle_nn.rotary_emb.rope_i", vec![other(), other()]),
         ("candle_nn.rotary_emb.rope_thd", vec![other(), other()]),
@@ -114,14 +213,35 @@ fn candle_fused_ops_require_contiguous_inputs() {
             apply(spec, &bind(spec, None, args, vec![]).unwrap(), &d)
         };
         let error = run(transposed());
-        let error = error.op_error().unwrap_or_else(|| panic!("{function} accepted a transposed input"));
-        assert!(error.message.ends_with("input has to be contiguous"), "{function}: {}", error.message);
+        let error = error
+            .op_error()
+            .unwrap_or_else(|| panic!("{function} accepted a transposed input"));
+        assert!(
+            error.message.ends_with("input has to be contiguous"),
+            "{function}: {}",
+            error.message
+        );
         let fine = run(Layout::contiguous(vec![2, 4, 3, 5]).with_offset(7));
-        assert_eq!(fine.layout(), Some(&Layout::contiguous(vec![2, 4, 3, 5])), "{function}");
+        assert_eq!(
+            fine.layout(),
+            Some(&Layout::contiguous(vec![2, 4, 3, 5])),
+            "{function}"
+        );
     }
     // The composed softmax and the RmsNorm/LayerNorm modules accept any layout.
-    assert!(!table.function("candle_nn.ops.softmax").unwrap().requires_contiguous);
-    assert!(!table.module("candle_nn.rms_norm").unwrap().call.requires_contiguous);
+    assert!(
+        !table
+            .function("candle_nn.ops.softmax")
+            .unwrap()
+            .requires_contiguous
+    );
+    assert!(
+        !table
+            .module("candle_nn.rms_norm")
+            .unwrap()
+            .call
+            .requires_contiguous
+    );
 }
 
 /// Spec §9: tch-rs's `view` is libtorch's, so it fails on a transposed tensor whose merged
@@ -132,11 +252,34 @@ fn tch_view_and_reshape_follow_pytorch() {
     let d = Decider::concrete();
     let shape = ArgValue::ints(&[2, 4, 15]);
     let view = table.method("view").unwrap();
-    let outcome = apply(view, &bind(view, Some(ArgValue::tensor(transposed())), vec![shape.clone()], vec![]).unwrap(), &d);
-    assert_eq!(outcome.op_error().map(|e| e.kind), Some(OpErrorKind::ViewIncompatible));
+    let outcome = apply(
+        view,
+        &bind(
+            view,
+            Some(ArgValue::tensor(transposed())),
+            vec![shape.clone()],
+            vec![],
+        )
+        .unwrap(),
+        &d,
+    );
+    assert_eq!(
+        outcome.op_error().map(|e| e.kind),
+        Some(OpErrorKind::ViewIncompatible)
+    );
     let reshape = table.method("f_reshape").unwrap();
     assert_eq!(reshape.kind, OpKind::Reshape);
-    let outcome = apply(reshape, &bind(reshape, Some(ArgValue::tensor(transposed())), vec![shape], vec![]).unwrap(), &d);
+    let outcome = apply(
+        reshape,
+        &bind(
+            reshape,
+            Some(ArgValue::tensor(transposed())),
+            vec![shape],
+            vec![],
+        )
+        .unwrap(),
+        &d,
+    );
     assert!(outcome.copies.is_yes());
     assert_eq!(outcome.layout(), Some(&Layout::contiguous(vec![2, 4, 15])));
 }

@@ -163,29 +163,23 @@ fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
     out
 }
 
-/// The same call site can be reached from several analyses (standalone and through a
-/// caller). Keep one event per (site, op) when their outcomes agree in kind; when they
-/// disagree keep all, so a lint sees every input that reaches the call.
+/// The same call site can be reached from several analyses: on its own (parameters
+/// assumed contiguous) and through callers (with their arguments' layouts). Each context is
+/// a separate fact — a failure certain in one context is a real failure when that context
+/// occurs, whatever other contexts do — so events are only deduplicated when identical.
 fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
     let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
-    let mut index: HashMap<(u32, u32, String), usize> = HashMap::new();
+    let mut seen: HashSet<(u32, u32, String, String)> = HashSet::new();
     for ev in events {
-        let key = (ev.span.start, ev.span.end, ev.op.clone());
-        match index.get(&key) {
-            Some(&i) => {
-                let existing = &mut out[i];
-                existing.unknown_input |= ev.unknown_input;
-                for o in ev.outcomes {
-                    let dup = existing.outcomes.iter().any(|e| e.input.layout == o.input.layout && e.target == o.target);
-                    if !dup {
-                        existing.outcomes.push(o);
-                    }
-                }
-            }
-            None => {
-                index.insert(key, out.len());
-                out.push(ev);
-            }
+        let fingerprint = ev
+            .outcomes
+            .iter()
+            .map(|o| format!("{:?}|{:?}|{:?}", o.input.layout, o.target, o.copies))
+            .collect::<Vec<_>>()
+            .join(";");
+        let key = (ev.span.start, ev.span.end, ev.op.clone(), format!("{}{fingerprint}", ev.unknown_input));
+        if seen.insert(key) {
+            out.push(ev);
         }
     }
     out

@@ -6,19 +6,19 @@
 //! does not hide the findings in the rest of a file.
 //!
 //! The lowering is split by concern:
-//! - [`lowerer`]: the walk's state (walrus bindings, depth limit, cursor pool) and tree helpers;
-//! - [`fields`]: grammar field ids, resolved once;
-//! - [`statements`]: statements, function and class definitions, imports;
-//! - [`expressions`]: expressions and assignment targets;
-//! - [`literals`]: numbers and strings decoded from their source text;
-//! - [`annotations`]: jaxtyping shape annotations on parameters;
-//! - [`syntax_errors`]: locating and describing `ERROR` / `MISSING` nodes;
-//! - [`prefilter`]: the cheap text scan that decides whether a file is worth parsing at all.
+//! - `lowerer`: the walk's state (walrus bindings, depth limit, cursor pool) and tree helpers;
+//! - `fields`: grammar field ids, resolved once;
+//! - `statements`: statements, function and class definitions, imports;
+//! - `expressions`: expressions and assignment targets;
+//! - `literals`: numbers and strings decoded from their source text;
+//! - `annotations`: jaxtyping shape annotations on parameters;
+//! - `syntax_errors`: locating and describing `ERROR` / `MISSING` nodes;
+//! - `prefilter`: the cheap text scan that decides whether a file is worth parsing at all.
 //!
 //! Robustness contract: [`parse_python`] never panics and never recurses deeper than a fixed
 //! bound, whatever the input (fuzzed bytes, 100 000-term sums, 10 000 nested parentheses);
 //! nesting beyond the bound is lowered to opaque nodes. The IR it returns is at most about
-//! [`lowerer::MAX_DEPTH`] (200) levels deep, so consumers may walk it recursively.
+//! `lowerer::MAX_DEPTH` (200) levels deep, so consumers may walk it recursively.
 //!
 //! Lowering conventions beyond those of [`crate::ir`]:
 //! - definitions directly at module level go to `Module::functions` / `Module::classes`;

@@ -60,7 +60,12 @@ pub fn parse_rust(source: &str) -> ParseOutcome {
             Err(_) => None,
         }
     });
-    parsed.unwrap_or_else(|| failed(0, "internal error: the Rust parser thread could not run".into()))
+    parsed.unwrap_or_else(|| {
+        failed(
+            0,
+            "internal error: the Rust parser thread could not run".into(),
+        )
+    })
 }
 
 /// Parse and lower on the current thread (the caller provides the stack).

@@ -4,7 +4,7 @@
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::{chain_steps, format_layout, SymLayout};
 use crate::diagnostic::Label;
-use crate::layout::{Assumptions, Decider, Dim, Tri};
+use crate::layout::{infer_size, Assumptions, Decider, Dim, Tri};
 
 /// Labels for the steps that produced the input layout, oldest first (at most 6).
 pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
@@ -57,7 +57,9 @@ pub fn describe_non_adjacent(layout: &SymLayout, target: Option<&[Dim]>, assumpt
             )
         })
     };
-    if let Some(target) = target {
+    // Resolve a `-1` so the grouping sees real sizes.
+    let resolved = target.and_then(|t| infer_size(t, &layout.numel(), &d).ok());
+    if let Some(target) = resolved.as_deref() {
         for group in merged_groups(&layout.shape, target, &d) {
             let dims: Vec<usize> = group.into_iter().filter(|&i| !is_one(&layout.shape[i])).collect();
             for w in dims.windows(2) {

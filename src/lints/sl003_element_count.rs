@@ -4,6 +4,7 @@
 
 use crate::analysis::event::{AltOutcome, OpEvent, Outcome};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::layout::{infer_size, Assumptions, Decider, ShapeError};
 use crate::ops::OpErrorKind;
 
 use super::{chain_labels, notes_for, LintContext};
@@ -14,6 +15,11 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
             OpErrorKind::ElementCount | OpErrorKind::TwoInferred | OpErrorKind::InvalidShapeDim))
     };
     if !ev.all(is_count_error) {
+        return None;
+    }
+    // A size the code never names (`_` in `b, h, _, d = x.shape`) is often 1 on purpose;
+    // an element-count error must hold even when every named size may be 1.
+    if !ev.outcomes.iter().all(|o| fails_with_sizes_of_one(o, ev)) {
         return None;
     }
     let alt = &ev.outcomes[0];
@@ -30,4 +36,15 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         fix: None,
         verify: None,
     })
+}
+
+/// Re-decide the element count with named sizes only assumed `>= 1`.
+fn fails_with_sizes_of_one(o: &AltOutcome, ev: &OpEvent) -> bool {
+    let (Some(input), Some(target)) = (o.input.layout.as_ref(), o.target.as_ref()) else {
+        // No target shape to re-check (e.g. `view_as`): only literal-free errors count.
+        return matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::TwoInferred || e.kind == OpErrorKind::InvalidShapeDim);
+    };
+    let weak = Assumptions { min_symbolic_size: 1, exact_quotients: ev.assumptions.exact_quotients.clone() };
+    let d = Decider::new(&weak);
+    matches!(infer_size(target, &input.numel(), &d), Err(e) if e != ShapeError::Undecided)
 }

@@ -94,7 +94,12 @@ fn check_batched<S: Size>(
 /// operand either one folded mv/mm over its flattened leading dims or a broadcast batched
 /// product. `folds` says whether ATen folds (see `ops::kinds::matmul`); the result shape
 /// is the same either way, only the error message differs.
-pub fn matmul_shape<S: Size>(a: &[S], b: &[S], folds: bool, dec: &Decider) -> Result<Vec<S>, LayoutError> {
+pub fn matmul_shape<S: Size>(
+    a: &[S],
+    b: &[S],
+    folds: bool,
+    dec: &Decider,
+) -> Result<Vec<S>, LayoutError> {
     let (da, db) = (a.len(), b.len());
     if da == 0 || db == 0 {
         return Err(invalid(format!(
@@ -355,7 +360,7 @@ mod tests {
             "Expected size for first two dimensions of batch2 tensor to be: [12, 5] but got: [12, 6]."
         );
         assert_eq!(m(&[3, 4, 1, 3, 5], &[5, 2]).unwrap(), vec![3, 4, 1, 3, 2]);
-        assert_eq!(folded(&[3], &[2, 4, 5]).unwrap(), vec![2, 5]);
+        assert_eq!(folded(&[4], &[2, 4, 5]).unwrap(), vec![2, 5]);
         assert_eq!(
             err(m(&[3], &[4, 5])),
             "mm: mat1 and mat2 shapes cannot be multiplied (1x3 and 4x5)"
@@ -369,7 +374,10 @@ mod tests {
             "size mismatch, got input (14), mat (14x3), vec (4)"
         );
         // 1-D @ ND folded through b.mT: (3,) @ (2,4,5) with mergeable b.mT → mv of (10x4).
-        assert_eq!(err(folded(&[3], &[2, 4, 5])), "size mismatch, got input (10), mat (10x4), vec (3)");
+        assert_eq!(
+            err(folded(&[3], &[2, 4, 5])),
+            "size mismatch, got input (10), mat (10x4), vec (3)"
+        );
         assert_eq!(
             err(m(&[3], &[4])),
             "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements, but got 3 and 4 elements respectively"

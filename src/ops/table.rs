@@ -348,14 +348,15 @@ impl OpTable {
         };
         if let Some(r) = receiver {
             match params.get(r) {
-                Some(p) if p.ty == ParamType::Tensor && p.variadic == Variadic::No => {}
+                Some(p)
+                    if matches!(
+                        p.ty,
+                        ParamType::Tensor | ParamType::TensorOrScalar | ParamType::TensorOrNumber
+                    ) && p.variadic == Variadic::No => {}
                 Some(p) => {
                     return Err(err(
                         "receiver",
-                        format!(
-                            "the receiver `{}` must be a plain `tensor` parameter",
-                            p.name
-                        ),
+                        format!("the receiver `{}` must be a tensor parameter", p.name),
                     ))
                 }
                 None => {

@@ -117,7 +117,13 @@ impl CpuEngine {
                 TimingSummary::from_samples(memcpy_samples).median_ms,
             )
         });
-        let measurement = CopyMeasurement::from_timing(plan, timing, plan.to_string(), opts.check);
+        let path = match (plan.kind, run_transpose_dim(&plan.layout)) {
+            (CopyKind::RowGather { .. }, Some(_)) => {
+                format!("{plan}, blocked as a transpose of runs")
+            }
+            _ => plan.to_string(),
+        };
+        let measurement = CopyMeasurement::from_timing(plan, timing, path, opts.check);
         Ok((measurement, ceiling))
     }
 

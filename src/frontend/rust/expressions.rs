@@ -146,11 +146,15 @@ impl Lowerer {
         let span = self.span(lit.span());
         let kind = match lit {
             // `1f64` is an integer token with a float suffix.
-            syn::Lit::Int(int) if matches!(int.suffix(), "f32" | "f64") => {
-                int.base10_parse::<f64>().map_or(ExprKind::Unknown, ExprKind::Float)
-            }
-            syn::Lit::Int(int) => int.base10_parse::<i64>().map_or(ExprKind::Unknown, ExprKind::Int),
-            syn::Lit::Float(float) => float.base10_parse::<f64>().map_or(ExprKind::Unknown, ExprKind::Float),
+            syn::Lit::Int(int) if matches!(int.suffix(), "f32" | "f64") => int
+                .base10_parse::<f64>()
+                .map_or(ExprKind::Unknown, ExprKind::Float),
+            syn::Lit::Int(int) => int
+                .base10_parse::<i64>()
+                .map_or(ExprKind::Unknown, ExprKind::Int),
+            syn::Lit::Float(float) => float
+                .base10_parse::<f64>()
+                .map_or(ExprKind::Unknown, ExprKind::Float),
             syn::Lit::Bool(value) => ExprKind::Bool(value.value),
             syn::Lit::Str(text) => ExprKind::Str(text.value()),
             _ => ExprKind::Unknown,
@@ -284,7 +288,9 @@ impl Lowerer {
             B::Add(_) => Operator::Arithmetic(BinOp::Add),
             B::Sub(_) => Operator::Arithmetic(BinOp::Sub),
             B::Mul(_) => Operator::Arithmetic(BinOp::Mul),
-            B::Div(_) if is_float(&binary.left) || is_float(&binary.right) => Operator::Arithmetic(BinOp::Div),
+            B::Div(_) if is_float(&binary.left) || is_float(&binary.right) => {
+                Operator::Arithmetic(BinOp::Div)
+            }
             B::Div(_) => Operator::Arithmetic(BinOp::FloorDiv),
             B::Rem(_) => Operator::Arithmetic(BinOp::Mod),
             B::And(_) => Operator::Compare(CmpOp::And),
@@ -315,12 +321,17 @@ impl Lowerer {
         let span = join(op_span, operand.span);
         let kind = match unary.op {
             UnOp::Neg(_) => match operand.kind {
-                ExprKind::Int(value) => value.checked_neg().map_or(ExprKind::Unknown, ExprKind::Int),
+                ExprKind::Int(value) => {
+                    value.checked_neg().map_or(ExprKind::Unknown, ExprKind::Int)
+                }
                 ExprKind::Float(value) => ExprKind::Float(-value),
                 _ => ExprKind::Neg(Box::new(operand)),
             },
             UnOp::Not(_) => {
-                let nothing = Expr::new(ExprKind::Unknown, Span::new(span.end as usize, span.end as usize));
+                let nothing = Expr::new(
+                    ExprKind::Unknown,
+                    Span::new(span.end as usize, span.end as usize),
+                );
                 ExprKind::Compare {
                     left: Box::new(operand),
                     op: CmpOp::Not,
@@ -392,10 +403,16 @@ impl Lowerer {
             },
             SynExpr::Tuple(tuple) => {
                 let span = self.span(tuple.paren_token.span.join());
-                let items = tuple.elems.iter().map(|e| self.assignment_target(e)).collect();
+                let items = tuple
+                    .elems
+                    .iter()
+                    .map(|e| self.assignment_target(e))
+                    .collect();
                 Target::Tuple(items, span)
             }
-            SynExpr::Infer(infer) => Target::Name("_".into(), self.span(infer.underscore_token.span)),
+            SynExpr::Infer(infer) => {
+                Target::Name("_".into(), self.span(infer.underscore_token.span))
+            }
             other => Target::Other(self.span_of(other)),
         }
     }
@@ -416,10 +433,19 @@ impl Lowerer {
             SynExpr::If(branch) => self.if_span(branch),
             SynExpr::Match(m) => self.span_between(m.match_token.span, m.brace_token.span.close()),
             SynExpr::Block(block) => self.span(block.block.brace_token.span.join()),
-            SynExpr::Unsafe(block) => self.span_between(block.unsafe_token.span, block.block.brace_token.span.close()),
-            SynExpr::Loop(l) => self.span_between(l.loop_token.span, l.body.brace_token.span.close()),
-            SynExpr::While(w) => self.span_between(w.while_token.span, w.body.brace_token.span.close()),
-            SynExpr::ForLoop(f) => self.span_between(f.for_token.span, f.body.brace_token.span.close()),
+            SynExpr::Unsafe(block) => self.span_between(
+                block.unsafe_token.span,
+                block.block.brace_token.span.close(),
+            ),
+            SynExpr::Loop(l) => {
+                self.span_between(l.loop_token.span, l.body.brace_token.span.close())
+            }
+            SynExpr::While(w) => {
+                self.span_between(w.while_token.span, w.body.brace_token.span.close())
+            }
+            SynExpr::ForLoop(f) => {
+                self.span_between(f.for_token.span, f.body.brace_token.span.close())
+            }
             other => self.span_of(other),
         }
     }
@@ -437,7 +463,11 @@ pub(super) fn peel(expr: &SynExpr) -> &SynExpr {
             SynExpr::Cast(inner) => &inner.expr,
             SynExpr::Unary(inner) if matches!(inner.op, UnOp::Deref(_)) => &inner.expr,
             SynExpr::MethodCall(call) if is_transparent_method(call) => &call.receiver,
-            SynExpr::Call(call) if call.args.len() == 1 && is_transparent_constructor(&call.func) => &call.args[0],
+            SynExpr::Call(call)
+                if call.args.len() == 1 && is_transparent_constructor(&call.func) =>
+            {
+                &call.args[0]
+            }
             _ => return expr,
         };
     }
@@ -464,9 +494,9 @@ fn is_transparent_constructor(func: &SynExpr) -> bool {
     let mut segments = path.path.segments.iter().rev();
     match segments.next() {
         Some(last) if last.ident == "Ok" || last.ident == "Some" => true,
-        Some(last) if last.ident == "new" => segments
-            .next()
-            .is_some_and(|owner| owner.ident == "Box" || owner.ident == "Arc" || owner.ident == "Rc"),
+        Some(last) if last.ident == "new" => segments.next().is_some_and(|owner| {
+            owner.ident == "Box" || owner.ident == "Arc" || owner.ident == "Rc"
+        }),
         _ => false,
     }
 }
@@ -480,9 +510,11 @@ fn compound_assignment(op: &syn::BinOp) -> Option<BinOp> {
         B::MulAssign(_) => BinOp::Mul,
         B::DivAssign(_) => BinOp::FloorDiv,
         B::RemAssign(_) => BinOp::Mod,
-        B::BitXorAssign(_) | B::BitAndAssign(_) | B::BitOrAssign(_) | B::ShlAssign(_) | B::ShrAssign(_) => {
-            BinOp::Other
-        }
+        B::BitXorAssign(_)
+        | B::BitAndAssign(_)
+        | B::BitOrAssign(_)
+        | B::ShlAssign(_)
+        | B::ShrAssign(_) => BinOp::Other,
         _ => return None,
     })
 }
@@ -503,7 +535,17 @@ fn is_float(expr: &SynExpr) -> bool {
         SynExpr::MethodCall(call) => {
             matches!(
                 call.method.to_string().as_str(),
-                "sqrt" | "powf" | "powi" | "exp" | "ln" | "log" | "log2" | "log10" | "recip" | "to_f64" | "to_f32"
+                "sqrt"
+                    | "powf"
+                    | "powi"
+                    | "exp"
+                    | "ln"
+                    | "log"
+                    | "log2"
+                    | "log10"
+                    | "recip"
+                    | "to_f64"
+                    | "to_f32"
             ) || is_float(&call.receiver)
         }
         SynExpr::Call(call) => match &*call.func {
@@ -514,18 +556,20 @@ fn is_float(expr: &SynExpr) -> bool {
                 .is_some_and(|s| s.ident == "f64" || s.ident == "f32"),
             _ => false,
         },
-        SynExpr::Path(path) => path.path.segments.iter().any(|s| s.ident == "f64" || s.ident == "f32"),
+        SynExpr::Path(path) => path
+            .path
+            .segments
+            .iter()
+            .any(|s| s.ident == "f64" || s.ident == "f32"),
         _ => false,
     }
 }
 
 fn is_float_type(ty: &syn::Type) -> bool {
     match ty {
-        syn::Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "f64" | "f32" | "f16" | "bf16")),
+        syn::Type::Path(path) => path.path.segments.last().is_some_and(|s| {
+            matches!(s.ident.to_string().as_str(), "f64" | "f32" | "f16" | "bf16")
+        }),
         syn::Type::Paren(inner) => is_float_type(&inner.elem),
         syn::Type::Group(inner) => is_float_type(&inner.elem),
         _ => false,

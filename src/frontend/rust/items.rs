@@ -96,7 +96,12 @@ impl Lowerer {
         for item in items {
             match item {
                 Item::Fn(function) => {
-                    let lowered = self.lower_function(&function.sig, &function.block, self.span_of(function), None);
+                    let lowered = self.lower_function(
+                        &function.sig,
+                        &function.block,
+                        self.span_of(function),
+                        None,
+                    );
                     module.functions.push(Arc::new(lowered));
                 }
                 Item::Impl(block) => self.lower_impl(block, module),
@@ -106,10 +111,15 @@ impl Lowerer {
                         self.lower_items(items, module);
                     }
                 }
-                Item::Use(declaration) => self.lower_use(&declaration.tree, String::new(), &mut module.body),
+                Item::Use(declaration) => {
+                    self.lower_use(&declaration.tree, String::new(), &mut module.body)
+                }
                 Item::ExternCrate(krate) => {
                     let module_name = unraw(&krate.ident);
-                    let alias = krate.rename.as_ref().map_or(module_name.clone(), |(_, rename)| unraw(rename));
+                    let alias = krate
+                        .rename
+                        .as_ref()
+                        .map_or(module_name.clone(), |(_, rename)| unraw(rename));
                     if alias != "_" {
                         module.body.push(Stmt::Import {
                             module: module_name,
@@ -135,7 +145,12 @@ impl Lowerer {
     pub(super) fn lower_nested_item(&mut self, item: &Item, out: &mut Vec<Stmt>) {
         match item {
             Item::Fn(function) => {
-                let lowered = self.lower_function(&function.sig, &function.block, self.span_of(function), None);
+                let lowered = self.lower_function(
+                    &function.sig,
+                    &function.block,
+                    self.span_of(function),
+                    None,
+                );
                 out.push(Stmt::FunctionDef(Arc::new(lowered)));
             }
             Item::Use(declaration) => self.lower_use(&declaration.tree, String::new(), out),
@@ -153,7 +168,13 @@ impl Lowerer {
         }
     }
 
-    fn lower_constant(&mut self, ident: &syn::Ident, value: &syn::Expr, span: Span, out: &mut Vec<Stmt>) {
+    fn lower_constant(
+        &mut self,
+        ident: &syn::Ident,
+        value: &syn::Expr,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) {
         let value = self.expr(value);
         self.flush(out);
         let name = self.declare(&unraw(ident));
@@ -170,8 +191,14 @@ impl Lowerer {
         let mut methods = Vec::new();
         for item in &block.items {
             if let ImplItem::Fn(function) = item {
-                let constructor = is_constructor(&function.sig, &class_name).then(|| class_name.clone());
-                let lowered = self.lower_function(&function.sig, &function.block, self.span_of(function), constructor);
+                let constructor =
+                    is_constructor(&function.sig, &class_name).then(|| class_name.clone());
+                let lowered = self.lower_function(
+                    &function.sig,
+                    &function.block,
+                    self.span_of(function),
+                    constructor,
+                );
                 methods.push(Arc::new(lowered));
             }
         }
@@ -191,8 +218,14 @@ impl Lowerer {
         for item in &block.items {
             if let TraitItem::Fn(function) = item {
                 if let Some(body) = &function.default {
-                    let constructor = is_constructor(&function.sig, &trait_name).then(|| trait_name.clone());
-                    let lowered = self.lower_function(&function.sig, body, self.span_of(function), constructor);
+                    let constructor =
+                        is_constructor(&function.sig, &trait_name).then(|| trait_name.clone());
+                    let lowered = self.lower_function(
+                        &function.sig,
+                        body,
+                        self.span_of(function),
+                        constructor,
+                    );
                     methods.push(Arc::new(lowered));
                 }
             }
@@ -227,11 +260,18 @@ impl Lowerer {
             };
             let param_span = self.span_of(typed);
             let name = match super::patterns::strip(&typed.pat) {
-                syn::Pat::Ident(binding) if binding.subpat.is_none() => self.declare(&unraw(&binding.ident)),
+                syn::Pat::Ident(binding) if binding.subpat.is_none() => {
+                    self.declare(&unraw(&binding.ident))
+                }
                 syn::Pat::Wild(_) => "_".to_string(),
                 _ => {
                     let synthetic = format!("$arg{position}");
-                    self.bind_pattern(&typed.pat, name_expr(synthetic.clone(), param_span), param_span, &mut body);
+                    self.bind_pattern(
+                        &typed.pat,
+                        name_expr(synthetic.clone(), param_span),
+                        param_span,
+                        &mut body,
+                    );
                     synthetic
                 }
             };
@@ -341,12 +381,18 @@ fn dotted_path(path: &syn::Path) -> String {
 
 /// See the module docs.
 fn is_constructor(signature: &syn::Signature, type_name: &str) -> bool {
-    let has_receiver = signature.inputs.iter().any(|input| matches!(input, FnArg::Receiver(_)));
+    let has_receiver = signature
+        .inputs
+        .iter()
+        .any(|input| matches!(input, FnArg::Receiver(_)));
     if has_receiver {
         return false;
     }
     let name = signature.ident.to_string();
-    name == "new" || name == "load" || name.starts_with("new_") || returns_own_type(&signature.output, type_name)
+    name == "new"
+        || name == "load"
+        || name.starts_with("new_")
+        || returns_own_type(&signature.output, type_name)
 }
 
 /// Does the function return `Self` / the type, possibly in a `Result`, `Option`, `Box`,
@@ -361,9 +407,15 @@ fn returns_own_type(output: &ReturnType, type_name: &str) -> bool {
                 if last.ident == "Self" || last.ident == type_name {
                     return true;
                 }
-                let is_wrapper = matches!(last.ident.to_string().as_str(), "Result" | "Option" | "Box" | "Arc" | "Rc");
+                let is_wrapper = matches!(
+                    last.ident.to_string().as_str(),
+                    "Result" | "Option" | "Box" | "Arc" | "Rc"
+                );
                 match &last.arguments {
-                    syn::PathArguments::AngleBracketed(args) if is_wrapper => match args.args.first() {
+                    syn::PathArguments::AngleBracketed(args) if is_wrapper => match args
+                        .args
+                        .first()
+                    {
                         Some(syn::GenericArgument::Type(inner)) => names_own_type(inner, type_name),
                         _ => false,
                     },

@@ -167,7 +167,10 @@ impl Lowerer {
     pub(super) fn isolated<T>(&mut self, lower: impl FnOnce(&mut Self) -> T) -> T {
         let outer = std::mem::take(&mut self.pending);
         let result = lower(self);
-        debug_assert!(self.pending.is_empty(), "a nested block left statements pending");
+        debug_assert!(
+            self.pending.is_empty(),
+            "a nested block left statements pending"
+        );
         self.pending = outer;
         result
     }

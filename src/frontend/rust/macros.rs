@@ -37,15 +37,16 @@ fn meaning(mac: &Macro) -> MacroMeaning {
         "assert" | "debug_assert" => MacroMeaning::Assert(None),
         "assert_eq" | "debug_assert_eq" => MacroMeaning::Assert(Some(CmpOp::Eq)),
         "assert_ne" | "debug_assert_ne" => MacroMeaning::Assert(Some(CmpOp::NotEq)),
-        "format" | "print" | "println" | "eprint" | "eprintln" | "write" | "writeln" | "dbg" | "trace" | "debug"
-        | "info" | "warn" | "error" | "log" => MacroMeaning::Formatting,
+        "format" | "print" | "println" | "eprint" | "eprintln" | "write" | "writeln" | "dbg"
+        | "trace" | "debug" | "info" | "warn" | "error" | "log" => MacroMeaning::Formatting,
         _ => MacroMeaning::Opaque,
     }
 }
 
 /// The comma-separated expressions of a macro body, if it is one.
 fn arguments(mac: &Macro) -> Option<Punctuated<SynExpr, Token![,]>> {
-    mac.parse_body_with(Punctuated::<SynExpr, Token![,]>::parse_terminated).ok()
+    mac.parse_body_with(Punctuated::<SynExpr, Token![,]>::parse_terminated)
+        .ok()
 }
 
 impl Lowerer {

@@ -199,7 +199,8 @@ impl Scan<'_> {
     }
 
     fn skip_line_comment(&mut self) {
-        self.at = memchr::memchr(b'\n', &self.bytes[self.at..]).map_or(self.bytes.len(), |p| self.at + p + 1);
+        self.at = memchr::memchr(b'\n', &self.bytes[self.at..])
+            .map_or(self.bytes.len(), |p| self.at + p + 1);
     }
 
     /// Block comments nest in Rust: `/* a /* b */ c */` is one comment.
@@ -261,7 +262,11 @@ impl Scan<'_> {
         match self.bytes.get(body) {
             Some(b'\\') => {
                 // The escaped character itself may be a quote (`'\''`): search after it.
-                let close = self.bytes.get(body + 2..).and_then(|rest| memchr::memchr(b'\'', rest)).map(|p| body + 2 + p);
+                let close = self
+                    .bytes
+                    .get(body + 2..)
+                    .and_then(|rest| memchr::memchr(b'\'', rest))
+                    .map(|p| body + 2 + p);
                 // An escape is at most `\u{10FFFF}`; a quote further away is not ours.
                 self.at = match close {
                     Some(close) if close - body <= 10 => close + 1,
@@ -320,7 +325,11 @@ mod tests {
 
     #[test]
     fn deep_brackets_are_refused_at_the_first_bracket_too_many() {
-        let ok = format!("{}{}", "(".repeat(MAX_BRACKET_DEPTH), ")".repeat(MAX_BRACKET_DEPTH));
+        let ok = format!(
+            "{}{}",
+            "(".repeat(MAX_BRACKET_DEPTH),
+            ")".repeat(MAX_BRACKET_DEPTH)
+        );
         assert_eq!(check_nesting(&ok), Ok(()));
         let deep = format!("fn f() {{ {} }}", "[".repeat(MAX_BRACKET_DEPTH));
         let err = check_nesting(&deep).unwrap_err();
@@ -331,7 +340,10 @@ mod tests {
 
     #[test]
     fn long_operator_chains_are_refused() {
-        let sum = format!("fn f() {{ let x = {}a; }}", "a + ".repeat(MAX_EXPRESSION_DEPTH));
+        let sum = format!(
+            "fn f() {{ let x = {}a; }}",
+            "a + ".repeat(MAX_EXPRESSION_DEPTH)
+        );
         assert!(check_nesting(&sum).is_err());
         let calls = format!("fn f() {{ g{}; }}", "()".repeat(MAX_EXPRESSION_DEPTH));
         assert!(check_nesting(&calls).is_err());
@@ -363,7 +375,10 @@ mod tests {
         assert!(check_nesting(&lifetimes).is_err());
         // Multi-byte character literals.
         assert_eq!(check_nesting("const C: char = '日'; fn f() {}"), Ok(()));
-        assert_eq!(check_nesting("const C: char = '\\u{1F600}'; fn f() {}"), Ok(()));
+        assert_eq!(
+            check_nesting("const C: char = '\\u{1F600}'; fn f() {}"),
+            Ok(())
+        );
     }
 
     #[test]

@@ -21,7 +21,13 @@ use super::lowerer::{unknown, Lowerer};
 impl Lowerer {
     /// Bind `pattern` to `value` (already lowered, before the pattern's names are declared,
     /// so that `let x = x.t()?` reads the old `x`).
-    pub(super) fn bind_pattern(&mut self, pattern: &Pat, value: Expr, span: Span, out: &mut Vec<Stmt>) {
+    pub(super) fn bind_pattern(
+        &mut self,
+        pattern: &Pat,
+        value: Expr,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) {
         if matches!(strip(pattern), Pat::Wild(_)) {
             out.push(Stmt::Expr(value));
             return;
@@ -62,18 +68,31 @@ impl Lowerer {
                 let span = self.span(binding.ident.span());
                 Some(Target::Name(self.declare(&unraw(&binding.ident)), span))
             }
-            Pat::Wild(wild) => Some(Target::Name("_".into(), self.span(wild.underscore_token.span))),
+            Pat::Wild(wild) => Some(Target::Name(
+                "_".into(),
+                self.span(wild.underscore_token.span),
+            )),
             Pat::Tuple(tuple) => {
                 let span = self.span(tuple.paren_token.span.join());
-                let items = tuple.elems.iter().map(|p| self.element_target(p)).collect::<Option<_>>()?;
+                let items = tuple
+                    .elems
+                    .iter()
+                    .map(|p| self.element_target(p))
+                    .collect::<Option<_>>()?;
                 Some(Target::Tuple(items, span))
             }
             Pat::Slice(slice) => {
                 let span = self.span(slice.bracket_token.span.join());
-                let items = slice.elems.iter().map(|p| self.element_target(p)).collect::<Option<_>>()?;
+                let items = slice
+                    .elems
+                    .iter()
+                    .map(|p| self.element_target(p))
+                    .collect::<Option<_>>()?;
                 Some(Target::Tuple(items, span))
             }
-            Pat::TupleStruct(wrapper) if is_transparent_wrapper(&wrapper.path) && wrapper.elems.len() == 1 => {
+            Pat::TupleStruct(wrapper)
+                if is_transparent_wrapper(&wrapper.path) && wrapper.elems.len() == 1 =>
+            {
                 self.target(&wrapper.elems[0])
             }
             _ => None,
@@ -86,7 +105,10 @@ impl Lowerer {
         match strip(pattern) {
             Pat::Rest(rest) => {
                 let span = self.span(rest.dot2_token.spans[0]);
-                Some(Target::Starred(Box::new(Target::Name("_".into(), span)), span))
+                Some(Target::Starred(
+                    Box::new(Target::Name("_".into(), span)),
+                    span,
+                ))
             }
             _ => self.target(pattern),
         }
@@ -135,7 +157,10 @@ pub(super) fn collect_names<'p>(pattern: &'p Pat, out: &mut Vec<&'p syn::Ident>)
         Pat::Slice(slice) => slice.elems.iter().for_each(|p| collect_names(p, out)),
         Pat::Tuple(tuple) => tuple.elems.iter().for_each(|p| collect_names(p, out)),
         Pat::TupleStruct(tuple) => tuple.elems.iter().for_each(|p| collect_names(p, out)),
-        Pat::Struct(record) => record.fields.iter().for_each(|f| collect_names(&f.pat, out)),
+        Pat::Struct(record) => record
+            .fields
+            .iter()
+            .for_each(|f| collect_names(&f.pat, out)),
         _ => {}
     }
 }

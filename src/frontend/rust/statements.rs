@@ -141,7 +141,12 @@ impl Lowerer {
 
     /// The statements of a block (in the current scope); a trailing expression without `;`
     /// is the block's value and goes to `dest`.
-    pub(super) fn lower_statements(&mut self, statements: &[SynStmt], dest: &Dest, out: &mut Vec<Stmt>) {
+    pub(super) fn lower_statements(
+        &mut self,
+        statements: &[SynStmt],
+        dest: &Dest,
+        out: &mut Vec<Stmt>,
+    ) {
         for (i, statement) in statements.iter().enumerate() {
             let is_tail = i + 1 == statements.len();
             match statement {
@@ -167,7 +172,9 @@ impl Lowerer {
             self.bind_to_unknown(&local.pat, out);
             return;
         };
-        if let (SynExpr::Struct(record), syn::Pat::Ident(binding)) = (peel(&init.expr), super::patterns::strip(&local.pat)) {
+        if let (SynExpr::Struct(record), syn::Pat::Ident(binding)) =
+            (peel(&init.expr), super::patterns::strip(&local.pat))
+        {
             if self.is_constructor_result(record) && binding.subpat.is_none() {
                 // `let s = Self { .. }; …; Ok(s)`: `s` *is* `self`.
                 self.assign_fields(record, out);

@@ -91,7 +91,10 @@ fn show_target(target: &Target) -> String {
     match target {
         Target::Name(name, _) => name.clone(),
         Target::Attr { value, attr, .. } => format!("{}.{attr}", show(value)),
-        Target::Tuple(items, _) => format!("({})", items.iter().map(show_target).collect::<Vec<_>>().join(", ")),
+        Target::Tuple(items, _) => format!(
+            "({})",
+            items.iter().map(show_target).collect::<Vec<_>>().join(", ")
+        ),
         Target::Starred(inner, _) => format!("*{}", show_target(inner)),
         Target::Other(_) => "<other>".into(),
     }
@@ -105,7 +108,9 @@ fn show_body(body: &[Stmt], indent: usize, out: &mut String) {
                 let targets: Vec<String> = targets.iter().map(show_target).collect();
                 writeln!(out, "{pad}{} = {}", targets.join(" = "), show(value)).unwrap();
             }
-            Stmt::AugAssign { target, op, value, .. } => {
+            Stmt::AugAssign {
+                target, op, value, ..
+            } => {
                 writeln!(out, "{pad}{} {op:?}= {}", show_target(target), show(value)).unwrap();
             }
             Stmt::Expr(expr) => writeln!(out, "{pad}{}", show(expr)).unwrap(),
@@ -113,7 +118,9 @@ fn show_body(body: &[Stmt], indent: usize, out: &mut String) {
                 Some(value) => writeln!(out, "{pad}return {}", show(value)).unwrap(),
                 None => writeln!(out, "{pad}return").unwrap(),
             },
-            Stmt::If { test, body, orelse, .. } => {
+            Stmt::If {
+                test, body, orelse, ..
+            } => {
                 writeln!(out, "{pad}if {}:", show(test)).unwrap();
                 show_body(body, indent + 1, out);
                 if !orelse.is_empty() {
@@ -121,17 +128,25 @@ fn show_body(body: &[Stmt], indent: usize, out: &mut String) {
                     show_body(orelse, indent + 1, out);
                 }
             }
-            Stmt::Loop { target, iter, body, .. } => {
-                let target = target.as_ref().map(show_target).unwrap_or_else(|| "_".into());
+            Stmt::Loop {
+                target, iter, body, ..
+            } => {
+                let target = target
+                    .as_ref()
+                    .map(show_target)
+                    .unwrap_or_else(|| "_".into());
                 let iter = iter.as_ref().map(show).unwrap_or_else(|| "?".into());
                 writeln!(out, "{pad}for {target} in {iter}:").unwrap();
                 show_body(body, indent + 1, out);
             }
             Stmt::Assert { test, .. } => writeln!(out, "{pad}assert {}", show(test)).unwrap(),
             Stmt::Raise { .. } => writeln!(out, "{pad}raise").unwrap(),
-            Stmt::Import { module, alias, .. } => {
-                writeln!(out, "{pad}import {module} as {}", alias.as_deref().unwrap_or("-")).unwrap()
-            }
+            Stmt::Import { module, alias, .. } => writeln!(
+                out,
+                "{pad}import {module} as {}",
+                alias.as_deref().unwrap_or("-")
+            )
+            .unwrap(),
             Stmt::FunctionDef(function) => {
                 writeln!(out, "{pad}def {}:", function.name).unwrap();
                 show_body(&function.body, indent + 1, out);
@@ -153,7 +168,11 @@ fn render(body: &[Stmt]) -> String {
 
 fn parse_ok(source: &str) -> Module {
     let outcome = parse_rust(source);
-    assert!(outcome.errors.is_empty(), "unexpected syntax errors: {:?}", outcome.errors);
+    assert!(
+        outcome.errors.is_empty(),
+        "unexpected syntax errors: {:?}",
+        outcome.errors
+    );
     assert_eq!(outcome.module.language, ir::Language::Rust);
     outcome.module
 }
@@ -186,7 +205,10 @@ fn dedent(text: &str) -> String {
         .map(|l| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
-    lines.iter().map(|l| format!("{}\n", &l[indent..])).collect()
+    lines
+        .iter()
+        .map(|l| format!("{}\n", &l[indent..]))
+        .collect()
 }
 
 /// Every expression in a body, depth first (for span checks).
@@ -194,8 +216,12 @@ fn all_exprs(body: &[Stmt]) -> Vec<&Expr> {
     fn expr<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
         out.push(e);
         match &e.kind {
-            ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => expr(value, out),
-            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| expr(i, out)),
+            ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => {
+                expr(value, out)
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter().for_each(|i| expr(i, out))
+            }
             ExprKind::Call { func, args } => {
                 expr(func, out);
                 args.iter().for_each(|a| expr(&a.value, out));
@@ -226,8 +252,12 @@ fn all_exprs(body: &[Stmt]) -> Vec<&Expr> {
         match statement {
             Stmt::Assign { value, .. } | Stmt::AugAssign { value, .. } => expr(value, &mut out),
             Stmt::Expr(value) => expr(value, &mut out),
-            Stmt::Return { value: Some(value), .. } => expr(value, &mut out),
-            Stmt::If { test, body, orelse, .. } => {
+            Stmt::Return {
+                value: Some(value), ..
+            } => expr(value, &mut out),
+            Stmt::If {
+                test, body, orelse, ..
+            } => {
                 expr(test, &mut out);
                 out.extend(all_exprs(body));
                 out.extend(all_exprs(orelse));
@@ -295,7 +325,14 @@ fn attention_forward_lowers_to_the_ir_conventions() {
     let module = parse_ok(ATTENTION);
     let forward = method(&module, "Attention", "forward");
     assert!(forward.is_method && !forward.is_constructor);
-    assert_eq!(forward.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["xs"]);
+    assert_eq!(
+        forward
+            .params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        ["xs"]
+    );
     assert_eq!(
         render(&forward.body),
         dedent(
@@ -318,7 +355,13 @@ fn constructor_struct_literal_becomes_self_assignments() {
     let module = parse_ok(ATTENTION);
     let new = method(&module, "Attention", "new");
     assert!(new.is_constructor && !new.is_method);
-    assert_eq!(new.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["cfg", "vb"]);
+    assert_eq!(
+        new.params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        ["cfg", "vb"]
+    );
     assert_eq!(
         render(&new.body),
         dedent(
@@ -398,7 +441,10 @@ fn spans_are_byte_offsets_of_the_original_text() {
         panic!("expected a call");
     };
     assert_eq!(text(args[0].value.span), "1");
-    let ExprKind::Attr { value: receiver, .. } = &func.kind else {
+    let ExprKind::Attr {
+        value: receiver, ..
+    } = &func.kind
+    else {
         panic!("expected a method");
     };
     assert_eq!(
@@ -409,7 +455,10 @@ fn spans_are_byte_offsets_of_the_original_text() {
     for function in module.classes.iter().flat_map(|c| c.methods.iter()) {
         for e in all_exprs(&function.body) {
             assert!(e.span.start <= e.span.end && (e.span.end as usize) <= source.len());
-            assert!(source.is_char_boundary(e.span.start as usize) && source.is_char_boundary(e.span.end as usize));
+            assert!(
+                source.is_char_boundary(e.span.start as usize)
+                    && source.is_char_boundary(e.span.end as usize)
+            );
         }
     }
 }
@@ -696,7 +745,10 @@ fn let_else_patterns_and_parameters() {
         "#,
     );
     let f = &module.functions[0];
-    assert_eq!(f.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["$arg0", "_", "xs", "cfg"]);
+    assert_eq!(
+        f.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["$arg0", "_", "xs", "cfg"]
+    );
     assert!(!f.is_method);
     assert_eq!(
         render(&f.body),
@@ -785,16 +837,28 @@ fn impl_blocks_merge_and_trait_impls_are_methods() {
         "#,
     );
     assert_eq!(
-        module.classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        module
+            .classes
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>(),
         ["Mlp", "Other"]
     );
     let mlp = &module.classes[0];
     assert_eq!(mlp.bases, ["candle.Module"]);
-    let names: Vec<(&str, bool, bool)> =
-        mlp.methods.iter().map(|m| (m.name.as_str(), m.is_method, m.is_constructor)).collect();
+    let names: Vec<(&str, bool, bool)> = mlp
+        .methods
+        .iter()
+        .map(|m| (m.name.as_str(), m.is_method, m.is_constructor))
+        .collect();
     assert_eq!(
         names,
-        [("load", false, true), ("helper", false, false), ("from_parts", false, true), ("forward", true, false)]
+        [
+            ("load", false, true),
+            ("helper", false, false),
+            ("from_parts", false, true),
+            ("forward", true, false)
+        ]
     );
     assert_eq!(
         render(&mlp.methods[0].body),
@@ -839,7 +903,14 @@ fn nested_items_consts_and_modules() {
         "#,
     );
     assert_eq!(render(&module.body), "HEADS = 8\n");
-    assert_eq!(module.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["g", "f"]);
+    assert_eq!(
+        module
+            .functions
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>(),
+        ["g", "f"]
+    );
     assert_eq!(
         render(&module.functions[1].body),
         dedent(
@@ -914,18 +985,33 @@ fn shebang_lines_are_skipped_like_syn_does() {
     assert_eq!(&source[module.functions[0].name_span.range()], "f");
     // An inner attribute is not a shebang.
     let attribute = "#![allow(dead_code)]\nfn g() {}\n";
-    assert_eq!(&attribute[parse_ok(attribute).functions[0].name_span.range()], "g");
+    assert_eq!(
+        &attribute[parse_ok(attribute).functions[0].name_span.range()],
+        "g"
+    );
 }
 
 #[test]
 fn deep_nesting_is_refused_without_overflowing() {
-    let deep = format!("fn f() {{ let x = {}1{}; }}", "(".repeat(100_000), ")".repeat(100_000));
+    let deep = format!(
+        "fn f() {{ let x = {}1{}; }}",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
     let outcome = parse_rust(&deep);
     assert!(outcome.module.functions.is_empty());
-    assert!(outcome.errors[0].message.starts_with("nesting too deep"), "{:?}", outcome.errors);
+    assert!(
+        outcome.errors[0].message.starts_with("nesting too deep"),
+        "{:?}",
+        outcome.errors
+    );
 
     // Deep but under the bracket limit: parsed, on the parser thread's stack.
-    let nested = format!("fn f() {{ let x = {}1{}; }}", "(".repeat(250), ")".repeat(250));
+    let nested = format!(
+        "fn f() {{ let x = {}1{}; }}",
+        "(".repeat(250),
+        ")".repeat(250)
+    );
     let module = parse_ok(&nested);
     assert_eq!(render(&module.functions[0].body), "x = 1\n");
 }
@@ -950,7 +1036,11 @@ fn long_chains_at_the_limits_parse_or_are_refused_never_crash() {
         // Over the limit: refused before syn runs.
         let refused = parse_rust(&shape(nesting::MAX_EXPRESSION_DEPTH * 3));
         assert_eq!(refused.errors.len(), 1);
-        assert!(refused.errors[0].message.contains("too deep"), "{:?}", refused.errors);
+        assert!(
+            refused.errors[0].message.contains("too deep"),
+            "{:?}",
+            refused.errors
+        );
     }
 }
 
@@ -986,7 +1076,9 @@ fn empty_and_item_free_files() {
 /// so a marker on any other line could never match).
 #[test]
 fn fixtures_parse_and_marked_lines_hold_calls() {
-    let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join("rust");
+    let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("rust");
     let mut files = 0;
     for entry in std::fs::read_dir(&directory).expect("fixtures/rust exists") {
         let path = entry.expect("readable entry").path();
@@ -1011,9 +1103,17 @@ fn fixtures_parse_and_marked_lines_hold_calls() {
             .filter(|(_, line)| line.contains("// expect: SL"))
             .map(|(i, _)| i + 1)
             .collect();
-        assert!(!marked.is_empty(), "{} has no expect marker", path.display());
+        assert!(
+            !marked.is_empty(),
+            "{} has no expect marker",
+            path.display()
+        );
         for line in marked {
-            assert!(call_lines.contains(&line), "{}:{line}: no call starts on the marked line", path.display());
+            assert!(
+                call_lines.contains(&line),
+                "{}:{line}: no call starts on the marked line",
+                path.display()
+            );
         }
     }
     assert!(files >= 4, "found {files} fixtures");

@@ -61,7 +61,8 @@ pub fn elementwise<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> 
 }
 
 /// `dropout`: an element-wise op in training (one operand: dense inputs keep their
-/// strides), the input itself in eval mode or when `inplace`. A module does not say
+/// strides), the input itself in eval mode, when `inplace`, when `p == 0` or when the
+/// input is empty. A module does not say
 /// whether it is training; the layout is then known only where both modes agree.
 /// Feature dropout multiplies by a broadcast mask, whose effect on the strides of
 /// size-1 dims is not modelled: only its eval mode is known.
@@ -69,6 +70,12 @@ pub fn dropout<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outc
     let input = tensor_arg(args, "input")?;
     let eval = input.clone();
     if matches!(args.get("inplace"), Some(ArgValue::Bool(true))) {
+        return Ok(Transfer::tensor(eval));
+    }
+    // ATen returns the input itself when `p == 0` or the input is empty (torch 2.15).
+    let p_is_zero = matches!(args.get("p"), Some(ArgValue::Float(p)) if *p == 0.0)
+        || args.get("p").and_then(ArgValue::as_i64) == Some(0);
+    if p_is_zero || d.eq_lit(&input.numel(), 0).is_yes() {
         return Ok(Transfer::tensor(eval));
     }
     let training = args.get("training").and_then(ArgValue::as_bool);
@@ -176,8 +183,28 @@ mod tests {
             Some(&l(&[3, 1, 2], &[2, 2, 1]))
         );
         assert_eq!(
-            method("masked_fill", x, vec![A::Tensor(None), A::Float(0.0)]).layout(),
+            method(
+                "masked_fill",
+                x.clone(),
+                vec![A::tensor(x.clone()), A::Float(0.0)]
+            )
+            .layout(),
             Some(&l(&[3, 1, 2], &[2, 2, 1]))
+        );
+        // A larger mask enlarges the result; a mask that does not broadcast is an error.
+        let mask = A::tensor(Layout::contiguous(vec![4, 3, 1, 2]));
+        assert_eq!(
+            method("masked_fill", x.clone(), vec![mask, A::Float(0.0)]).layout(),
+            Some(&Layout::contiguous(vec![4, 3, 1, 2]))
+        );
+        let bad = method(
+            "masked_fill",
+            x,
+            vec![A::tensor(Layout::contiguous(vec![5])), A::Float(0.0)],
+        );
+        assert_eq!(
+            bad.op_error().map(|e| e.message.as_str()),
+            Some("The size of tensor a (5) must match the size of tensor b (2) at non-singleton dimension 2")
         );
     }
 

@@ -4,7 +4,9 @@
 //! model (conv, einsum, interpolate…).
 
 use super::{tensor_arg, Outcome};
-use crate::layout::{strides_for_format, wrap_dim, Decider, Layout, Size};
+use crate::layout::dense::clone_with_format;
+use crate::layout::elementwise::broadcast_shapes;
+use crate::layout::{strides_for_format, wrap_dim, Decider, Layout, MemoryFormat, Size, Tri};
 use crate::ops::bind::BoundArgs;
 use crate::ops::shape_rules::torch_list;
 use crate::ops::table::OpSpec;
@@ -13,6 +15,9 @@ use crate::ops::value::ArgValue;
 
 /// A contiguous tensor of the input's shape. A literal `dim` argument is range-checked and
 /// `normalized_shape` (layer_norm, rms_norm) must match the input's trailing dims.
+/// Variants: `broadcast_mask` (masked_fill: the shape is the broadcast of mask and input),
+/// `same_strides_if_contiguous` (rms_norm: a contiguous, non-empty input keeps its exact
+/// strides; any other input's layout depends on the kernel torch picks, so it is unknown).
 pub fn contiguous_result<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
     if let Some(dim) = args.get("dim").and_then(ArgValue::as_i64) {
@@ -22,7 +27,27 @@ pub fn contiguous_result<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decide
     if let Some(normalized) = args.get("normalized_shape") {
         check_normalized_shape(spec, input, normalized, d)?;
     }
-    Ok(Transfer::tensor(Layout::contiguous(input.shape.clone())))
+    match spec.variant.as_deref() {
+        Some("broadcast_mask") => {
+            let mask = tensor_arg(args, "mask")?;
+            let shape = broadcast_shapes(&mask.shape, &input.shape, d)
+                .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::Broadcast))?;
+            Ok(Transfer::tensor(Layout::contiguous(shape)))
+        }
+        Some("same_strides_if_contiguous") => {
+            let nonempty = d.ne(&input.numel(), &S::lit(0));
+            if input.is_contiguous(d).and(nonempty).is_yes() {
+                Ok(Transfer::tensor(Layout::new(
+                    input.shape.clone(),
+                    input.strides.clone(),
+                    S::lit(0),
+                )))
+            } else {
+                Err(Transfer::unknown_tensor())
+            }
+        }
+        _ => Ok(Transfer::tensor(Layout::contiguous(input.shape.clone()))),
+    }
 }
 
 /// `layer_norm` / `rms_norm`: the input's trailing dims must equal `normalized_shape`.
@@ -73,13 +98,37 @@ fn check_normalized_shape<S: Size>(
     }
 }
 
-/// batch_norm / group_norm: the output is laid out in `input.suggest_memory_format()`
-/// (a channels-last input stays channels-last; checked in training and eval).
-pub fn suggested_format_result<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+/// batch_norm / group_norm / roll: the output is laid out in `input.suggest_memory_format()`
+/// (a channels-last input stays channels-last; checked in training and eval). With the
+/// variant `clone_if_empty` an empty input is returned as `clone()` (batch_norm, roll).
+pub fn suggested_format_result<S: Size>(
+    spec: &OpSpec,
+    args: &BoundArgs<S>,
+    d: &Decider,
+) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
-    let unknown = || Transfer::unknown_tensor();
-    let format = input.suggest_memory_format(d).ok_or_else(unknown)?;
-    let strides = strides_for_format(&input.shape, format).map_err(|_| unknown())?;
+    if let Some(dims) = args.get("dims").and_then(ArgValue::as_i64s) {
+        for dim in dims {
+            wrap_dim(dim, input.rank())
+                .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::InvalidArgument))?;
+        }
+    }
+    if spec.variant.as_deref() == Some("clone_if_empty") {
+        match d.eq_lit(&input.numel(), 0) {
+            Tri::Yes => {
+                return clone_with_format(input, MemoryFormat::Preserve, d)
+                    .map(Transfer::tensor)
+                    .map_err(|_| Transfer::unknown_tensor())
+            }
+            Tri::No => {}
+            Tri::Unknown => return Err(Transfer::unknown_tensor()),
+        }
+    }
+    let format = input
+        .suggest_memory_format(d)
+        .ok_or_else(Transfer::unknown_tensor)?;
+    let strides =
+        strides_for_format(&input.shape, format).map_err(|_| Transfer::unknown_tensor())?;
     Ok(Transfer::tensor(Layout::new(
         input.shape.clone(),
         strides,
@@ -135,12 +184,15 @@ mod tests {
                 .cloned(),
             contiguous
         );
+        // rms_norm (torch 2.15): a contiguous input keeps its exact strides, size-1 dims
+        // included ((1,1,3,2,2,1)/(12,12,4,2,1,2) stays as is); other inputs are unknown.
+        let odd = l(&[1, 1, 3, 2, 2, 1], &[12, 12, 4, 2, 1, 2]);
         assert_eq!(
-            function("F.rms_norm", vec![A::tensor(xt.clone()), A::Int(4)])
-                .layout()
-                .cloned(),
-            contiguous
+            function("F.rms_norm", vec![A::tensor(odd.clone()), A::ints(&[2, 1])]).layout(),
+            Some(&odd)
         );
+        let t = function("F.rms_norm", vec![A::tensor(xt.clone()), A::Int(4)]);
+        assert_eq!(t.result, OpResult::UnknownTensor);
         let e = function("F.softmax", vec![A::tensor(xt.clone()), A::Int(3)]);
         assert_eq!(
             e.op_error().map(|e| e.message.as_str()),

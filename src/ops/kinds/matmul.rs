@@ -20,7 +20,10 @@ fn contiguous_result<S: Size>(
 fn leading_dims_merge<S: Size>(layout: &Layout<S>, d: &Decider) -> Tri {
     let n = layout.rank();
     (0..n.saturating_sub(2)).fold(Tri::Yes, |acc, i| {
-        acc.and(d.eq(&layout.strides[i], &layout.strides[i + 1].mul(&layout.shape[i + 1])))
+        acc.and(d.eq(
+            &layout.strides[i],
+            &layout.strides[i + 1].mul(&layout.shape[i + 1]),
+        ))
     })
 }
 
@@ -30,7 +33,10 @@ fn leading_dims_merge<S: Size>(layout: &Layout<S>, d: &Decider) -> Tri {
 /// merge into a view — and also whenever the smaller operand requires grad, which a static
 /// analysis cannot see: this answers for inference (no grad). `2-D @ ND` never folds then.
 fn folds<S: Size>(a: &Layout<S>, b: &Layout<S>, d: &Decider) -> Tri {
-    let empty_or_merges = |larger: &Layout<S>| d.eq_lit(&larger.numel(), 0).or(leading_dims_merge(larger, d));
+    let empty_or_merges = |larger: &Layout<S>| {
+        d.eq_lit(&larger.numel(), 0)
+            .or(leading_dims_merge(larger, d))
+    };
     match (a.rank(), b.rank()) {
         (ra, 1 | 2) if ra >= 3 => empty_or_merges(a),
         (1, rb) if rb >= 3 => {
@@ -49,12 +55,18 @@ pub fn matmul<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     // Folding changes only the error message, never the result: an undecided fold with a
     // failing product still fails (reported with the batched path's message).
     let shape = match matmul_shape(&a.shape, &b.shape, fold.is_yes(), d) {
-        Err(e) if fold == Tri::Unknown && !e.is_undecided() => matmul_shape(&a.shape, &b.shape, false, d),
+        Err(e) if fold == Tri::Unknown && !e.is_undecided() => {
+            matmul_shape(&a.shape, &b.shape, false, d)
+        }
         other => other,
     };
     // The product of a non-folding ND operand goes through `reshape` of its batch dims,
     // which may copy (source only; not modelled precisely).
-    let copies = if a.rank() >= 3 && fold != Tri::Yes { Tri::Unknown } else { Tri::No };
+    let copies = if a.rank() >= 3 && fold != Tri::Yes {
+        Tri::Unknown
+    } else {
+        Tri::No
+    };
     Ok(contiguous_result(shape)?.with_copy(copies, a.numel()))
 }
 
@@ -95,7 +107,7 @@ pub fn linear<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let [out_features, in_features] = weight.shape.as_slice() else {
         return Err(Transfer::unknown_tensor());
     };
-    let copies = fold_copies(input, 2, d);
+    let copies = linear_copies(input, d);
     Ok(
         contiguous_result(linear_shape(&input.shape, in_features, out_features, d))?
             .with_copy(copies, input.numel()),

@@ -6,10 +6,13 @@ use super::{
     fail, int_arg, layout_outcome, memory_format_arg, sizes_arg, target_shape, tensor_arg, Outcome,
 };
 use crate::layout::dense::{clone_with_format, to_with_format};
+use crate::layout::elementwise::broadcast_shapes;
 use crate::layout::{
     self, infer_size, Decider, Layout, MaybeCopy, MemoryFormat, Size, Tri, ViewOutcome, E_VIEW,
 };
 use crate::ops::bind::BoundArgs;
+use crate::ops::shape_rules::torch_list;
+use crate::ops::table::OpSpec;
 use crate::ops::transfer::{OpErrorKind, Transfer};
 use crate::ops::value::ArgValue;
 
@@ -135,9 +138,75 @@ pub fn alias<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
     Ok(Transfer::tensor(tensor_arg(args, "input")?.clone()))
 }
 
-/// In-place ops return their receiver, whose strides do not change.
-pub fn in_place<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
-    Ok(Transfer::tensor(tensor_arg(args, "input")?.clone()))
+/// The message PyTorch gives when an in-place op writes to overlapping elements.
+const E_INTERNAL_OVERLAP: &str = "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.";
+
+/// In-place ops return their receiver, whose strides do not change. They fail (torch 2.15)
+/// when the receiver has overlapping elements — ATen's `has_internal_overlap`: not
+/// non-overlapping-and-dense, with a stride-0 dim of size > 1 — unless the variant is
+/// `no_overlap_check` (fills), and when a tensor operand does not broadcast to the
+/// receiver's own shape.
+pub fn in_place<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let target = tensor_arg(args, "input")?;
+    if spec.variant.as_deref() != Some("no_overlap_check") {
+        let expanded_dim = target
+            .shape
+            .iter()
+            .zip(&target.strides)
+            .fold(Tri::No, |acc, (size, stride)| {
+                acc.or(d.eq_lit(stride, 0).and(d.lt(&S::lit(1), size)))
+            });
+        match target
+            .is_non_overlapping_and_dense(d)
+            .not()
+            .and(expanded_dim)
+        {
+            Tri::Yes => {
+                return Err(Transfer::error(
+                    OpErrorKind::InvalidArgument,
+                    E_INTERNAL_OVERLAP,
+                ))
+            }
+            Tri::Unknown => return Err(Transfer::unknown()),
+            Tri::No => {}
+        }
+    }
+    let positional = match args.get("args") {
+        Some(ArgValue::IntList(items)) => items.as_slice(),
+        _ => &[],
+    };
+    let keywords = args.extra_keywords().iter().map(|(_, v)| v);
+    for operand in positional
+        .iter()
+        .chain(keywords)
+        .filter_map(ArgValue::as_layout)
+    {
+        let shape = broadcast_shapes(&target.shape, &operand.shape, d)
+            .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::Broadcast))?;
+        let same = if shape.len() != target.rank() {
+            Tri::No
+        } else {
+            shape
+                .iter()
+                .zip(&target.shape)
+                .fold(Tri::Yes, |acc, (a, b)| acc.and(d.eq(a, b)))
+        };
+        match same {
+            Tri::Yes => {}
+            Tri::No => {
+                return Err(Transfer::error(
+                    OpErrorKind::Broadcast,
+                    format!(
+                        "output with shape {} doesn't match the broadcast shape {}",
+                        torch_list(&target.shape),
+                        torch_list(&shape)
+                    ),
+                ))
+            }
+            Tri::Unknown => return Err(Transfer::unknown()),
+        }
+    }
+    Ok(Transfer::tensor(target.clone()))
 }
 
 #[cfg(test)]
