@@ -83,9 +83,12 @@ class Call:
     op: str
     args: list
     kwargs: dict = field(default_factory=dict)
-    form: str = "method"  # "method" | "function" | "attribute"
+    form: str = "method"  # "method" | "function" | "attribute" | "module"
     output_index: Optional[int] = None
     next_shape: Callable = None  # (state, result tensor) -> list[Expr]
+    # form "module": `op` is the class, built with these, then called with `args`/`kwargs`.
+    init_args: list = field(default_factory=list)
+    init_kwargs: dict = field(default_factory=dict)
 
 
 # --- helpers -------------------------------------------------------------------------------

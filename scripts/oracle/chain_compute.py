@@ -534,6 +534,41 @@ def gen_create(rng, state):
     return Call("torch.zeros", [shape], form="function", next_shape=lambda st, _r: list(shape))
 
 
+
+def gen_embedding(rng, state):
+    """F.embedding(indices, weight) with the chain tensor as the (2-D) weight."""
+    if state.rank != 2 or state.shape[0].value == 0:
+        return None
+    idx_shape = [Expr.lit(rng.randint(1, 3)) for _ in range(rng.randint(1, 2))]
+    indices = index_operand(rng, idx_shape, state.shape[0].value)
+    return Call(
+        "torch.nn.functional.embedding", [indices, THIS], form="function", next_shape=lambda st, _r: idx_shape + [st.shape[1]]
+    )
+
+
+def gen_factory(rng, state):
+    """Tensors that do not depend on the chain's: arange, linspace, eye, torch.tensor."""
+    r = rng.random()
+    if r < 0.3:
+        if rng.random() < 0.5:
+            n = rng.randint(0, 6)
+            return Call("torch.arange", [n], form="function", next_shape=lambda st, _r: [Expr.lit(n)])
+        start, end, step = rng.randint(0, 3), rng.randint(3, 9), rng.randint(1, 3)
+        count = len(range(start, end, step))
+        return Call("torch.arange", [start, end, step], form="function", next_shape=lambda st, _r: [Expr.lit(count)])
+    if r < 0.5:
+        steps = rng.randint(0, 5)
+        return Call("torch.linspace", [0.0, 1.0, steps], form="function", next_shape=lambda st, _r: [Expr.lit(steps)])
+    if r < 0.75:
+        n, m = rng.randint(1, 4), rng.randint(1, 4)
+        if rng.random() < 0.5:
+            return Call("torch.eye", [n], form="function", next_shape=lambda st, _r: [Expr.lit(n), Expr.lit(n)])
+        return Call("torch.eye", [n, m], form="function", next_shape=lambda st, _r: [Expr.lit(n), Expr.lit(m)])
+    rows, cols = rng.randint(1, 3), rng.randint(1, 3)
+    data = [[float(i * cols + j) for j in range(cols)] for i in range(rows)]
+    return Call("torch.tensor", [data], form="function", next_shape=lambda st, _r: [Expr.lit(rows), Expr.lit(cols)])
+
+
 # --- queries (the chain ends with their non-tensor result) --------------------------------------------------
 
 
@@ -601,7 +636,8 @@ def gen_einops(rng, state):
     if op == "einops.reduce":
         keep = [name for name in out_names if rng.random() < 0.6]
         out_names = keep
-        args_tail = [rng.choice(["sum", "mean", "max", "min"])]
+        # max/min of no elements is a value error, not a layout question
+        args_tail = [rng.choice(["sum", "mean", "max", "min"] if state.numel > 0 else ["sum", "mean"])]
     elif op == "einops.repeat":
         sizes["r"] = Expr.lit(rng.randint(1, 3))
         lengths["r"] = sizes["r"]
@@ -660,6 +696,8 @@ GENERATORS = {
     "gather": gen_gather,
     "create_like": gen_create_like,
     "create": gen_create,
+    "embedding": gen_embedding,
+    "factory": gen_factory,
     "query": gen_query,
     "einops": gen_einops,
 }

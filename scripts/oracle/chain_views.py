@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 from chain_call import (
+    THIS,
     Call,
     Expr,
     Slice,
@@ -569,6 +570,65 @@ def gen_broadcast_to(rng, state):
     return Call("broadcast_to", [sizes], next_shape=lambda st, _r: list(sizes))
 
 
+
+# --- other views: diagonal, sliding windows, explicit strides ------------------------------------
+
+
+def gen_diagonal(rng, state):
+    n = state.rank
+    if n < 2:
+        return None
+    d1, d2 = rng.sample(range(n), 2)
+    if rng.random() < 0.02:
+        d2 = d1  # "diagonal dimensions cannot be identical"
+    offset = rng.randint(-2, 2)
+    a, b = state.shape[d1].value, state.shape[d2].value
+    size = max(min(a, b - offset), 0) if offset >= 0 else max(min(a + offset, b), 0)
+    size_e = Expr.lit(size)
+    if offset == 0 and a == b and state.shape[d1].form == state.shape[d2].form:
+        size_e = state.shape[d1]
+
+    def next_shape(st, _r):
+        kept = [e for i, e in enumerate(st.shape) if i not in (d1, d2)]
+        return kept + [size_e]
+
+    if rng.random() < 0.5:
+        return Call("diagonal", [offset, d1, d2], next_shape=next_shape)
+    return Call("torch.diagonal", [THIS], {"offset": offset, "dim1": d1, "dim2": d2}, form="function", next_shape=next_shape)
+
+
+def gen_unfold(rng, state):
+    """Tensor.unfold: a sliding-window view (overlapping when step < size)."""
+    n = state.rank
+    if n == 0:
+        return None
+    d = random_dim(rng, n)
+    dd = wrap(d, n)
+    e = size_at(state, d)
+    size = rng.randint(0, max(e.value, 0))
+    step = rng.randint(1, 3)
+    windows = (e - size) // step + 1
+
+    def next_shape(st, _r):
+        return replace_dim(st.shape, dd, windows) + [Expr.lit(size)]
+
+    return Call("unfold", [d, size, step], next_shape=next_shape)
+
+
+def gen_as_strided(rng, state):
+    """as_strided inside the tensor's own footprint: its dims (permuted, maybe shortened)
+    with their strides, at its offset, so storage bounds always hold."""
+    n = state.rank
+    perm = list(range(n))
+    rng.shuffle(perm)
+    shape = [state.shape[p] if rng.random() < 0.7 else Expr.lit(min(1, state.shape[p].value)) for p in perm]
+    strides = [state.x.stride(p) for p in perm]
+    args = [shape, strides]
+    if rng.random() < 0.5:
+        args.append(state.x.storage_offset())
+    return Call("as_strided", args, next_shape=lambda st, _r: list(shape))
+
+
 # --- the catalogue ------------------------------------------------------------------------------
 
 # Generator name -> generator (the per-op tallies are by the recorded op name).
@@ -608,4 +668,7 @@ GENERATORS = {
     "expand": gen_expand,
     "expand_as": gen_expand_as,
     "broadcast_to": gen_broadcast_to,
+    "diagonal": gen_diagonal,
+    "unfold": gen_unfold,
+    "as_strided": gen_as_strided,
 }

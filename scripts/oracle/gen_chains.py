@@ -18,6 +18,7 @@ geometry; a failing step records torch's error and ends the chain.
 
 Step fields:
   op            method name (`x.op(...)`), dotted function name when "form" is "function"
+                (or class name when "form" is "module")
                 (`torch.cat`, `torch.add`, `torch.nn.functional.layer_norm`), or property
                 name when "form" is "attribute" (`T`, `mT`). Indexing is op `__getitem__`
                 with one argument, the index tuple as a list.
@@ -28,6 +29,8 @@ Step fields:
                   {"slice": [start, stop, step]} a slice in an index (null = omitted)
                   "..."                          Ellipsis in an index
                   "torch.float16", "torch.contiguous_format"  torch constants by name
+  init_args/init_kwargs  for "form": "module": the constructor's arguments (`op` is the
+                class, e.g. `torch.nn.Linear`); args/kwargs are then the call's.
   sym_args/sym_kwargs   present when some number was derived from the start sizes: the
                 same structure with symexpr.py forms in place of numbers (operands carry
                 symbolic "shape"/"strides" there too).
@@ -55,12 +58,13 @@ import torch
 
 import meta
 import chain_compute
+import chain_modules
 import chain_views
 from chain_call import Call, Operand, Slice, State, This, TorchConst
 from layouts import error_record, materialize, random_layout, shares_storage
 from symexpr import Expr, evaluate
 
-GENERATORS = {**chain_views.GENERATORS, **chain_compute.GENERATORS}
+GENERATORS = {**chain_views.GENERATORS, **chain_compute.GENERATORS, **chain_modules.GENERATORS}
 # Ops whose result is a value, not a tensor (an empty tuple from `stride()` on a 0-d
 # tensor would otherwise look like an empty list of tensors).
 QUERIES = {"size", "shape", "dim", "ndim", "numel", "stride", "is_contiguous", "len"}
@@ -126,11 +130,15 @@ def resolve_function(dotted: str):
     """`torch.nn.functional.gelu` → the function; `len` → the builtin."""
     if "." not in dotted:
         return getattr(builtins, dotted)
-    root, *path = dotted.split(".")
-    obj = importlib.import_module(root)
-    for part in path:
-        obj = getattr(obj, part)
-    return obj
+    module, _, name = dotted.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError:  # `torch.nn.functional.gelu`: a module, then attributes
+        root, *path = dotted.split(".")
+        obj = importlib.import_module(root)
+        for part in path:
+            obj = getattr(obj, part)
+        return obj
 
 
 def geometry(t: torch.Tensor) -> dict:
@@ -145,6 +153,9 @@ def run_call(call: Call, state: State):
         return getattr(x, call.op)
     if call.form == "function":
         return resolve_function(call.op)(*args, **kwargs)
+    if call.form == "module":
+        module = resolve_function(call.op)(*to_torch(call.init_args, state), **to_torch(call.init_kwargs, state))
+        return module(*args, **kwargs)
     if call.op == "__getitem__":
         return x[tuple(args[0])]
     return getattr(x, call.op)(*args, **kwargs)
@@ -168,16 +179,16 @@ def step_record(call: Call, state: State, env: dict) -> tuple:
     rec = {"op": call.op}
     if call.form != "method":
         rec["form"] = call.form
-    rec["args"] = encode(call.args, False)
-    if call.kwargs:
-        rec["kwargs"] = encode(call.kwargs, False)
-    sym_args, sym_kwargs = encode(call.args, True), encode(call.kwargs, True)
-    check_forms(rec["args"], sym_args, env, call.op)
-    check_forms(rec.get("kwargs", {}), sym_kwargs, env, call.op)
-    if sym_args != rec["args"]:
-        rec["sym_args"] = sym_args
-    if call.kwargs and sym_kwargs != rec["kwargs"]:
-        rec["sym_kwargs"] = sym_kwargs
+    fields = [("args", call.args), ("kwargs", call.kwargs)]
+    if call.form == "module":
+        fields += [("init_args", call.init_args), ("init_kwargs", call.init_kwargs)]
+    for name, value in fields:
+        plain, derived = encode(value, False), encode(value, True)
+        check_forms(plain, derived, env, call.op)
+        if name == "args" or value:
+            rec[name] = plain
+            if derived != plain:
+                rec[f"sym_{name}"] = derived
     if call.output_index is not None:
         rec["output_index"] = call.output_index
 

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use crate::ir::{self, BinOp, Expr, ExprKind, Span};
-use crate::layout::{Decider, Dim, Tri};
+use crate::layout::{infer_size, Decider, Dim, ShapeError, Tri};
 use crate::ops::schema::{ParamSpec, ParamType, Variadic};
-use crate::ops::{self, ArgValue, OpResult, OpSpec, OpTable};
+use crate::ops::{self, ArgValue, OpErrorKind, OpResult, OpSpec, OpTable};
 
 use super::env::Env;
 use super::event::{AltOutcome, OpEvent, Outcome};
@@ -491,6 +491,15 @@ fn contiguous_unknown_shape(
     match spec.kind_name() {
         "view" | "reshape" => {
             let Some(target) = ops::target_shape(spec, bound) else { return (unknown, None) };
+            // Errors that do not depend on the element count (two `-1`s, a size < -1).
+            let numel = Dim::opaque("numel");
+            let assumptions = it.assumptions.clone();
+            let d = Decider::new(&assumptions);
+            if let Err(e @ (ShapeError::MultipleInferred | ShapeError::InvalidDimension { .. })) = infer_size(&target, &numel, &d) {
+                let kind = if matches!(e, ShapeError::MultipleInferred) { OpErrorKind::TwoInferred } else { OpErrorKind::InvalidShapeDim };
+                let err = ops::OpError { kind, message: e.message() };
+                return (ops::Transfer { result: OpResult::Error(err), copies: Tri::No, copied_numel: None }, Some(target));
+            }
             let mut shape = Vec::with_capacity(target.len());
             for (i, d) in target.iter().enumerate() {
                 if d.as_lit() == Some(-1) {
@@ -501,6 +510,24 @@ fn contiguous_unknown_shape(
             }
             let l = SymLayout::contiguous(shape);
             (ops::Transfer { result: OpResult::Tensor(l), copies: Tri::No, copied_numel: None }, Some(target))
+        }
+        "einops_rearrange" | "einops_reduce" | "einops_repeat" => {
+            // The pattern's left side names every axis of a plain `a b c` input: that is
+            // the tensor's shape (contiguous, as assumed).
+            let Some(ArgValue::Str(pattern)) = bound.get("pattern") else { return (unknown, None) };
+            let Some(lhs) = pattern.split("->").next() else { return (unknown, None) };
+            let axes: Vec<&str> = lhs.split_whitespace().collect();
+            let plain = !axes.is_empty() && axes.iter().all(|a| a.chars().all(|c| c.is_alphanumeric() || c == '_') && !a.chars().all(|c| c.is_ascii_digit()));
+            if !plain {
+                return (unknown, None);
+            }
+            let shape: Vec<Dim> = axes.iter().map(|a| it.mint(a)).collect();
+            let layout = SymLayout::contiguous(shape);
+            let mut args = bound.clone();
+            args.set("input", ArgValue::Tensor(Some(layout)));
+            let assumptions = it.assumptions.clone();
+            let d = Decider::new(&assumptions);
+            (ops::apply(spec, &args, &d), None)
         }
         _ if spec.preserves_contiguous_shape() => {
             (ops::Transfer { result: OpResult::UnknownTensor, copies: Tri::No, copied_numel: None }, None)

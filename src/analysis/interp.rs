@@ -27,6 +27,10 @@ pub struct ClassInfo {
     pub methods: HashMap<String, Arc<Function>>,
     /// Attributes after the constructor ran (only those no other method reassigns).
     pub attrs: HashMap<String, Value>,
+    /// Exact quotients the constructor computed (`self.head_dim = dim // num_heads`), and
+    /// the divisibility they assume: they hold in every method.
+    pub exact_quotients: Vec<(String, Dim)>,
+    pub divisibility: Vec<Assumption>,
 }
 
 pub struct Interpreter<'a> {
@@ -75,6 +79,10 @@ impl<'a> Interpreter<'a> {
         self.minted.clear();
         self.subst.clear();
         self.divisibility.clear();
+        if let Some(class) = &self.class {
+            self.assumptions.exact_quotients.extend(class.exact_quotients.iter().cloned());
+            self.divisibility.extend(class.divisibility.iter().cloned());
+        }
     }
 
     /// Record `a == b` (the program only gets past this point if it holds) and rewrite the

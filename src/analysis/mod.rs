@@ -92,7 +92,8 @@ fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> Cla
         .collect();
     let mut attrs: HashMap<String, Value> = HashMap::new();
     for ctor in c.methods.iter().filter(|m| m.is_constructor) {
-        it.class = Some(Arc::new(ClassInfo { methods: info.methods.clone(), attrs: HashMap::new() }));
+        it.class = Some(Arc::new(ClassInfo { methods: info.methods.clone(), ..Default::default() }));
+        it.reset_function_state();
         let params = it.standalone_params(ctor);
         let mut env = Env::default();
         for (n, v) in params {
@@ -102,6 +103,8 @@ fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> Cla
             attrs.extend(end.self_attrs);
         }
         events.append(&mut it.events);
+        info.exact_quotients.extend(it.assumptions.exact_quotients.iter().cloned());
+        info.divisibility.extend(it.divisibility.iter().cloned());
     }
     attrs.retain(|k, _| !reassigned.contains(k));
     // A constructor parameter stored on `self` is not a tensor argument of the method that

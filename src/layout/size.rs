@@ -147,10 +147,23 @@ impl<'a> Decider<'a> {
         c.ordering
     }
 
+    // Sizes are integers, so when `a` vs `b` has no strict answer (`B` vs `2` with `B ≥ 2`),
+    // comparing against `b ± 1` can still decide a non-strict question: `a > b - 1` means
+    // `a ≥ b`, i.e. `a < b` is false.
+
     pub fn eq<S: Size>(&self, a: &S, b: &S) -> Tri {
         match self.cmp(a, b) {
             Some(o) => Tri::from_bool(o == Ordering::Equal),
-            None => Tri::Unknown,
+            None => {
+                let one = S::lit(1);
+                if self.cmp(a, &b.add(&one)).is_some_and(|o| o != Ordering::Less)
+                    || self.cmp(a, &b.sub(&one)).is_some_and(|o| o != Ordering::Greater)
+                {
+                    Tri::No
+                } else {
+                    Tri::Unknown
+                }
+            }
         }
     }
     pub fn ne<S: Size>(&self, a: &S, b: &S) -> Tri {
@@ -159,13 +172,25 @@ impl<'a> Decider<'a> {
     pub fn lt<S: Size>(&self, a: &S, b: &S) -> Tri {
         match self.cmp(a, b) {
             Some(o) => Tri::from_bool(o == Ordering::Less),
-            None => Tri::Unknown,
+            None => match self.cmp(a, &b.sub(&S::lit(1))) {
+                // a > b - 1  ⇔  a ≥ b
+                Some(Ordering::Greater) => Tri::No,
+                // a ≤ b - 1  ⇔  a < b
+                Some(Ordering::Less | Ordering::Equal) => Tri::Yes,
+                None => Tri::Unknown,
+            },
         }
     }
     pub fn le<S: Size>(&self, a: &S, b: &S) -> Tri {
         match self.cmp(a, b) {
             Some(o) => Tri::from_bool(o != Ordering::Greater),
-            None => Tri::Unknown,
+            None => match self.cmp(a, &b.add(&S::lit(1))) {
+                // a < b + 1  ⇔  a ≤ b
+                Some(Ordering::Less) => Tri::Yes,
+                // a ≥ b + 1  ⇔  a > b
+                Some(Ordering::Greater | Ordering::Equal) => Tri::No,
+                None => Tri::Unknown,
+            },
         }
     }
     pub fn eq_lit<S: Size>(&self, a: &S, v: i64) -> Tri {

@@ -37,6 +37,22 @@ impl<S: Size> BoundArgs<S> {
         self.find(name).map(|a| &a.value)
     }
 
+    /// Replace the value of an already bound parameter (the analysis refines an input it
+    /// learned more about, e.g. the shape an einops pattern names). False if unbound.
+    pub fn set(&mut self, name: &str, value: ArgValue<S>) -> bool {
+        match self
+            .args
+            .iter_mut()
+            .find(|a| a.name == name || a.aliases.iter().any(|x| x == name))
+        {
+            Some(a) => {
+                a.value = value;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Was `name` passed by the caller (rather than defaulted)?
     pub fn was_given(&self, name: &str) -> bool {
         self.find(name).is_some_and(|a| a.explicit)

@@ -193,9 +193,9 @@ impl OpKind {
             OpKind::Dropout => &["feature"],
             // Which spelling's error message to give (default: `.mT`).
             OpKind::BatchTranspose => &["mH", "adjoint"],
-            // rms_norm: only a contiguous input's output is known (it keeps the exact strides).
+            // rms_norm: the output is known (row-major) only for a row-major input.
             // masked_fill: the output has the broadcast shape of (mask, input).
-            OpKind::ContiguousResult => &["same_strides_if_contiguous", "broadcast_mask"],
+            OpKind::ContiguousResult => &["only_row_major", "broadcast_mask"],
             // batch_norm, roll: an empty input is cloned (preserve_format).
             OpKind::SuggestedFormatResult => &["clone_if_empty"],
             // fill_/zero_/masked_fill_: no check for overlapping receivers.

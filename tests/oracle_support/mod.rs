@@ -15,7 +15,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use stridelint::layout::{Decider, Dim, Layout, Size};
-use stridelint::ops::{apply, bind, ArgValue, OpErrorKind, OpSpec, OpTable, SliceArg, Transfer};
+use stridelint::ops::{
+    apply, bind, bind_module_call, bind_module_init, ArgValue, OpErrorKind, OpSpec, OpTable,
+    SliceArg, Transfer,
+};
 
 /// Read `tests/data/oracle/<name>`, one JSON object per line.
 pub fn load(name: &str) -> Vec<Value> {
@@ -170,12 +173,14 @@ pub fn arg_value<S: Size>(v: &Value, num: Numbers<S>, this: &Layout<S>) -> ArgVa
     }
 }
 
-/// How a step is spelled: `x.op(...)`, `op(...)` or `x.op`.
+/// How a step is spelled: `x.op(...)`, `op(...)`, `x.op`, or `op(init...)(...)` for a
+/// module class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
     Method,
     Function,
     Attribute,
+    Module,
 }
 
 impl Form {
@@ -183,6 +188,7 @@ impl Form {
         match step.get("form").and_then(Value::as_str) {
             Some("function") => Form::Function,
             Some("attribute") => Form::Attribute,
+            Some("module") => Form::Module,
             _ => Form::Method,
         }
     }
@@ -196,6 +202,7 @@ pub fn spec_for(step: &Value) -> Result<&'static OpSpec, String> {
         Form::Method => table.method(op),
         Form::Function => table.function(op),
         Form::Attribute => table.attribute(op),
+        Form::Module => table.module(op).map(|m| &m.call),
     };
     spec.ok_or_else(|| format!("`{op}` ({:?}) is not in the torch table", Form::of(step)))
 }
@@ -218,32 +225,55 @@ pub fn run_step<S: Size>(
         };
         chosen.cloned().unwrap_or(Value::Null)
     };
-    let args = pick("args", "sym_args");
-    let kwargs = pick("kwargs", "sym_kwargs");
-    let mut positional: Vec<ArgValue<S>> = Vec::new();
-    let raw_args = args.as_array().cloned().unwrap_or_default();
-    if step["op"] == "__getitem__" {
-        // `x[a, b:c, None]`: each entry of the index tuple is one positional argument.
-        for entry in raw_args[0].as_array().expect("an index list") {
-            positional.push(arg_value(entry, num, input));
-        }
-    } else {
-        positional.extend(raw_args.iter().map(|a| arg_value(a, num, input)));
-    }
-    let keywords: Vec<(String, ArgValue<S>)> = kwargs
-        .as_object()
-        .map(|o| {
-            o.iter()
-                .map(|(k, v)| (k.clone(), arg_value(v, num, input)))
-                .collect()
-        })
-        .unwrap_or_default();
-    let receiver = match Form::of(step) {
-        Form::Function => None,
-        Form::Method | Form::Attribute => Some(ArgValue::Tensor(Some(input.clone()))),
+    let positional_of = |key: &str, derived: &str| -> Vec<ArgValue<S>> {
+        let raw = pick(key, derived).as_array().cloned().unwrap_or_default();
+        raw.iter().map(|a| arg_value(a, num, input)).collect()
     };
-    let bound =
-        bind(spec, receiver, positional, keywords).map_err(|e| format!("bind failed: {e}"))?;
+    let keywords_of = |key: &str, derived: &str| -> Vec<(String, ArgValue<S>)> {
+        let raw = pick(key, derived);
+        raw.as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| (k.clone(), arg_value(v, num, input)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let positional = if step["op"] == "__getitem__" {
+        // `x[a, b:c, None]`: each entry of the index tuple is one positional argument.
+        let index = pick("args", "sym_args")[0].clone();
+        index
+            .as_array()
+            .expect("an index list")
+            .iter()
+            .map(|e| arg_value(e, num, input))
+            .collect()
+    } else {
+        positional_of("args", "sym_args")
+    };
+    let keywords = keywords_of("kwargs", "sym_kwargs");
+    let bound = match Form::of(step) {
+        Form::Module => {
+            let module = OpTable::torch()
+                .module(step["op"].as_str().unwrap_or_default())
+                .expect("found by spec_for");
+            let init = bind_module_init(
+                module,
+                positional_of("init_args", "sym_init_args"),
+                keywords_of("init_kwargs", "sym_init_kwargs"),
+            )
+            .map_err(|e| format!("binding the constructor failed: {e}"))?;
+            bind_module_call(module, &init, positional, keywords)
+        }
+        Form::Function => bind(spec, None, positional, keywords),
+        Form::Method | Form::Attribute => bind(
+            spec,
+            Some(ArgValue::Tensor(Some(input.clone()))),
+            positional,
+            keywords,
+        ),
+    }
+    .map_err(|e| format!("bind failed: {e}"))?;
     Ok((spec, apply(spec, &bound, dec)))
 }
 

@@ -16,7 +16,7 @@ use crate::ops::value::ArgValue;
 /// A contiguous tensor of the input's shape. A literal `dim` argument is range-checked and
 /// `normalized_shape` (layer_norm, rms_norm) must match the input's trailing dims.
 /// Variants: `broadcast_mask` (masked_fill: the shape is the broadcast of mask and input),
-/// `same_strides_if_contiguous` (rms_norm: a contiguous, non-empty input keeps its exact
+/// `only_row_major` (rms_norm: a contiguous, non-empty input keeps its exact
 /// strides; any other input's layout depends on the kernel torch picks, so it is unknown).
 pub fn contiguous_result<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
@@ -34,14 +34,15 @@ pub fn contiguous_result<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decide
                 .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::Broadcast))?;
             Ok(Transfer::tensor(Layout::contiguous(shape)))
         }
-        Some("same_strides_if_contiguous") => {
-            let nonempty = d.ne(&input.numel(), &S::lit(0));
-            if input.is_contiguous(d).and(nonempty).is_yes() {
-                Ok(Transfer::tensor(Layout::new(
-                    input.shape.clone(),
-                    input.strides.clone(),
-                    S::lit(0),
-                )))
+        Some("only_row_major") => {
+            let row_major = Layout::contiguous(input.shape.clone());
+            let same = input
+                .strides
+                .iter()
+                .zip(&row_major.strides)
+                .fold(Tri::Yes, |acc, (a, b)| acc.and(d.eq(a, b)));
+            if same.is_yes() {
+                Ok(Transfer::tensor(row_major))
             } else {
                 Err(Transfer::unknown_tensor())
             }
