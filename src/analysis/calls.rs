@@ -241,7 +241,8 @@ pub fn tensor_property(it: &mut Interpreter, t: Value, attr: &str, _recv: &Expr,
     apply_op(it, spec, Some(t), Vec::new(), Vec::new(), span, span)
 }
 
-/// `x[...]`: basic indexing through the `__getitem__` entry of the table.
+/// `x[...]`: basic indexing through the `__getitem__` entry of the table; each
+/// comma-separated entry is one positional argument.
 pub fn tensor_getitem(it: &mut Interpreter, e: &Expr, v: Value, index: &[Expr], env: &mut Env) -> Value {
     let t = match v {
         Value::Named { name, is_param: true } => param_as_tensor(&name, e.span),
@@ -252,11 +253,10 @@ pub fn tensor_getitem(it: &mut Interpreter, e: &Expr, v: Value, index: &[Expr], 
         items.push(index_item(it, ix, env));
     }
     let Some(spec) = OpTable::torch().method("__getitem__") else { return Value::unknown_tensor() };
-    let idx = Value::Tuple(items);
-    apply_op(it, spec, Some(t), vec![idx], Vec::new(), e.span, e.span)
+    apply_op(it, spec, Some(t), items, Vec::new(), e.span, e.span)
 }
 
-/// One index entry as a value: ints, `None`, `...`, slices as `("slice", a, b, c)` tuples.
+/// One index entry as a value: ints, `None`, `...`, slices.
 fn index_item(it: &mut Interpreter, ix: &Expr, env: &mut Env) -> Value {
     match &ix.kind {
         ExprKind::Slice { lower, upper, step } => {
@@ -265,9 +265,9 @@ fn index_item(it: &mut Interpreter, ix: &Expr, env: &mut Env) -> Value {
                 None => Value::NoneVal,
             };
             let (a, b, c) = (part(lower), part(upper), part(step));
-            Value::Tuple(vec![Value::Str("slice".into()), a, b, c])
+            Value::Slice(Box::new([a, b, c]))
         }
-        ExprKind::Ellipsis => Value::Str("...".into()),
+        ExprKind::Ellipsis => Value::Ellipsis,
         _ => it.eval(ix, env),
     }
 }
@@ -332,6 +332,12 @@ fn to_arg(it: &Interpreter, v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
                 ArgValue::IntList(items.iter().map(|i| to_arg(it, i, Some(ParamType::Int))).collect())
             }
         }
+        Value::Slice(parts) => {
+            let [a, b, c] = &**parts;
+            let part = |v: &Value| to_arg(it, v, Some(ParamType::Int));
+            ArgValue::Slice(Box::new(ops::SliceArg { start: part(a), stop: part(b), step: part(c) }))
+        }
+        Value::Ellipsis => ArgValue::Ellipsis,
         Value::Named { .. } if wants_tensor => ArgValue::Tensor(None),
         Value::Named { name, .. } => ArgValue::Int(Dim::sym(name)),
         _ => ArgValue::Unknown,
@@ -528,6 +534,11 @@ fn contiguous_unknown_shape(
             let assumptions = it.assumptions.clone();
             let d = Decider::new(&assumptions);
             (ops::apply(spec, &args, &d), None)
+        }
+        "size" if bound.get("dim").is_some_and(|d| matches!(d, ArgValue::Int(_))) => {
+            // `x.size(-1)`: one size of a tensor of unknown shape.
+            let size = it.mint_for(span);
+            (ops::Transfer { result: OpResult::Size(ArgValue::Int(size)), copies: Tri::No, copied_numel: None }, None)
         }
         _ if spec.preserves_contiguous_shape() => {
             (ops::Transfer { result: OpResult::UnknownTensor, copies: Tri::No, copied_numel: None }, None)

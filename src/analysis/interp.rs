@@ -52,6 +52,8 @@ pub struct Interpreter<'a> {
     pub divisibility: Vec<Assumption>,
     /// Equalities learned on the way (`symbol := size`), applied to every value read.
     subst: Vec<(String, Dim)>,
+    /// The variable an assignment binds (`C = x.shape[-1]` names the size `C`).
+    name_hint: Option<String>,
     expr_depth: usize,
 }
 
@@ -69,6 +71,7 @@ impl<'a> Interpreter<'a> {
             minted: HashSet::new(),
             divisibility: Vec::new(),
             subst: Vec::new(),
+            name_hint: None,
             expr_depth: 0,
         }
     }
@@ -223,7 +226,12 @@ impl<'a> Interpreter<'a> {
                 if let Some(refined) = self.try_size_unpacking(targets, value, &mut env) {
                     return Some(refined);
                 }
+                self.name_hint = match targets.as_slice() {
+                    [Target::Name(n, _)] => Some(n.clone()),
+                    _ => None,
+                };
                 let v = self.eval(value, &mut env);
+                self.name_hint = None;
                 for t in targets {
                     self.assign(t, v.clone(), &mut env);
                 }
@@ -499,6 +507,9 @@ impl<'a> Interpreter<'a> {
             ExprKind::Attr { value, attr } => self.eval_attr(value, attr, e.span, env),
             ExprKind::Call { func, args } => self.eval_call(e, func, args, env),
             ExprKind::Subscript { value, index } => {
+                if let Some(v) = self.size_of_unknown_shape(e, value, index, env) {
+                    return v;
+                }
                 let base = self.eval(value, env);
                 self.subscript(e, base, index, env)
             }
@@ -536,6 +547,41 @@ impl<'a> Interpreter<'a> {
             }
             ExprKind::Unknown => Value::Unknown,
         }
+    }
+
+    /// `x.shape[i]` / `x.size()[i]` on a tensor known only to be contiguous: one size of
+    /// it, a fresh symbol named after the variable it is assigned to (or the expression).
+    fn size_of_unknown_shape(&mut self, e: &Expr, value: &Expr, index: &[Expr], env: &mut Env) -> Option<Value> {
+        let [ix] = index else { return None };
+        if !matches!(ix.kind, ExprKind::Int(_)) {
+            return None;
+        }
+        let recv = size_query_receiver(value)?;
+        let ExprKind::Name(var) = &recv.kind else { return None };
+        if !self.has_unknown_shape(&self.lookup(var, env)) {
+            return None;
+        }
+        Some(Value::Int(self.mint_for(e.span)))
+    }
+
+    /// Is `v` a tensor known only to be contiguous (a parameter, or a single alternative
+    /// without a layout)?
+    pub fn has_unknown_shape(&self, v: &Value) -> bool {
+        match v {
+            Value::Named { is_param: true, .. } => true,
+            Value::Tensor(TensorVal::Alts(a)) => a.len() == 1 && a[0].layout.is_none(),
+            _ => false,
+        }
+    }
+
+    /// A fresh size for the expression at `span`: named after the assigned variable when
+    /// there is one, else after the expression's text.
+    pub fn mint_for(&mut self, span: Span) -> Dim {
+        let name = match self.name_hint.take() {
+            Some(n) => n,
+            None => self.text(span).chars().filter(|c| !c.is_whitespace()).take(40).collect(),
+        };
+        self.mint(&name)
     }
 
     fn eval_sequence(&mut self, items: &[Expr], env: &mut Env) -> Value {

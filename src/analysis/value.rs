@@ -100,6 +100,10 @@ pub enum Value {
     Function(Arc<Function>, /* bound to self */ bool),
     /// The receiver of the method being analysed.
     SelfObj,
+    /// A subscript entry `start:stop:step` (omitted parts are `NoneVal`).
+    Slice(Box<[Value; 3]>),
+    /// `...` in a subscript.
+    Ellipsis,
     Unknown,
 }
 

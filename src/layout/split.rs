@@ -123,7 +123,14 @@ pub fn chunk<S: Size>(
     }
     let d = wrap_existing_dim(dim, layout.rank())?;
     let dim_size = &layout.shape[d];
-    let split_size = dim_size.add(&S::lit(chunks - 1)).floordiv(&S::lit(chunks));
+    // ceil(size / chunks); when `chunks` divides the size exactly (`3·C` in 3 chunks) the
+    // plain quotient keeps the symbolic form exact.
+    let exact = dim_size.floordiv(&S::lit(chunks));
+    let split_size = if dec.eq(&exact.mul(&S::lit(chunks)), dim_size).is_yes() {
+        exact
+    } else {
+        dim_size.add(&S::lit(chunks - 1)).floordiv(&S::lit(chunks))
+    };
     if known(dec.eq_lit(dim_size, 0))? {
         let sizes = vec![S::lit(0); chunks as usize];
         return split_with_sizes(layout, &sizes, dim, dec);
