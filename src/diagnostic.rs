@@ -70,8 +70,20 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     pub help: Option<String>,
     pub fix: Option<Fix>,
-    /// Filled by `--verify`: measured cost of the copy (see `verify::VerifyReport`).
+    /// Filled by `--verify`: measured cost of the copy (at least a `summary` string).
     pub verify: Option<serde_json::Value>,
+    /// The layout a view/copy finding is about, symbolically, so `--verify` can bind the
+    /// sizes (`--dim B=16`) and replay it.
+    pub subject: Option<Subject>,
+}
+
+/// The tensor a finding is about: its layout before the op, and the op's target shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subject {
+    pub op: String,
+    pub layout: crate::layout::Layout<crate::layout::Dim>,
+    /// The target shape as written (may hold `-1`), when the op has one.
+    pub target: Option<Vec<crate::layout::Dim>>,
 }
 
 impl Diagnostic {

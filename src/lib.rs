@@ -168,6 +168,7 @@ fn syntax_error(file: &Arc<SourceFile>, span: Span, message: &str) -> Diagnostic
         help: None,
         fix: None,
         verify: None,
+        subject: None,
     }
 }
 

@@ -116,6 +116,7 @@ fn view_incompatible(file: &Arc<SourceFile>) -> Diagnostic {
             }],
         }),
         verify: None,
+        subject: None,
     }
 }
 
@@ -161,6 +162,7 @@ fn odd_finding() -> Diagnostic {
         help: None,
         fix: None,
         verify: None,
+        subject: None,
     }
 }
 

@@ -425,6 +425,8 @@ fn apply_op(
     let mut unknown_input = false;
     for alt in &alts {
         let input_arg = ArgValue::Tensor(alt.layout.clone());
+        // The input as the op saw it (an einops pattern may name an unknown shape).
+        let mut input_alt = alt.clone();
         let (recv_arg, pos_args): (Option<ArgValue<Dim>>, Vec<ArgValue<Dim>>) = if recv.is_some() {
             (Some(input_arg), pos_converted.clone())
         } else {
@@ -439,7 +441,11 @@ fn apply_op(
         let transfer = match ops::bind(spec, recv_arg, pos_args, kw_args.clone()) {
             Ok(bound) => {
                 if alt.layout.is_none() {
-                    contiguous_unknown_shape(it, spec, &bound, span)
+                    let (t, target, refined) = contiguous_unknown_shape(it, spec, &bound, span);
+                    if refined.is_some() {
+                        input_alt.layout = refined;
+                    }
+                    (t, target)
                 } else {
                     let t = ops::apply(spec, &bound, &d);
                     let target = ops::target_shape(spec, &bound);
@@ -460,7 +466,7 @@ fn apply_op(
             unknown_input = true;
         }
         outcomes.push(AltOutcome {
-            input: alt.clone(),
+            input: input_alt,
             target,
             outcome,
             copies: transfer.copies,
@@ -492,11 +498,11 @@ fn contiguous_unknown_shape(
     spec: &OpSpec,
     bound: &ops::BoundArgs<Dim>,
     span: Span,
-) -> (ops::Transfer<Dim>, Option<Vec<Dim>>) {
+) -> (ops::Transfer<Dim>, Option<Vec<Dim>>, Option<SymLayout>) {
     let unknown = ops::Transfer { result: OpResult::Unknown, copies: Tri::Unknown, copied_numel: None };
     match spec.kind_name() {
         "view" | "reshape" => {
-            let Some(target) = ops::target_shape(spec, bound) else { return (unknown, None) };
+            let Some(target) = ops::target_shape(spec, bound) else { return (unknown, None, None) };
             // Errors that do not depend on the element count (two `-1`s, a size < -1).
             let numel = Dim::opaque("numel");
             let assumptions = it.assumptions.clone();
@@ -504,7 +510,7 @@ fn contiguous_unknown_shape(
             if let Err(e @ (ShapeError::MultipleInferred | ShapeError::InvalidDimension { .. })) = infer_size(&target, &numel, &d) {
                 let kind = if matches!(e, ShapeError::MultipleInferred) { OpErrorKind::TwoInferred } else { OpErrorKind::InvalidShapeDim };
                 let err = ops::OpError { kind, message: e.message() };
-                return (ops::Transfer { result: OpResult::Error(err), copies: Tri::No, copied_numel: None }, Some(target));
+                return (ops::Transfer { result: OpResult::Error(err), copies: Tri::No, copied_numel: None }, Some(target), None);
             }
             let mut shape = Vec::with_capacity(target.len());
             for (i, d) in target.iter().enumerate() {
@@ -515,35 +521,35 @@ fn contiguous_unknown_shape(
                 }
             }
             let l = SymLayout::contiguous(shape);
-            (ops::Transfer { result: OpResult::Tensor(l), copies: Tri::No, copied_numel: None }, Some(target))
+            (ops::Transfer { result: OpResult::Tensor(l), copies: Tri::No, copied_numel: None }, Some(target), None)
         }
         "einops_rearrange" | "einops_reduce" | "einops_repeat" => {
             // The pattern's left side names every axis of a plain `a b c` input: that is
             // the tensor's shape (contiguous, as assumed).
-            let Some(ArgValue::Str(pattern)) = bound.get("pattern") else { return (unknown, None) };
-            let Some(lhs) = pattern.split("->").next() else { return (unknown, None) };
+            let Some(ArgValue::Str(pattern)) = bound.get("pattern") else { return (unknown, None, None) };
+            let Some(lhs) = pattern.split("->").next() else { return (unknown, None, None) };
             let axes: Vec<&str> = lhs.split_whitespace().collect();
             let plain = !axes.is_empty() && axes.iter().all(|a| a.chars().all(|c| c.is_alphanumeric() || c == '_') && !a.chars().all(|c| c.is_ascii_digit()));
             if !plain {
-                return (unknown, None);
+                return (unknown, None, None);
             }
             let shape: Vec<Dim> = axes.iter().map(|a| it.mint(a)).collect();
             let layout = SymLayout::contiguous(shape);
             let mut args = bound.clone();
-            args.set("input", ArgValue::Tensor(Some(layout)));
+            args.set("input", ArgValue::Tensor(Some(layout.clone())));
             let assumptions = it.assumptions.clone();
             let d = Decider::new(&assumptions);
-            (ops::apply(spec, &args, &d), None)
+            (ops::apply(spec, &args, &d), None, Some(layout))
         }
         "size" if bound.get("dim").is_some_and(|d| matches!(d, ArgValue::Int(_))) => {
             // `x.size(-1)`: one size of a tensor of unknown shape.
             let size = it.mint_for(span);
-            (ops::Transfer { result: OpResult::Size(ArgValue::Int(size)), copies: Tri::No, copied_numel: None }, None)
+            (ops::Transfer { result: OpResult::Size(ArgValue::Int(size)), copies: Tri::No, copied_numel: None }, None, None)
         }
         _ if spec.preserves_contiguous_shape() => {
-            (ops::Transfer { result: OpResult::UnknownTensor, copies: Tri::No, copied_numel: None }, None)
+            (ops::Transfer { result: OpResult::UnknownTensor, copies: Tri::No, copied_numel: None }, None, None)
         }
-        _ => (unknown, None),
+        _ => (unknown, None, None),
     }
 }
 

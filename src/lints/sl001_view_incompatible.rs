@@ -7,7 +7,7 @@
 
 use crate::analysis::event::{OpEvent, Outcome};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::diagnostic::{Subject, Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::ir::Span;
 use crate::ops::OpErrorKind;
 
@@ -51,6 +51,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         )),
         fix,
         verify: None,
+        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: alt.target.clone() }),
     })
 }
 

@@ -6,7 +6,7 @@
 
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Subject, Diagnostic, Severity};
 
 use super::{chain_labels, describe_non_adjacent, notes_for, LintContext};
 
@@ -48,5 +48,6 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         ),
         fix: None,
         verify: None,
+        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: alt.target.clone() }),
     })
 }

@@ -35,6 +35,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         help: Some("the product of the target sizes must equal the number of elements; at most one size may be -1".into()),
         fix: None,
         verify: None,
+        subject: None,
     })
 }
 

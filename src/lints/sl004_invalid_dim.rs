@@ -33,5 +33,6 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         help: None,
         fix: None,
         verify: None,
+        subject: None,
     })
 }

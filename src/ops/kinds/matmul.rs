@@ -3,9 +3,9 @@
 //! shape.
 
 use super::{size_arg, tensor_arg, Outcome};
-use crate::layout::{Decider, Layout, LayoutError, Size, Tri};
+use crate::layout::{view_strides, Decider, Layout, LayoutError, Size, Tri, ViewStrides};
 use crate::ops::bind::BoundArgs;
-use crate::ops::shape_rules::{bmm_shape, linear_shape, matmul_shape, mm_shape};
+use crate::ops::shape_rules::{bmm_shape, linear_shape, matmul_shape, mm_shape, product};
 use crate::ops::transfer::{OpErrorKind, Transfer};
 
 fn contiguous_result<S: Size>(
@@ -16,26 +16,29 @@ fn contiguous_result<S: Size>(
         .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::ElementCount))
 }
 
-/// Can a view merge every dim of `layout` but the last? (`t[i] == t[i+1]·s[i+1]`.)
-fn leading_dims_merge<S: Size>(layout: &Layout<S>, d: &Decider) -> Tri {
-    let n = layout.rank();
-    (0..n.saturating_sub(2)).fold(Tri::Yes, |acc, i| {
-        acc.and(d.eq(
-            &layout.strides[i],
-            &layout.strides[i + 1].mul(&layout.shape[i + 1]),
-        ))
-    })
+/// Is `layout.view(-1, layout.size(-1))` possible (computeStride, spec §3)? That is the
+/// fold `matmul` and `linear` apply to an ND operand: a view when possible, else a copy.
+fn folds_into_a_view<S: Size>(layout: &Layout<S>, d: &Decider) -> Tri {
+    let Some((k, lead)) = layout.shape.split_last() else {
+        return Tri::No;
+    };
+    match view_strides(layout, &[product(lead), k.clone()], d) {
+        ViewStrides::Strides(_) => Tri::Yes,
+        ViewStrides::NotViewable => Tri::No,
+        ViewStrides::Unknown => Tri::Unknown,
+    }
 }
 
 /// Does ATen's `matmul` fold an ND (≥ 3) operand times a 1-D/2-D one into a single mm/mv
-/// (ATen `should_fold`, read in source; the resulting error messages checked on torch 2.15)?
-/// It folds when the larger operand (`b.mT` for `1-D @ ND`) is empty or its leading dims
-/// merge into a view — and also whenever the smaller operand requires grad, which a static
-/// analysis cannot see: this answers for inference (no grad). `2-D @ ND` never folds then.
+/// (ATen `should_fold`)? Observed on torch 2.15 through the error messages of both paths:
+/// it folds when the larger operand (`b.mT` for `1-D @ ND`) is empty or folds into a view
+/// (`(2,1,3,4)/(12,100,4,1)` does, `(2,3,4)/(24,4,1)` does not). It also folds whenever
+/// the smaller operand requires grad, which a static analysis cannot see: this answers for
+/// inference (no grad). `2-D @ ND` then never folds.
 fn folds<S: Size>(a: &Layout<S>, b: &Layout<S>, d: &Decider) -> Tri {
     let empty_or_merges = |larger: &Layout<S>| {
         d.eq_lit(&larger.numel(), 0)
-            .or(leading_dims_merge(larger, d))
+            .or(folds_into_a_view(larger, d))
     };
     match (a.rank(), b.rank()) {
         (ra, 1 | 2) if ra >= 3 => empty_or_merges(a),
@@ -94,7 +97,7 @@ pub fn baddbmm<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
 /// `linear` on an ND (≥ 3) input goes through matmul's folding (spec §6.2): a reshape of
 /// the leading dims, which may copy when they do not merge into a view.
 fn linear_copies<S: Size>(input: &Layout<S>, d: &Decider) -> Tri {
-    if input.rank() >= 3 && !leading_dims_merge(input, d).is_yes() {
+    if input.rank() >= 3 && !folds_into_a_view(input, d).is_yes() {
         Tri::Unknown
     } else {
         Tri::No
@@ -201,6 +204,33 @@ mod tests {
         assert_eq!(
             t.op_error().map(|e| e.message.as_str()),
             Some("mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+        );
+    }
+
+    /// torch 2.15: whether matmul folds shows in the error message of a mismatched product.
+    #[test]
+    fn folding_follows_viewability() {
+        let w = A::tensor(Layout::contiguous(vec![5, 2]));
+        let msg = |x: Layout<i64>| {
+            method("matmul", x, vec![w.clone()])
+                .op_error()
+                .map(|e| e.message.clone())
+        };
+        assert_eq!(
+            msg(l(&[2, 1, 3, 4], &[12, 100, 4, 1])).as_deref(),
+            Some("mm: mat1 and mat2 shapes cannot be multiplied (6x4 and 5x2)")
+        );
+        assert_eq!(
+            msg(l(&[1, 3, 1, 1], &[6, 2, 1, 1])).as_deref(),
+            Some("mm: mat1 and mat2 shapes cannot be multiplied (3x1 and 5x2)")
+        );
+        assert_eq!(
+            msg(l(&[2, 3, 4], &[24, 4, 1])).as_deref(),
+            Some("Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].")
+        );
+        assert_eq!(
+            msg(l(&[2, 3, 4], &[12, 1, 3])).as_deref(),
+            Some("Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].")
         );
     }
 
