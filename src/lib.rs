@@ -5,6 +5,7 @@
 //! [`check_source`] (lint one in-memory file); `main.rs` is only the CLI around them.
 
 pub mod analysis;
+pub mod cache;
 pub mod diagnostic;
 pub mod discover;
 pub mod fix;
@@ -12,7 +13,10 @@ pub mod frontend;
 pub mod ir;
 pub mod layout;
 pub mod lints;
+pub mod noqa;
+pub mod notebook;
 pub mod ops;
+pub mod progress;
 pub mod report;
 pub mod settings;
 pub mod source;
@@ -40,6 +44,10 @@ pub struct Settings {
     pub select: Vec<String>,
     pub ignore: Vec<String>,
     pub discover: discover::DiscoverOptions,
+    /// Concrete sizes, dtype and layer count for `--verify` (config `dims`, `dtype`, `layers`).
+    pub verify: settings::VerifyInputs,
+    /// Which candle matmul rule applies (config `candle-backend`; default cuBLAS's).
+    pub candle_backend: layout::candle::CandleBackend,
 }
 
 impl Default for Settings {
@@ -49,6 +57,8 @@ impl Default for Settings {
             select: Vec::new(),
             ignore: Vec::new(),
             discover: discover::DiscoverOptions { respect_gitignore: true, ..Default::default() },
+            verify: settings::VerifyInputs::default(),
+            candle_backend: layout::candle::CandleBackend::Cuda,
         }
     }
 }
@@ -83,27 +93,107 @@ pub struct CheckResult {
 /// Code of the pseudo-rule under which syntax errors are reported.
 pub const SYNTAX_ERROR_CODE: &str = "SL999";
 
-/// Lint every lintable file under `paths`, in parallel.
-pub fn check_paths(paths: &[PathBuf], settings: &Settings) -> CheckResult {
-    let (files, walk_errors) = discover::discover(paths, &settings.discover);
-    let mut result = CheckResult {
-        errors: walk_errors.into_iter().map(|e| FileError { path: e.path, message: e.message }).collect(),
-        files_checked: files.len(),
-        ..Default::default()
-    };
-    let per_file: Vec<Result<Vec<Diagnostic>, FileError>> =
-        files.par_iter().map(|p| check_file(p, settings)).collect();
+/// Lint every lintable file under `paths`, in parallel, each with the settings its closest
+/// configuration and the command line give it (see [`settings::SettingsResolver`]).
+pub fn check_paths(paths: &[PathBuf], settings: &settings::SettingsResolver) -> CheckResult {
+    let (files, errors) = discover_files(paths, settings);
+    let mut result = check_files(&files, settings, &CheckOptions::default());
+    result.errors.splice(0..0, errors);
+    result
+}
+
+/// Expand `paths` into the files to lint: the walk (gitignore, `--exclude`), then the
+/// `exclude` of each file's configuration.
+pub fn discover_files(paths: &[PathBuf], settings: &settings::SettingsResolver) -> (Vec<PathBuf>, Vec<FileError>) {
+    let (files, walk_errors) = discover::discover(paths, settings.discover_options());
+    let mut errors: Vec<FileError> =
+        walk_errors.into_iter().map(|e| FileError { path: e.path, message: e.message }).collect();
+    let explicit: std::collections::HashSet<&PathBuf> = paths.iter().collect();
+    let mut kept = Vec::with_capacity(files.len());
+    for file in files {
+        match settings.is_excluded(&file, explicit.contains(&file)) {
+            Ok(true) => {}
+            Ok(false) => kept.push(file),
+            Err(e) => errors.push(FileError::from(e)),
+        }
+    }
+    dedup_errors(&mut errors);
+    (kept, errors)
+}
+
+/// What a run uses besides the settings.
+#[derive(Default, Clone, Copy)]
+pub struct CheckOptions<'a> {
+    /// Reuse the findings of unchanged files (`None`: analyse everything, e.g. `--no-cache`).
+    pub cache: Option<&'a cache::Cache>,
+    /// Advanced once per file.
+    pub progress: Option<&'a progress::Progress>,
+}
+
+/// Lint `files` (already discovered), in parallel.
+pub fn check_files(files: &[PathBuf], settings: &settings::SettingsResolver, options: &CheckOptions) -> CheckResult {
+    let per_file: Vec<Result<Vec<Diagnostic>, FileError>> = files
+        .par_iter()
+        .map(|path| {
+            let result = settings
+                .settings_for(path)
+                .map_err(FileError::from)
+                .and_then(|file_settings| check_file_cached(path, &file_settings, options.cache));
+            if let Some(progress) = options.progress {
+                progress.inc();
+            }
+            result
+        })
+        .collect();
+    let mut result = CheckResult { files_checked: files.len(), ..Default::default() };
     for r in per_file {
         match r {
             Ok(d) => result.diagnostics.extend(d),
             Err(e) => result.errors.push(e),
         }
     }
+    // A broken configuration fails every file under it: say so once.
+    dedup_errors(&mut result.errors);
     result
+}
+
+fn dedup_errors(errors: &mut Vec<FileError>) {
+    let mut seen = std::collections::HashSet::new();
+    errors.retain(|e| seen.insert((e.path.clone(), e.message.clone())));
+}
+
+impl From<settings::ConfigError> for FileError {
+    fn from(e: settings::ConfigError) -> Self {
+        FileError { path: PathBuf::from(settings::display_path(&e.path)), message: e.message }
+    }
 }
 
 /// Read and lint one file.
 pub fn check_file(path: &Path, settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
+    check_file_cached(path, settings, None)
+}
+
+/// Read and lint one file, through `cache` when given.
+fn check_file_cached(path: &Path, settings: &Settings, cache: Option<&cache::Cache>) -> Result<Vec<Diagnostic>, FileError> {
+    let text = read_source(path)?;
+    let key = cache.map(|_| cache::CacheKey::new(text.as_bytes(), settings));
+    let hit = cache.zip(key.as_ref()).and_then(|(cache, key)| cache.get(path, key));
+    if hit.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let file = Arc::new(load_source(path, text).map_err(|message| FileError { path: path.to_path_buf(), message })?);
+    if let Some(restored) = hit.and_then(|cached| cache::restore(&cached, &file)) {
+        return Ok(restored);
+    }
+    let diagnostics = check_source_file(file, settings);
+    if let (Some(cache), Some(key)) = (cache, key) {
+        cache.put(path, key, &diagnostics);
+    }
+    Ok(diagnostics)
+}
+
+/// A file's text, if it is one stridelint can lint (not too large, not binary, UTF-8).
+fn read_source(path: &Path) -> Result<String, FileError> {
     let err = |message: String| FileError { path: path.to_path_buf(), message };
     let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
     if meta.len() > MAX_FILE_BYTES {
@@ -113,30 +203,55 @@ pub fn check_file(path: &Path, settings: &Settings) -> Result<Vec<Diagnostic>, F
     if bytes.contains(&0) {
         return Err(err("binary file (contains NUL bytes)".into()));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        err(format!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()))
-    })?;
-    Ok(check_source(path, text, settings))
+    String::from_utf8(bytes)
+        .map_err(|e| err(format!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())))
+}
+
+/// The source file the linter sees: a notebook (`.ipynb`) becomes its joined code cells.
+pub fn load_source(path: &Path, text: String) -> Result<SourceFile, String> {
+    if path.extension().is_some_and(|e| e == "ipynb") {
+        let (notebook, python) = notebook::Notebook::parse(text).map_err(|e| e.to_string())?;
+        Ok(SourceFile::from_notebook(path, notebook, python))
+    } else {
+        Ok(SourceFile::new(path, text))
+    }
 }
 
 /// Lint one in-memory source file. The language is chosen by extension (`.rs` → Rust).
+/// A notebook (`.ipynb`) is linted as its code cells; one that cannot be read yields nothing
+/// here (`check_file` reports it as an error).
 pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagnostic> {
-    let is_rust = path.extension().is_some_and(|e| e == "rs");
-    if is_rust {
-        // The Rust frontend arrives with the candle/tch-rs tables.
-        return Vec::new();
+    match load_source(path, text) {
+        Ok(file) => check_source_file(Arc::new(file), settings),
+        Err(_) => Vec::new(),
     }
-    if !frontend::python::may_contain_layout_ops(&text) {
-        return Vec::new();
+}
+
+/// Lint one loaded source file (see [`load_source`]).
+pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
+    // The language is chosen by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
+    let is_rust = file.path.extension().is_some_and(|e| e == "rs");
+    let may_contain_layout_ops = if is_rust {
+        frontend::rust::may_contain_layout_ops_rust(&file.text)
+    } else {
+        frontend::python::may_contain_layout_ops(&file.text)
+    };
+    if !may_contain_layout_ops {
+        // No finding is possible, so every stridelint code in a suppression is unused.
+        return lints::sl100_unused_suppression::check(&file, &[], settings);
     }
-    let file = Arc::new(SourceFile::new(path, text));
     if file.is_file_exempt() {
         return Vec::new();
     }
-    let parsed = frontend::python::parse_python(&file.text);
+    // syn is not error tolerant: a Rust file that does not parse is reported and skipped.
+    let parsed = if is_rust {
+        frontend::rust::parse_rust(&file.text)
+    } else {
+        frontend::python::parse_python(&file.text)
+    };
     let mut diagnostics = Vec::new();
     if let Some(e) = parsed.errors.first() {
-        diagnostics.push(syntax_error(&file, e.span, &e.message));
+        diagnostics.push(syntax_error(&file, e.span, &e.message, is_rust));
     }
     if std::env::var_os("STRIDELINT_PARSE_ONLY").is_some() { return diagnostics; }
     let events = analysis::analyze_module(&parsed.module, &file.text, &settings.analysis);
@@ -150,17 +265,38 @@ pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagn
             }
         }
     }
-    let ctx = lints::LintContext { file: file.clone() };
+    let ctx = lints::LintContext { file: file.clone(), candle_backend: settings.candle_backend };
     diagnostics.extend(lints::run_lints(&events, &ctx));
-    diagnostics.retain(|d| settings.is_enabled(d.code) && file.suppression_for(d.code, d.span).is_none());
+    diagnostics.retain(|d| settings.is_enabled(d.code));
+    // (line of the directive, code) of every finding a suppression comment hid, for SL100.
+    let mut used_suppressions = Vec::new();
+    diagnostics.retain(|d| match file.suppression_for(d.code, d.span) {
+        Some(line) => {
+            used_suppressions.push((line, d.code));
+            false
+        }
+        None => true,
+    });
+    // After a syntax error part of the file went unanalysed: its suppressions may be needed.
+    if parsed.errors.is_empty() {
+        diagnostics.extend(lints::sl100_unused_suppression::check(&file, &used_suppressions, settings));
+    }
     diagnostics
 }
 
-fn syntax_error(file: &Arc<SourceFile>, span: Span, message: &str) -> Diagnostic {
+/// tree-sitter recovers from a Python syntax error and the rest of the file is analysed;
+/// syn does not recover, so a Rust file with one is skipped (the Rust frontend's own
+/// refusals, e.g. of too deeply nested input, already say so).
+fn syntax_error(file: &Arc<SourceFile>, span: Span, message: &str, is_rust: bool) -> Diagnostic {
+    let consequence = match is_rust {
+        false => " (the rest of the file is analysed as far as it parses)",
+        true if message.ends_with("not analysed") => "",
+        true => "; the file is not analysed",
+    };
     Diagnostic {
         code: SYNTAX_ERROR_CODE,
         severity: Severity::Error,
-        message: format!("syntax error: {message} (the rest of the file is analysed as far as it parses)"),
+        message: format!("syntax error: {message}{consequence}"),
         file: file.clone(),
         span,
         chain: Vec::new(),

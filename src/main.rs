@@ -7,11 +7,16 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+mod cli;
+
 use stridelint::diagnostic::Severity;
 use stridelint::lints::RULES;
 use stridelint::report::{self, OutputFormat, ReportContext, RuleInfo};
+use stridelint::cache::Cache;
 use stridelint::fix::{plan_fixes, unified_diff, write_fixed, FixMode, WriteOutcome};
-use stridelint::{check_paths, Settings};
+use stridelint::progress::Progress;
+use stridelint::settings::{Config, SettingsResolver};
+use stridelint::{check_files, discover_files, CheckOptions, CheckResult};
 
 #[derive(Parser)]
 #[command(name = "stridelint", version, about = "Find tensor view errors, hidden copies and shape errors in PyTorch, candle and tch-rs model code")]
@@ -23,7 +28,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Lint files and directories (the default command).
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Print the documentation of one rule.
     Rule {
         /// Rule code, e.g. SL001.
@@ -31,6 +36,8 @@ enum Command {
     },
     /// List all rules.
     Rules,
+    /// Replay a chain of tensor ops on concrete sizes and measure every copy it makes.
+    Replay(cli::replay::ReplayArgs),
 }
 
 #[derive(Args)]
@@ -43,7 +50,7 @@ struct CheckArgs {
     output_format: OutputFormat,
     /// Only report these rules (codes or prefixes, comma-separated).
     #[arg(long, value_delimiter = ',')]
-    select: Vec<String>,
+    select: Option<Vec<String>>,
     /// Add rules to the selection.
     #[arg(long, value_delimiter = ',')]
     extend_select: Vec<String>,
@@ -53,6 +60,13 @@ struct CheckArgs {
     /// Exclude files matching these gitignore-style patterns.
     #[arg(long, value_delimiter = ',')]
     exclude: Vec<String>,
+    /// Exclude these patterns too (added to the configuration's `exclude`).
+    #[arg(long, value_delimiter = ',')]
+    extend_exclude: Vec<String>,
+    /// Use this configuration file for every file, instead of the closest
+    /// `stridelint.toml` / `.stridelint.toml` / `pyproject.toml` `[tool.stridelint]`.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Apply exclusions to paths passed on the command line too (for pre-commit).
     #[arg(long)]
     force_exclude: bool,
@@ -66,8 +80,8 @@ struct CheckArgs {
     #[arg(long)]
     exit_zero: bool,
     /// Smallest value a named size is assumed to have (default 2).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(i64).range(1..))]
-    min_symbolic_size: i64,
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    min_symbolic_size: Option<i64>,
     /// When to use colours.
     #[arg(long, value_enum, default_value = "auto")]
     color: ColorChoice,
@@ -83,6 +97,23 @@ struct CheckArgs {
     /// Print the fixes as a unified diff instead of writing them.
     #[arg(long)]
     diff: bool,
+    /// Append `# noqa: SLxxx` to every line with findings (merged into an existing
+    /// directive), to adopt stridelint on an existing code base.
+    #[arg(long, conflicts_with_all = ["fix", "diff"])]
+    add_noqa: bool,
+    /// Do not read or write the result cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// The result cache's directory (default `.stridelint_cache` in the project root;
+    /// environment: STRIDELINT_CACHE_DIR).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Also append a Markdown summary of the findings (per rule and file) to FILE, e.g.
+    /// `$GITHUB_STEP_SUMMARY`.
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+    #[command(flatten)]
+    verify: cli::verify::VerifyArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -92,7 +123,7 @@ enum ColorChoice {
     Never,
 }
 
-const SUBCOMMANDS: &[&str] = &["check", "rule", "rules", "help", "-h", "--help", "-V", "--version"];
+const SUBCOMMANDS: &[&str] = &["check", "rule", "rules", "replay", "help", "-h", "--help", "-V", "--version"];
 
 fn main() -> ExitCode {
     // `stridelint src/` means `stridelint check src/`, as with Ruff.
@@ -124,7 +155,8 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Check(args) => run_check(args),
+        Command::Check(args) => run_check(*args),
+        Command::Replay(args) => cli::replay::run(args),
     }
 }
 
@@ -135,23 +167,64 @@ fn rule_infos() -> Vec<RuleInfo> {
         .collect()
 }
 
-fn run_check(args: CheckArgs) -> ExitCode {
-    let mut settings = Settings::default();
-    settings.select = args.select.iter().chain(&args.extend_select).map(|s| s.trim().to_uppercase()).collect();
-    if !args.extend_select.is_empty() && args.select.is_empty() {
-        // --extend-select adds to the default (all) selection.
-        settings.select.clear();
+/// The command line's settings, as the top configuration layer (unset flags stay `None`).
+fn cli_overrides(args: &CheckArgs) -> Config {
+    let list = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
+    Config {
+        select: args.select.clone(),
+        extend_select: list(&args.extend_select),
+        ignore: list(&args.ignore),
+        exclude: list(&args.exclude),
+        extend_exclude: list(&args.extend_exclude),
+        respect_gitignore: args.no_respect_gitignore.then_some(false),
+        min_symbolic_size: args.min_symbolic_size,
+        ..Config::default()
     }
-    settings.ignore = args.ignore.iter().map(|s| s.trim().to_uppercase()).collect();
-    settings.discover.exclude = args.exclude.clone();
-    settings.discover.force_exclude = args.force_exclude;
-    settings.discover.respect_gitignore = !args.no_respect_gitignore;
-    settings.analysis.assumptions.min_symbolic_size = args.min_symbolic_size;
+}
 
-    let mut result = check_paths(&args.paths, &settings);
+/// Discover and lint `paths`, with a progress bar on a terminal for long human-format runs.
+fn lint(paths: &[PathBuf], resolver: &SettingsResolver, cache: Option<&Cache>, human_format: bool) -> CheckResult {
+    let (files, errors) = discover_files(paths, resolver);
+    let progress = Progress::new(files.len(), human_format);
+    let mut result = check_files(&files, resolver, &CheckOptions { cache, progress: Some(&progress) });
+    progress.finish();
+    result.errors.splice(0..0, errors);
+    result
+}
+
+fn run_check(args: CheckArgs) -> ExitCode {
+    let resolver = match SettingsResolver::from_cli(cli_overrides(&args), args.config.as_deref(), args.force_exclude) {
+        Ok(resolver) => resolver,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let human = matches!(args.output_format, OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped);
+    // Cached findings carry no subject layout, so `--verify` always analyses afresh.
+    let cache = (!args.no_cache && args.verify.verify.is_none()).then(|| {
+        let dir = args
+            .cache_dir
+            .clone()
+            .or_else(|| std::env::var_os("STRIDELINT_CACHE_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| resolver.project_root().join(stridelint::cache::DEFAULT_DIR));
+        // JSON shows each finding's symbolic subject, which the cache does not store.
+        Cache::open(&dir).with_subjects_needed(matches!(args.output_format, OutputFormat::Json | OutputFormat::JsonLines))
+    });
+
+    let mut result = lint(&args.paths, &resolver, cache.as_ref(), human && !args.statistics);
+    if let Some(cache) = &cache {
+        if let Err(e) = cache.save() {
+            eprintln!("warning: cannot write the cache: {e}");
+        }
+    }
+    if args.add_noqa {
+        return add_noqa(&result);
+    }
     if args.fix || args.diff {
         let mode = if args.unsafe_fixes { FixMode::Unsafe } else { FixMode::Safe };
-        let plans = plan_fixes(&result.diagnostics, mode);
+        let (plans, unwritable) = stridelint::notebook::plans_on_disk(&result.diagnostics, plan_fixes(&result.diagnostics, mode));
+        result.errors.extend(unwritable);
         if args.diff {
             let mut out = std::io::stdout().lock();
             for (path, original, fixed, _) in &plans {
@@ -173,7 +246,10 @@ fn run_check(args: CheckArgs) -> ExitCode {
         }
         if fixed_count > 0 {
             // Report what remains after fixing.
-            let again = check_paths(&args.paths, &settings);
+            let again = lint(&args.paths, &resolver, cache.as_ref(), false);
+            if let Some(cache) = &cache {
+                let _ = cache.save();
+            }
             result.diagnostics = again.diagnostics;
             if !args.quiet {
                 eprintln!("Fixed {fixed_count} findings.");
@@ -182,6 +258,9 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
     let mut diagnostics = result.diagnostics;
     diagnostics.sort_by(|a, b| a.file.path.cmp(&b.file.path).then(a.span.start.cmp(&b.span.start)).then(a.code.cmp(b.code)));
+    if let Err(code) = cli::verify::verify_check_findings(&mut diagnostics, &args.verify, &|path| resolver.settings_for(path).ok()) {
+        return code;
+    }
 
     let stdout = std::io::stdout();
     let color = match args.color {
@@ -192,6 +271,11 @@ fn run_check(args: CheckArgs) -> ExitCode {
     let rules = rule_infos();
     let version = env!("CARGO_PKG_VERSION");
     let ctx = ReportContext { rules: &rules, version, color, show_fixes: true };
+    if let Some(path) = &args.summary {
+        if let Err(e) = append_summary(path, &diagnostics, &ctx, result.files_checked) {
+            result.errors.push(stridelint::FileError { path: path.clone(), message: format!("cannot write the summary: {e}") });
+        }
+    }
     let mut out = stdout.lock();
     let written = if args.statistics {
         report::write_statistics(&mut out, &diagnostics, &ctx)
@@ -204,7 +288,6 @@ fn run_check(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let human = matches!(args.output_format, OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped);
     if human && !args.quiet && !args.statistics {
         let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
         let warnings = diagnostics.len() - errors;
@@ -231,6 +314,41 @@ fn run_check(args: CheckArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `--summary FILE`: append the Markdown summary (GitHub's step summary file is shared by
+/// all steps of a job, so it is appended to, never truncated).
+fn append_summary(path: &std::path::Path, diagnostics: &[stridelint::diagnostic::Diagnostic], ctx: &ReportContext, files: usize) -> std::io::Result<()> {
+    let mut text = Vec::new();
+    report::write_markdown_summary(&mut text, diagnostics, ctx, files)?;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(&text)
+}
+
+/// `--add-noqa`: write a suppression for every finding, atomically, and report how many.
+fn add_noqa(result: &CheckResult) -> ExitCode {
+    let plans = stridelint::noqa::plan_add_noqa(&result.diagnostics);
+    let (plans, mut errors) = stridelint::notebook::plans_on_disk(&result.diagnostics, plans);
+    errors.extend(result.errors.iter().cloned());
+    let mut added = 0;
+    for (path, original, edited, count) in &plans {
+        match write_fixed(path, original, edited) {
+            Ok(WriteOutcome::Written) => added += count,
+            Ok(WriteOutcome::ChangedOnDisk) => {
+                eprintln!("warning: {} changed while it was being linted; no directive added", path.display())
+            }
+            Err(e) => errors.push(stridelint::FileError { path: path.clone(), message: format!("cannot write: {e}") }),
+        }
+    }
+    eprintln!("Added {} {}.", added, if added == 1 { "noqa directive" } else { "noqa directives" });
+    for e in &errors {
+        eprintln!("error: {}: {}", e.path.display(), e.message);
+    }
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
     }
 }
 

@@ -5,16 +5,35 @@
 //!
 //! Keys are kebab-case. An unknown key or a value of the wrong type is an error that names
 //! the file, the key and the expected type.
+//!
+//! The pieces, in the order a run uses them:
+//! - [`Config`]: one file's table, parsed and validated ([`parse_config_file`]), with its
+//!   `extend` chain merged ([`load_config`]);
+//! - [`ConfigResolver`]: which configuration applies to a file (closest one wins);
+//! - [`SettingsResolver`]: the per-file [`Settings`] the library lints with — defaults,
+//!   then the file's configuration, then the command line, then `per-file-ignores` — plus
+//!   what decides discovery (`exclude`, `respect-gitignore`, `--force-exclude`).
+
+mod rule_selection;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde::Deserialize;
 
+pub use rule_selection::{enabled_codes, SelectionLayer};
+
+use crate::discover::DiscoverOptions;
+use crate::layout::candle::CandleBackend;
+use crate::verify::DType;
+use crate::Settings;
+
 /// The `[tool.stridelint]` table / a `stridelint.toml` file. Every field is optional:
-/// unset fields inherit (from `extend`) or take the default.
+/// unset fields inherit (from `extend`) or take the default. The command line's overrides
+/// are a `Config` too, layered on top.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
@@ -25,10 +44,13 @@ pub struct Config {
     pub ignore: Option<Vec<String>>,
     /// Glob (relative to the configuration's directory) → codes ignored in matching files.
     pub per_file_ignores: Option<BTreeMap<String, Vec<String>>>,
+    /// Gitignore-style patterns (relative to the configuration's directory) of files and
+    /// directories not to lint, in addition to the built-in ones (`.git`, `.venv`, …).
     pub exclude: Option<Vec<String>>,
     pub extend_exclude: Option<Vec<String>>,
     pub respect_gitignore: Option<bool>,
     /// Assumption: tensors entering a function as parameters are contiguous (default true).
+    /// The analysis cannot drop this assumption yet, so `false` is rejected.
     pub assume_contiguous_args: Option<bool>,
     /// Assumption: the smallest value of a named size (default 2).
     pub min_symbolic_size: Option<i64>,
@@ -38,10 +60,19 @@ pub struct Config {
     pub dtype: Option<String>,
     /// Layers per forward pass, for `--verify` totals.
     pub layers: Option<u32>,
-    /// Which candle matmul rule applies: `cuda` (default) or `cpu`.
+    /// Which candle matmul rule applies: `cuda` (default), `mkl`/`accelerate` or `cpu`.
     pub candle_backend: Option<String>,
+    /// The rule-selection layers of the `extend` chain, base first: filled by
+    /// [`load_config`], because selection does not merge like the other keys (see
+    /// `rule_selection`). Not a key of the file; leave it empty in a hand-built `Config`
+    /// such as the CLI's overrides, whose own `select`/`ignore` are used.
+    #[serde(skip)]
+    pub selection_layers: Vec<SelectionLayer>,
 }
 
+/// A configuration that could not be used: unreadable, not TOML, an unknown key, a value
+/// of the wrong type or out of range. `path` is the file, or the command-line flag for
+/// errors in overrides (`--select`).
 #[derive(Debug, Clone)]
 pub struct ConfigError {
     pub path: PathBuf,
@@ -50,8 +81,22 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        write!(f, "{}: {}", display_path(&self.path), self.message)
     }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// `path` relative to the current directory when it lies below it (how users wrote it).
+pub fn display_path(path: &Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            let cwd = cwd.canonicalize().unwrap_or(cwd);
+            path.strip_prefix(&cwd).ok().map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| path.to_path_buf());
+    relative.display().to_string()
 }
 
 impl Config {
@@ -72,35 +117,202 @@ impl Config {
             dtype: self.dtype.or(base.dtype),
             layers: self.layers.or(base.layers),
             candle_backend: self.candle_backend.or(base.candle_backend),
+            selection_layers: base
+                .selection_layers
+                .into_iter()
+                .chain(self.selection_layers)
+                .collect(),
         }
+    }
+
+    /// This table's own `select`/`extend-select`/`ignore`, as one selection layer.
+    pub fn own_selection_layer(&self) -> SelectionLayer {
+        SelectionLayer {
+            select: self.select.clone(),
+            extend_select: self.extend_select.clone().unwrap_or_default(),
+            ignore: self.ignore.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Upper-case rule selectors and check every value a type cannot check: selectors
+    /// name known rules, sizes are positive, `dtype` and `candle-backend` are known names.
+    /// The message names the key.
+    pub fn validate(&mut self) -> Result<(), String> {
+        let known = known_codes();
+        let selector_lists = [
+            ("select", self.select.as_mut()),
+            ("extend-select", self.extend_select.as_mut()),
+            ("ignore", self.ignore.as_mut()),
+        ];
+        for (key, list) in selector_lists {
+            for selector in list.into_iter().flatten() {
+                *selector = rule_selection::normalize_selector(selector);
+                rule_selection::check_selector(selector, &known)
+                    .map_err(|e| format!("{key}: {e}"))?;
+            }
+        }
+        for (pattern, codes) in self.per_file_ignores.iter_mut().flatten() {
+            for code in codes.iter_mut() {
+                *code = rule_selection::normalize_selector(code);
+                rule_selection::check_selector(code, &known)
+                    .map_err(|e| format!("per-file-ignores.\"{pattern}\": {e}"))?;
+            }
+        }
+        if self.assume_contiguous_args == Some(false) {
+            return Err("assume-contiguous-args: `false` is not supported yet (the analysis always assumes \
+                        tensor parameters are contiguous)"
+                .into());
+        }
+        if let Some(n) = self.min_symbolic_size {
+            if n < 1 {
+                return Err(format!(
+                    "min-symbolic-size: expected an integer >= 1, found {n}"
+                ));
+            }
+        }
+        for (name, &size) in self.dims.iter().flatten() {
+            if size < 1 {
+                return Err(format!("dims.{name}: expected a size >= 1, found {size}"));
+            }
+        }
+        if let Some(dtype) = &self.dtype {
+            parse_dtype(dtype).map_err(|e| format!("dtype: {e}"))?;
+        }
+        if let Some(backend) = &self.candle_backend {
+            parse_candle_backend(backend).map_err(|e| format!("candle-backend: {e}"))?;
+        }
+        Ok(())
     }
 }
 
 fn concat(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>> {
     match (a, b) {
         (None, None) => None,
-        (x, y) => Some(x.unwrap_or_default().into_iter().chain(y.unwrap_or_default()).collect()),
+        (x, y) => Some(
+            x.unwrap_or_default()
+                .into_iter()
+                .chain(y.unwrap_or_default())
+                .collect(),
+        ),
     }
+}
+
+/// Every code a selector can name: the registered rules and the syntax-error pseudo-rule.
+pub fn known_codes() -> Vec<&'static str> {
+    crate::lints::RULES
+        .iter()
+        .map(|r| r.code)
+        .chain([crate::SYNTAX_ERROR_CODE])
+        .collect()
+}
+
+fn parse_dtype(text: &str) -> Result<DType, String> {
+    text.parse::<DType>().map_err(|_| {
+        let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+        format!(
+            "unknown dtype `{text}`, expected one of {}",
+            names.join(", ")
+        )
+    })
+}
+
+fn parse_candle_backend(text: &str) -> Result<CandleBackend, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "cuda" => Ok(CandleBackend::Cuda),
+        "mkl" | "accelerate" => Ok(CandleBackend::Mkl),
+        "cpu" => Ok(CandleBackend::Cpu),
+        _ => Err(format!(
+            "unknown backend `{text}`, expected one of cuda, mkl, accelerate, cpu"
+        )),
+    }
+}
+
+/// `pyproject.toml`, of which only `[tool.stridelint]` is ours: other tables are not
+/// checked, ours is (unknown keys are errors there too).
+#[derive(Deserialize)]
+struct PyProject {
+    tool: Option<PyProjectTools>,
+}
+
+#[derive(Deserialize)]
+struct PyProjectTools {
+    stridelint: Option<Config>,
 }
 
 /// Parse one configuration file (not following `extend`). For `pyproject.toml` the
 /// `[tool.stridelint]` table is read; `Ok(None)` when it has none.
 pub fn parse_config_file(path: &Path) -> Result<Option<Config>, ConfigError> {
-    let err = |message: String| ConfigError { path: path.to_path_buf(), message };
+    let err = |message: String| ConfigError {
+        path: path.to_path_buf(),
+        message,
+    };
     let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
     let is_pyproject = path.file_name().is_some_and(|n| n == "pyproject.toml");
-    if is_pyproject {
-        let doc: toml::Table = toml::from_str(&text).map_err(|e| err(describe_toml_error(&e)))?;
-        let Some(section) = doc.get("tool").and_then(|t| t.get("stridelint")) else { return Ok(None) };
-        let cfg = Config::deserialize(section.clone()).map_err(|e| err(format!("[tool.stridelint]: {}", describe_toml_error(&e))))?;
-        Ok(Some(cfg))
+    let config = if is_pyproject {
+        let doc: PyProject =
+            toml::from_str(&text).map_err(|e| err(describe_toml_error(&e, &text)))?;
+        doc.tool.and_then(|t| t.stridelint)
     } else {
-        toml::from_str::<Config>(&text).map(Some).map_err(|e| err(describe_toml_error(&e)))
+        Some(toml::from_str::<Config>(&text).map_err(|e| err(describe_toml_error(&e, &text)))?)
+    };
+    match config {
+        Some(mut config) => {
+            config.validate().map_err(err)?;
+            Ok(Some(config))
+        }
+        None => Ok(None),
     }
 }
 
-fn describe_toml_error(e: &toml::de::Error) -> String {
-    e.to_string().trim().replace('\n', " ").replace("  ", " ")
+/// toml's message, with the offending key in front when the message does not already
+/// name it (a type error names only the types), and Rust type names in words.
+fn describe_toml_error(e: &toml::de::Error, text: &str) -> String {
+    let message = e
+        .message()
+        .trim()
+        .replace("expected i64", "expected an integer")
+        .replace("expected u32", "expected a non-negative integer")
+        .replace("expected a sequence", "expected an array")
+        .replace("expected a map", "expected a table");
+    let key = e.span().and_then(|span| key_at(text, span.start));
+    match key {
+        Some(key) if !message.contains("unknown field") && !message.contains("missing field") => {
+            format!("{key}: {message}")
+        }
+        _ => message,
+    }
+}
+
+/// The dotted key whose value is at byte `offset`: the `[table]` header above, if any, and
+/// the key on the offset's line (`min-symbolic-size = "two"` → `min-symbolic-size`).
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let line = &text[line_start..line_end];
+    let key = line
+        .split('=')
+        .next()
+        .filter(|_| line.contains('='))
+        .map(str::trim)?;
+    let table = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    let key = key.trim_matches('"');
+    // In pyproject.toml our keys live under `tool.stridelint`; name them as in stridelint.toml.
+    let table = table.map(|t| {
+        t.strip_prefix("tool.stridelint")
+            .unwrap_or(&t)
+            .trim_start_matches('.')
+            .to_string()
+    });
+    Some(match table {
+        Some(table) if !table.is_empty() => format!("{table}.{key}"),
+        _ => key.to_string(),
+    })
 }
 
 /// Load a configuration file and everything it `extend`s (cycles are an error).
@@ -112,10 +324,16 @@ pub fn load_config(path: &Path) -> Result<Option<Config>, ConfigError> {
 fn load_chain(path: &Path, seen: &mut Vec<PathBuf>) -> Result<Option<Config>, ConfigError> {
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if seen.contains(&canonical) {
-        return Err(ConfigError { path: path.to_path_buf(), message: "`extend` forms a cycle".into() });
+        return Err(ConfigError {
+            path: path.to_path_buf(),
+            message: "`extend` forms a cycle".into(),
+        });
     }
     seen.push(canonical);
-    let Some(cfg) = parse_config_file(path)? else { return Ok(None) };
+    let Some(mut cfg) = parse_config_file(path)? else {
+        return Ok(None);
+    };
+    cfg.selection_layers = vec![cfg.own_selection_layer()];
     match cfg.extend.clone() {
         Some(parent) => {
             let parent_path = path.parent().unwrap_or(Path::new(".")).join(parent);
@@ -137,7 +355,9 @@ pub fn find_config(dir: &Path) -> Option<PathBuf> {
             let p = d.join(name);
             if p.is_file() {
                 if *name == "pyproject.toml" {
-                    let has = std::fs::read_to_string(&p).map(|t| t.contains("[tool.stridelint")).unwrap_or(false);
+                    let has = std::fs::read_to_string(&p)
+                        .map(|t| t.contains("[tool.stridelint"))
+                        .unwrap_or(false);
                     if !has {
                         continue;
                     }
@@ -154,20 +374,26 @@ pub fn find_config(dir: &Path) -> Option<PathBuf> {
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub config: Config,
-    /// Directory the configuration's relative paths are resolved against.
+    /// Directory the configuration's relative paths are resolved against (canonical).
     pub root: PathBuf,
+    /// The file it was loaded from (`None` for `--config`-less defaults).
+    pub path: Option<PathBuf>,
     per_file: Vec<(GlobSet, Vec<String>)>,
+    exclude: Gitignore,
 }
 
 impl Resolved {
     pub fn new(config: Config, root: PathBuf) -> Result<Resolved, ConfigError> {
+        let root = root.canonicalize().unwrap_or(root);
+        let err = |message: String| ConfigError {
+            path: root.clone(),
+            message,
+        };
         let mut per_file = Vec::new();
         if let Some(map) = &config.per_file_ignores {
             for (pattern, codes) in map {
-                let glob = Glob::new(pattern).map_err(|e| ConfigError {
-                    path: root.clone(),
-                    message: format!("per-file-ignores: invalid glob `{pattern}`: {e}"),
-                })?;
+                let glob = Glob::new(pattern)
+                    .map_err(|e| err(format!("per-file-ignores: invalid glob `{pattern}`: {e}")))?;
                 let mut b = GlobSetBuilder::new();
                 b.add(glob);
                 if !pattern.contains('/') {
@@ -176,16 +402,51 @@ impl Resolved {
                         b.add(g);
                     }
                 }
-                per_file.push((b.build().unwrap_or_else(|_| GlobSet::empty()), codes.clone()));
+                per_file.push((
+                    b.build().unwrap_or_else(|_| GlobSet::empty()),
+                    codes.clone(),
+                ));
             }
         }
-        Ok(Resolved { config, root, per_file })
+        let mut exclude = GitignoreBuilder::new(&root);
+        for pattern in config
+            .exclude
+            .iter()
+            .flatten()
+            .chain(config.extend_exclude.iter().flatten())
+        {
+            exclude
+                .add_line(None, pattern)
+                .map_err(|e| err(format!("exclude: invalid pattern `{pattern}`: {e}")))?;
+        }
+        let exclude = exclude.build().map_err(|e| err(format!("exclude: {e}")))?;
+        Ok(Resolved {
+            config,
+            root,
+            path: None,
+            per_file,
+            exclude,
+        })
     }
 
-    /// Codes ignored for `file` by `per-file-ignores`.
+    /// Codes ignored for `file` (canonical) by `per-file-ignores`.
     pub fn ignored_for(&self, file: &Path) -> Vec<String> {
         let rel = file.strip_prefix(&self.root).unwrap_or(file);
-        self.per_file.iter().filter(|(g, _)| g.is_match(rel)).flat_map(|(_, c)| c.iter().cloned()).collect()
+        self.per_file
+            .iter()
+            .filter(|(g, _)| g.is_match(rel))
+            .flat_map(|(_, c)| c.iter().cloned())
+            .collect()
+    }
+
+    /// Does `exclude`/`extend-exclude` exclude `file` (canonical) or a directory above it?
+    pub fn excludes(&self, file: &Path) -> bool {
+        // The matcher asserts that the path lies below its root.
+        file.starts_with(&self.root)
+            && self
+                .exclude
+                .matched_path_or_any_parents(file, false)
+                .is_ignore()
     }
 }
 
@@ -193,41 +454,323 @@ impl Resolved {
 pub struct ConfigResolver {
     /// `--config FILE`: one configuration for everything.
     fixed: Option<Arc<Resolved>>,
-    cache: Mutex<HashMap<PathBuf, Option<Arc<Resolved>>>>,
+    /// Directory (canonical) → its closest configuration file.
+    by_dir: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
+    /// Configuration file → loaded and resolved (each file is read once per run).
+    by_file: Mutex<HashMap<PathBuf, Option<Arc<Resolved>>>>,
 }
 
 impl ConfigResolver {
     pub fn new(explicit: Option<&Path>) -> Result<ConfigResolver, ConfigError> {
         let fixed = match explicit {
             Some(p) => {
+                if !p.is_file() {
+                    return Err(ConfigError {
+                        path: p.to_path_buf(),
+                        message: "no such configuration file".into(),
+                    });
+                }
                 let cfg = load_config(p)?.unwrap_or_default();
-                let root = p.parent().map(Path::to_path_buf).unwrap_or_default();
-                Some(Arc::new(Resolved::new(cfg, root)?))
+                let root = p
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."))
+                    .to_path_buf();
+                let mut resolved = Resolved::new(cfg, root)?;
+                resolved.path = Some(p.to_path_buf());
+                Some(Arc::new(resolved))
             }
             None => None,
         };
-        Ok(ConfigResolver { fixed, cache: Mutex::new(HashMap::new()) })
+        Ok(ConfigResolver {
+            fixed,
+            by_dir: Mutex::new(HashMap::new()),
+            by_file: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The configuration that applies to files in `dir` (`None`: defaults only).
+    pub fn for_dir(&self, dir: &Path) -> Result<Option<Arc<Resolved>>, ConfigError> {
+        if let Some(f) = &self.fixed {
+            return Ok(Some(f.clone()));
+        }
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let cached = self
+            .by_dir
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&dir)
+            .cloned();
+        let config_path = match cached {
+            Some(hit) => hit,
+            None => {
+                let found = find_config(&dir);
+                self.by_dir
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(dir, found.clone());
+                found
+            }
+        };
+        let Some(config_path) = config_path else {
+            return Ok(None);
+        };
+        if let Some(hit) = self
+            .by_file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&config_path)
+        {
+            return Ok(hit.clone());
+        }
+        let resolved = match load_config(&config_path)? {
+            Some(cfg) => {
+                let mut resolved = Resolved::new(
+                    cfg,
+                    config_path
+                        .parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default(),
+                )?;
+                resolved.path = Some(config_path.clone());
+                Some(Arc::new(resolved))
+            }
+            None => None,
+        };
+        self.by_file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(config_path, resolved.clone());
+        Ok(resolved)
     }
 
     /// The configuration that applies to `file` (`None`: defaults only).
     pub fn for_file(&self, file: &Path) -> Result<Option<Arc<Resolved>>, ConfigError> {
-        if let Some(f) = &self.fixed {
-            return Ok(Some(f.clone()));
+        let dir = file
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        self.for_dir(dir)
+    }
+}
+
+/// Concrete inputs for `--verify`, from the configuration (`dims`, `dtype`, `layers`)
+/// with command-line values on top.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyInputs {
+    /// Named sizes, e.g. `B = 16`.
+    pub dims: BTreeMap<String, i64>,
+    pub dtype: Option<DType>,
+    /// Layers per forward pass, to scale per-layer costs to a whole pass.
+    pub layers: Option<u32>,
+}
+
+/// Where each file's [`Settings`] come from: with [`SettingsResolver::fixed`] always the
+/// same; with [`SettingsResolver::from_cli`] the closest configuration file (or
+/// `--config`) with the command line's overrides on top.
+pub struct SettingsResolver {
+    /// `None`: fixed settings, no configuration files.
+    configs: Option<ConfigResolver>,
+    /// The command line's values, the top layer.
+    overrides: Config,
+    force_exclude: bool,
+    discover: DiscoverOptions,
+    /// Settings without per-file ignores, per configuration file (`None`: no file).
+    by_config: Mutex<HashMap<Option<PathBuf>, Arc<Settings>>>,
+    fixed: Option<Arc<Settings>>,
+}
+
+impl SettingsResolver {
+    /// Every file gets `settings`; no configuration file is read.
+    pub fn fixed(settings: Settings) -> Self {
+        SettingsResolver {
+            configs: None,
+            overrides: Config::default(),
+            force_exclude: settings.discover.force_exclude,
+            discover: settings.discover.clone(),
+            by_config: Mutex::new(HashMap::new()),
+            fixed: Some(Arc::new(settings)),
         }
-        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        if let Some(hit) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&dir) {
-            return Ok(hit.clone());
+    }
+
+    /// Settings as the CLI sees them: `overrides` holds the flags given (`--select`,
+    /// `--ignore`, `--exclude`, `--min-symbolic-size`, …; unset flags stay `None`),
+    /// `config_file` is `--config`. Discovery options come from the configuration of the
+    /// current directory (or `--config`) and the flags. Fails on an invalid configuration
+    /// there or an unknown rule in the flags.
+    pub fn from_cli(
+        mut overrides: Config,
+        config_file: Option<&Path>,
+        force_exclude: bool,
+    ) -> Result<Self, ConfigError> {
+        let known = known_codes();
+        for (flag, list) in [
+            ("--select", overrides.select.as_mut()),
+            ("--extend-select", overrides.extend_select.as_mut()),
+            ("--ignore", overrides.ignore.as_mut()),
+        ] {
+            for selector in list.into_iter().flatten() {
+                *selector = rule_selection::normalize_selector(selector);
+                rule_selection::check_selector(selector, &known).map_err(|message| {
+                    ConfigError {
+                        path: PathBuf::from(flag),
+                        message,
+                    }
+                })?;
+            }
         }
-        let resolved = match find_config(&dir) {
-            Some(p) => match load_config(&p)? {
-                Some(cfg) => Some(Arc::new(Resolved::new(cfg, p.parent().map(Path::to_path_buf).unwrap_or_default())?)),
-                None => None,
-            },
-            None => None,
+        let configs = ConfigResolver::new(config_file)?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let top = configs.for_dir(&cwd)?;
+        let top_config = top.as_ref().map(|r| &r.config);
+        let discover = DiscoverOptions {
+            exclude: overrides
+                .exclude
+                .iter()
+                .flatten()
+                .chain(overrides.extend_exclude.iter().flatten())
+                .cloned()
+                .collect(),
+            respect_gitignore: overrides
+                .respect_gitignore
+                .or(top_config.and_then(|c| c.respect_gitignore))
+                .unwrap_or(true),
+            force_exclude,
         };
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(dir, resolved.clone());
-        Ok(resolved)
+        Ok(SettingsResolver {
+            configs: Some(configs),
+            overrides,
+            force_exclude,
+            discover,
+            by_config: Mutex::new(HashMap::new()),
+            fixed: None,
+        })
+    }
+
+    /// The project's root: the directory of the configuration that applies to the current
+    /// directory (or `--config`'s), else the current directory. The cache lives there.
+    pub fn project_root(&self) -> PathBuf {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let top = self
+            .configs
+            .as_ref()
+            .and_then(|c| c.for_dir(&cwd).ok().flatten());
+        top.map(|r| r.root.clone()).unwrap_or(cwd)
+    }
+
+    /// How to walk the paths given on the command line.
+    pub fn discover_options(&self) -> &DiscoverOptions {
+        &self.discover
+    }
+
+    /// Should a discovered `file` be skipped because its configuration's `exclude` matches
+    /// it? A file named on the command line (`explicit`) is linted anyway unless
+    /// `--force-exclude`, as in Ruff (pre-commit passes every staged file by name).
+    pub fn is_excluded(&self, file: &Path, explicit: bool) -> Result<bool, ConfigError> {
+        let Some(configs) = &self.configs else {
+            return Ok(false);
+        };
+        if explicit && !self.force_exclude {
+            return Ok(false);
+        }
+        match configs.for_file(file)? {
+            Some(resolved) => Ok(resolved.excludes(&canonical_file(file))),
+            None => Ok(false),
+        }
+    }
+
+    /// The settings `file` is linted with.
+    pub fn settings_for(&self, file: &Path) -> Result<Arc<Settings>, ConfigError> {
+        if let Some(fixed) = &self.fixed {
+            return Ok(fixed.clone());
+        }
+        let configs = self
+            .configs
+            .as_ref()
+            .expect("a resolver has fixed settings or configurations");
+        let resolved = configs.for_file(file)?;
+        let key = resolved.as_ref().and_then(|r| r.path.clone());
+        let cached = self
+            .by_config
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let base = match cached {
+            Some(base) => base,
+            None => {
+                let base = Arc::new(self.build(resolved.as_deref(), Vec::new()));
+                self.by_config
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(key, base.clone());
+                base
+            }
+        };
+        let per_file = resolved
+            .as_ref()
+            .map(|r| r.ignored_for(&canonical_file(file)))
+            .unwrap_or_default();
+        if per_file.is_empty() {
+            Ok(base)
+        } else {
+            Ok(Arc::new(self.build(resolved.as_deref(), per_file)))
+        }
+    }
+
+    /// Defaults, then `resolved`'s configuration, then the overrides, then `per_file_ignores`.
+    fn build(&self, resolved: Option<&Resolved>, per_file_ignores: Vec<String>) -> Settings {
+        let file_config = resolved.map(|r| r.config.clone()).unwrap_or_default();
+        let mut layers = file_config.selection_layers.clone();
+        layers.push(self.overrides.own_selection_layer());
+        layers.push(SelectionLayer::ignoring(per_file_ignores));
+        let config = self.overrides.clone().over(file_config);
+
+        let mut settings = Settings {
+            discover: self.discover.clone(),
+            ..Settings::default()
+        };
+        let enabled: Vec<String> = enabled_codes(&known_codes(), &layers)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        // `Settings::is_enabled` reads an empty `select` as "everything"; an empty
+        // selection is therefore spelled as "ignore all".
+        settings.ignore = if enabled.is_empty() {
+            vec![rule_selection::ALL.to_string()]
+        } else {
+            Vec::new()
+        };
+        settings.select = enabled;
+        if let Some(n) = config.min_symbolic_size {
+            settings.analysis.assumptions.min_symbolic_size = n;
+        }
+        // Values were validated when the file was parsed (and by the CLI's own parsers).
+        settings.verify = VerifyInputs {
+            dims: config.dims.unwrap_or_default(),
+            dtype: config.dtype.as_deref().and_then(|d| parse_dtype(d).ok()),
+            layers: config.layers,
+        };
+        if let Some(backend) = config
+            .candle_backend
+            .as_deref()
+            .and_then(|b| parse_candle_backend(b).ok())
+        {
+            settings.candle_backend = backend;
+        }
+        settings
+    }
+}
+
+/// `file` with its directory canonicalized (the form configuration roots are in).
+fn canonical_file(file: &Path) -> PathBuf {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (dir.canonicalize(), file.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => file.to_path_buf(),
     }
 }
 
@@ -241,18 +784,67 @@ mod tests {
         let p = dir.path().join("stridelint.toml");
         std::fs::write(&p, "selectt = [\"SL001\"]\n").unwrap();
         let e = load_config(&p).unwrap_err();
-        assert!(e.to_string().contains("stridelint.toml") && e.message.contains("selectt"), "{e}");
+        assert!(
+            e.to_string().contains("stridelint.toml") && e.message.contains("selectt"),
+            "{e}"
+        );
+        assert!(
+            e.message
+                .starts_with("unknown field `selectt`, expected one of"),
+            "{e}"
+        );
         std::fs::write(&p, "min-symbolic-size = \"two\"\n").unwrap();
         let e = load_config(&p).unwrap_err();
-        assert!(e.message.contains("min-symbolic-size") || e.message.contains("integer"), "{e}");
-        assert!(e.message.contains("i64") || e.message.contains("integer"), "{e}");
+        assert_eq!(
+            e.message,
+            "min-symbolic-size: invalid type: string \"two\", expected an integer"
+        );
+        std::fs::write(&p, "[dims]\nB = \"x\"\n").unwrap();
+        let e = load_config(&p).unwrap_err();
+        assert!(e.message.starts_with("dims.B: invalid type"), "{e}");
+    }
+
+    #[test]
+    fn values_types_cannot_check_are_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("stridelint.toml");
+        for (text, expected) in [
+            (
+                "select = [\"SL0009\"]\n",
+                "select: unknown rule selector `SL0009`",
+            ),
+            ("dtype = \"f12\"\n", "dtype: unknown dtype `f12`"),
+            (
+                "candle-backend = \"tpu\"\n",
+                "candle-backend: unknown backend `tpu`",
+            ),
+            (
+                "min-symbolic-size = 0\n",
+                "min-symbolic-size: expected an integer >= 1",
+            ),
+            (
+                "[per-file-ignores]\n\"a.py\" = [\"XX1\"]\n",
+                "per-file-ignores.\"a.py\": unknown rule selector `XX1`",
+            ),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = load_config(&p).unwrap_err();
+            assert!(e.message.starts_with(expected), "{text}: {e}");
+        }
+        std::fs::write(&p, "select = [\"sl001\"]\ndtype = \"torch.bfloat16\"\n").unwrap();
+        let cfg = load_config(&p).unwrap().unwrap();
+        assert_eq!(cfg.select, Some(vec!["SL001".to_string()]));
     }
 
     #[test]
     fn pyproject_section_and_extend_chain() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        std::fs::write(root.join("base.toml"), "ignore = [\"SL002\"]\nmin-symbolic-size = 3\nextend-select = [\"SL001\"]\n").unwrap();
+        std::fs::write(
+            root.join("base.toml"),
+            "ignore = [\"SL002\"]\nmin-symbolic-size = 3\nextend-select = [\"SL001\"]\n",
+        )
+        .unwrap();
         std::fs::create_dir_all(root.join("pkg")).unwrap();
         std::fs::write(
             root.join("pkg/pyproject.toml"),
@@ -264,7 +856,31 @@ mod tests {
         let cfg = load_config(&found).unwrap().unwrap();
         assert_eq!(cfg.min_symbolic_size, Some(4));
         assert_eq!(cfg.ignore, Some(vec!["SL002".to_string()]));
-        assert_eq!(cfg.extend_select, Some(vec!["SL001".to_string(), "SL003".to_string()]));
+        assert_eq!(
+            cfg.extend_select,
+            Some(vec!["SL001".to_string(), "SL003".to_string()])
+        );
+        assert_eq!(cfg.selection_layers.len(), 2);
+        assert_eq!(cfg.selection_layers[0].ignore, vec!["SL002".to_string()]);
+    }
+
+    #[test]
+    fn pyproject_errors_point_into_the_tool_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pyproject.toml");
+        std::fs::write(
+            &p,
+            "[tool.black]\nline-length = 100\n[tool.stridelint]\nlayers = \"many\"\n",
+        )
+        .unwrap();
+        let e = load_config(&p).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("layers: invalid type: string \"many\""),
+            "{e}"
+        );
+        std::fs::write(&p, "[tool.black]\nline-length = 100\n").unwrap();
+        assert!(load_config(&p).unwrap().is_none());
     }
 
     #[test]
@@ -273,14 +889,21 @@ mod tests {
         let root = dir.path();
         std::fs::create_dir_all(root.join("a/b")).unwrap();
         std::fs::write(root.join("stridelint.toml"), "select = [\"SL001\"]\n").unwrap();
-        std::fs::write(root.join("a/stridelint.toml"), "select = [\"SL002\"]\n[per-file-ignores]\n\"test_*.py\" = [\"SL002\"]\n").unwrap();
+        std::fs::write(
+            root.join("a/stridelint.toml"),
+            "select = [\"SL002\"]\n[per-file-ignores]\n\"test_*.py\" = [\"SL002\"]\n",
+        )
+        .unwrap();
         let r = ConfigResolver::new(None).unwrap();
         let inner = r.for_file(&root.join("a/b/m.py")).unwrap().unwrap();
         assert_eq!(inner.config.select, Some(vec!["SL002".to_string()]));
         let outer = r.for_file(&root.join("m.py")).unwrap().unwrap();
         assert_eq!(outer.config.select, Some(vec!["SL001".to_string()]));
         let canon = std::fs::canonicalize(root.join("a")).unwrap();
-        assert_eq!(inner.ignored_for(&canon.join("b/test_x.py")), vec!["SL002".to_string()]);
+        assert_eq!(
+            inner.ignored_for(&canon.join("b/test_x.py")),
+            vec!["SL002".to_string()]
+        );
         assert!(inner.ignored_for(&canon.join("b/x.py")).is_empty());
     }
 
@@ -289,6 +912,119 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.toml"), "extend = \"b.toml\"\n").unwrap();
         std::fs::write(dir.path().join("b.toml"), "extend = \"a.toml\"\n").unwrap();
-        assert!(load_config(&dir.path().join("a.toml")).unwrap_err().message.contains("cycle"));
+        assert!(load_config(&dir.path().join("a.toml"))
+            .unwrap_err()
+            .message
+            .contains("cycle"));
+    }
+
+    #[test]
+    fn settings_layer_config_cli_and_per_file_ignores() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("stridelint.toml"),
+            "ignore = [\"SL002\"]\nmin-symbolic-size = 3\ndims = { B = 16 }\ndtype = \"bf16\"\nlayers = 12\n\
+             candle-backend = \"cpu\"\n[per-file-ignores]\n\"tests/*.py\" = [\"SL001\"]\n",
+        )
+        .unwrap();
+        let config = Some(root.join("stridelint.toml"));
+        let cli = Config {
+            extend_select: Some(vec!["sl002".into()]),
+            ..Config::default()
+        };
+        let resolver = SettingsResolver::from_cli(cli, config.as_deref(), false).unwrap();
+        let s = resolver.settings_for(&root.join("model.py")).unwrap();
+        assert!(
+            s.is_enabled("SL001") && s.is_enabled("SL002"),
+            "CLI extend-select re-enables: {:?}",
+            s.select
+        );
+        assert_eq!(s.analysis.assumptions.min_symbolic_size, 3);
+        assert_eq!(s.verify.dims.get("B"), Some(&16));
+        assert_eq!(s.verify.dtype, Some(DType::BF16));
+        assert_eq!(s.verify.layers, Some(12));
+        assert_eq!(s.candle_backend, CandleBackend::Cpu);
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        let t = resolver
+            .settings_for(&root.join("tests/test_model.py"))
+            .unwrap();
+        assert!(!t.is_enabled("SL001") && t.is_enabled("SL002"));
+
+        let cli = Config {
+            select: Some(vec!["SL003".into()]),
+            min_symbolic_size: Some(5),
+            ..Config::default()
+        };
+        let resolver = SettingsResolver::from_cli(cli, config.as_deref(), false).unwrap();
+        let s = resolver.settings_for(&root.join("model.py")).unwrap();
+        assert!(s.is_enabled("SL003") && !s.is_enabled("SL001") && !s.is_enabled("SL002"));
+        assert_eq!(s.analysis.assumptions.min_symbolic_size, 5);
+
+        let cli = Config {
+            select: Some(vec![]),
+            ..Config::default()
+        };
+        let resolver = SettingsResolver::from_cli(cli, config.as_deref(), false).unwrap();
+        let s = resolver.settings_for(&root.join("model.py")).unwrap();
+        assert!(known_codes().iter().all(|c| !s.is_enabled(c)));
+    }
+
+    #[test]
+    fn fixed_settings_ignore_configuration_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("stridelint.toml"),
+            "exclude = [\"*.py\"]\nignore = [\"SL001\"]\n",
+        )
+        .unwrap();
+        let file = dir.path().join("m.py");
+        let resolver = SettingsResolver::fixed(Settings::default());
+        assert!(!resolver.is_excluded(&file, false).unwrap());
+        let settings = resolver.settings_for(&file).unwrap();
+        assert!(settings.is_enabled("SL001"));
+        assert!(Arc::ptr_eq(
+            &settings,
+            &resolver.settings_for(&dir.path().join("other.py")).unwrap()
+        ));
+    }
+
+    #[test]
+    fn unknown_rules_on_the_command_line_name_the_flag() {
+        let cli = Config {
+            ignore: Some(vec!["SL0X".into()]),
+            ..Config::default()
+        };
+        let e = SettingsResolver::from_cli(cli, None, false).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "--ignore: unknown rule selector `SL0X` (see `stridelint rules`)"
+        );
+    }
+
+    #[test]
+    fn excludes_apply_below_the_config_and_to_explicit_files_only_when_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("gen/deep")).unwrap();
+        std::fs::write(
+            root.join("stridelint.toml"),
+            "exclude = [\"gen/\"]\nextend-exclude = [\"*_pb2.py\"]\n",
+        )
+        .unwrap();
+        let config = root.join("stridelint.toml");
+        let resolver = SettingsResolver::from_cli(Config::default(), Some(&config), false).unwrap();
+        assert!(resolver
+            .is_excluded(&root.join("gen/deep/m.py"), false)
+            .unwrap());
+        assert!(resolver.is_excluded(&root.join("x_pb2.py"), false).unwrap());
+        assert!(!resolver.is_excluded(&root.join("m.py"), false).unwrap());
+        assert!(!resolver
+            .is_excluded(&root.join("gen/deep/m.py"), true)
+            .unwrap());
+        let forced = SettingsResolver::from_cli(Config::default(), Some(&config), true).unwrap();
+        assert!(forced
+            .is_excluded(&root.join("gen/deep/m.py"), true)
+            .unwrap());
     }
 }

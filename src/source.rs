@@ -19,13 +19,53 @@ pub struct SourceFile {
     pub text: String,
     /// Byte offset of the start of every line.
     line_starts: Vec<usize>,
+    /// For a Jupyter notebook: the notebook, whose code cells `text` joins. Locations are
+    /// then reported per cell ([`SourceFile::cell_relative`]) and fixes written back into
+    /// the notebook JSON.
+    pub notebook: Option<crate::notebook::Notebook>,
 }
 
 impl SourceFile {
     pub fn new(path: impl Into<PathBuf>, text: String) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        SourceFile { path: path.into(), text, line_starts }
+        SourceFile { path: path.into(), text, line_starts, notebook: None }
+    }
+
+    /// A notebook's source file: `python` is the joined code of its cells (see
+    /// [`crate::notebook::Notebook::parse`]).
+    pub fn from_notebook(path: impl Into<PathBuf>, notebook: crate::notebook::Notebook, python: String) -> Self {
+        SourceFile { notebook: Some(notebook), ..SourceFile::new(path, python) }
+    }
+
+    /// A location as the user counts it: in a notebook, the 1-based cell number and the
+    /// location within that cell; elsewhere `(None, location)` unchanged.
+    pub fn cell_relative(&self, location: Location) -> (Option<usize>, Location) {
+        match self.notebook.as_ref().and_then(|nb| nb.cell_row(location.row - 1)) {
+            Some((cell, row)) => (Some(cell), Location { row, column: location.column }),
+            None => (None, location),
+        }
+    }
+
+    /// [`Self::span_locations`] as the user counts them: within the cell in a notebook.
+    pub fn cell_span_locations(&self, span: Span) -> (Location, Location) {
+        let (start, end) = self.span_locations(span);
+        (self.cell_relative(start).1, self.cell_relative(end).1)
+    }
+
+    /// The 1-based notebook cell holding byte `offset` (`None` outside notebooks).
+    pub fn cell_at(&self, offset: usize) -> Option<usize> {
+        self.notebook.as_ref()?;
+        self.cell_relative(self.location(offset)).0
+    }
+
+    /// How reporters name a location: `row:column`, or `cell 3:row:column` in a notebook
+    /// (Ruff's notation, so that the same problem matchers work).
+    pub fn display_location(&self, location: Location) -> String {
+        match self.cell_relative(location) {
+            (Some(cell), l) => format!("cell {cell}:{}:{}", l.row, l.column),
+            (None, l) => format!("{}:{}", l.row, l.column),
+        }
     }
 
     pub fn path(&self) -> &Path {

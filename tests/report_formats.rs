@@ -146,6 +146,7 @@ fn hidden_copy(file: &Arc<SourceFile>) -> Diagnostic {
             "bytes": 33_554_432,
             "summary": "copies 32.0 MiB at B=16, T=1024, C=512 (float32)",
         })),
+        subject: None,
     }
 }
 

@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use crate::ir::{self, BinOp, Expr, ExprKind, Span};
+use crate::ir::{self, BinOp, Expr, ExprKind, Language, Span};
 use crate::layout::{infer_size, Decider, Dim, ShapeError, Tri};
 use crate::ops::schema::{ParamSpec, ParamType, Variadic};
-use crate::ops::{self, ArgValue, OpErrorKind, OpResult, OpSpec, OpTable};
+use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
 
 use super::env::Env;
 use super::event::{AltOutcome, OpEvent, Outcome};
@@ -16,8 +16,8 @@ use super::interp::Interpreter;
 use super::value::{join, NnModuleVal, Step, SymLayout, TensorAlt, TensorVal, Value};
 
 /// Attribute reads on a tensor that are ops (`x.T`, `x.mT`, `x.shape`, ...).
-pub fn is_tensor_property(attr: &str) -> bool {
-    OpTable::torch().attribute(attr).is_some()
+pub fn is_tensor_property(it: &Interpreter, attr: &str) -> bool {
+    it.tables.attribute(attr).is_some()
 }
 
 /// A parameter used as a tensor: contiguous, shape unknown (assumption 1).
@@ -97,11 +97,22 @@ pub fn eval_call(it: &mut Interpreter, call: &Expr, func: &Expr, args: &[ir::Arg
         ExprKind::Attr { value, attr } => {
             let recv = it.eval(value, env);
             let a = eval_args(it, args, env);
+            if it.language == Language::Rust {
+                if let Some(v) = rust_special_call(it, &recv, attr, &a, call.span, env) {
+                    return v;
+                }
+            }
+            if is_unknown_in_place(it, attr) && (recv.is_tensor() || matches!(recv, Value::Named { is_param: true, .. })) {
+                // `x.t_()`, `x.unsqueeze_(0)`, `x.set_(...)`: the receiver's layout may have
+                // changed in place; forget it.
+                forget_receiver(value, env);
+                return Value::unknown_tensor();
+            }
             match recv {
                 Value::Import(path) => call_qualified(it, &format!("{path}.{attr}"), a, call.span, nspan),
                 Value::Tensor(_) => tensor_method(it, attr, recv, a, call.span, nspan),
                 Value::Named { ref name, is_param: true } => {
-                    if OpTable::torch().method(attr).is_some() {
+                    if it.tables.method(attr).is_some() {
                         let t = param_as_tensor(name, value.span);
                         tensor_method(it, attr, t, a, call.span, nspan)
                     } else {
@@ -112,7 +123,7 @@ pub fn eval_call(it: &mut Interpreter, call: &Expr, func: &Expr, args: &[ir::Arg
                     let target = it.eval_attr(value, attr, func.span, env);
                     call_value(it, target, a, call.span, nspan, env)
                 }
-                Value::NnModule(m) if attr == "forward" => call_module(it, &m, a, call.span, nspan, env),
+                Value::NnModule(m) if attr == "forward" || attr == "forward_t" => call_module(it, &m, a, call.span, nspan, env),
                 _ => Value::Unknown,
             }
         }
@@ -140,6 +151,12 @@ fn call_value(it: &mut Interpreter, target: Value, a: CallArgs, span: Span, nspa
             if a.opaque_spread {
                 return Value::Unknown;
             }
+            let mut a = a;
+            // Rust's `Self::method(self, x)`: the receiver is passed explicitly, but the
+            // IR lists a method's parameters without it.
+            if it.language == Language::Rust && f.is_method && matches!(a.positional.first(), Some(Value::SelfObj)) {
+                a.positional.remove(0);
+            }
             let args: Vec<(Option<String>, Value)> = a
                 .positional
                 .into_iter()
@@ -154,15 +171,14 @@ fn call_value(it: &mut Interpreter, target: Value, a: CallArgs, span: Span, nspa
 
 /// A call of a dotted library name: an op of the tables, or an `nn.Module` constructor.
 fn call_qualified(it: &mut Interpreter, path: &str, a: CallArgs, span: Span, nspan: Span) -> Value {
-    let torch = OpTable::torch();
-    if let Some(spec) = torch.function(path).or_else(|| OpTable::einops().function(path)) {
+    if let Some(spec) = it.tables.function(path) {
         if a.opaque_spread {
             return unknown_result(spec);
         }
         return apply_op(it, spec, None, a.positional, a.keywords, span, nspan);
     }
-    if let Some(mspec) = torch.module(path).or_else(|| OpTable::einops().module(path)) {
-        let (positional, keywords) = convert_args(it, &mspec.init, None, &a.positional, &a.keywords);
+    if let Some(mspec) = it.tables.module(path) {
+        let (positional, keywords) = convert_args(&mspec.init, None, &a.positional, &a.keywords);
         return match ops::bind_module(mspec, positional, keywords) {
             Ok(args) => Value::NnModule(Arc::new(NnModuleVal { spec: mspec, args })),
             Err(_) => Value::Unknown,
@@ -200,7 +216,7 @@ fn call_module(it: &mut Interpreter, m: &Arc<NnModuleVal>, a: CallArgs, span: Sp
         let d = Decider::new(&assumptions);
         let arg = ArgValue::Tensor(alt.layout.clone());
         let transfer = ops::apply_module(m.spec, &m.args, arg, &d);
-        results.push(result_value(it, alt, transfer.result, span, &format!("`{}(…)`", m.spec.name)));
+        results.push(result_value(alt, transfer.result, span, &format!("`{}(…)`", m.spec.name)));
     }
     let _ = nspan;
     join_all(results)
@@ -208,13 +224,63 @@ fn call_module(it: &mut Interpreter, m: &Arc<NnModuleVal>, a: CallArgs, span: Sp
 
 /// A method call on a tensor value.
 fn tensor_method(it: &mut Interpreter, method: &str, recv: Value, a: CallArgs, span: Span, nspan: Span) -> Value {
-    let Some(spec) = OpTable::torch().method(method) else {
+    let Some(spec) = it.tables.method(method) else {
         return unknown_method_result(method, recv);
     };
     if a.opaque_spread {
         return unknown_result(spec);
     }
-    apply_op(it, spec, Some(recv), a.positional, a.keywords, span, nspan)
+    let mut positional = a.positional;
+    // Rust's `IndexOp::i` takes one index per dim as a single tuple, `x.i((.., 0..2))`:
+    // its elements are the entries of a Python subscript `x[:, 0:2]`.
+    if it.language == Language::Rust && spec.kind == OpKind::Index {
+        if let [Value::Tuple(entries)] = positional.as_slice() {
+            positional = entries.clone();
+        }
+    }
+    apply_op(it, spec, Some(recv), positional, a.keywords, span, nspan)
+}
+
+/// Rust calls that are not table ops but change what the value is:
+/// - `D::Minus(k)`: candle's dim `-k`;
+/// - `xs.apply(&m)`: candle's and tch-rs's `Module::forward` called through the tensor,
+///   `m.forward(xs)`;
+/// - float math on a number, `(head_dim as f64).sqrt()` (the cast is erased): a float, so
+///   that `(scores / scale)?` is known to be a tensor-by-scalar op.
+fn rust_special_call(it: &mut Interpreter, recv: &Value, attr: &str, a: &CallArgs, span: Span, env: &mut Env) -> Option<Value> {
+    if matches!(recv, Value::Int(_) | Value::Float) && RUST_FLOAT_METHODS.contains(&attr) {
+        return Some(Value::Float);
+    }
+    match (recv, attr, a.positional.as_slice()) {
+        (Value::Import(path), "Minus", [Value::Int(k)]) if path.rsplit('.').next() == Some("D") => {
+            Some(Value::Int(Dim::lit(0).sub(k)))
+        }
+        (Value::Tensor(_) | Value::Named { is_param: true, .. }, "apply" | "apply_t", [Value::NnModule(m), ..]) => {
+            let args = CallArgs { positional: vec![recv.clone()], keywords: Vec::new(), opaque_spread: false };
+            Some(call_module(it, m, args, span, span, env))
+        }
+        _ => None,
+    }
+}
+
+/// Methods of Rust's `f32`/`f64` that return a float.
+const RUST_FLOAT_METHODS: &[&str] = &[
+    "sqrt", "powf", "powi", "exp", "ln", "log", "log2", "log10", "recip", "sin", "cos", "tanh", "to_f32", "to_f64",
+];
+
+/// An in-place method (`name_`) the tables do not list: it may rewrite the layout.
+fn is_unknown_in_place(it: &Interpreter, method: &str) -> bool {
+    method.ends_with('_') && !method.starts_with("__") && it.tables.method(method).is_none()
+}
+
+fn forget_receiver(recv: &Expr, env: &mut Env) {
+    match &recv.kind {
+        ExprKind::Name(n) => env.set(n, Value::unknown_tensor()),
+        ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") => {
+            env.self_attrs.insert(attr.clone(), Value::unknown_tensor());
+        }
+        _ => {}
+    }
 }
 
 /// Methods the tables do not know: in-place methods (`x.transpose_()`) may change the
@@ -237,7 +303,7 @@ pub fn tensor_method_by_name(
 
 /// `x.T`, `x.mT`, `x.shape`, `x.ndim` ...
 pub fn tensor_property(it: &mut Interpreter, t: Value, attr: &str, _recv: &Expr, span: Span, _env: &mut Env) -> Value {
-    let Some(spec) = OpTable::torch().attribute(attr) else { return Value::Unknown };
+    let Some(spec) = it.tables.attribute(attr) else { return Value::Unknown };
     apply_op(it, spec, Some(t), Vec::new(), Vec::new(), span, span)
 }
 
@@ -252,7 +318,7 @@ pub fn tensor_getitem(it: &mut Interpreter, e: &Expr, v: Value, index: &[Expr], 
     for ix in index {
         items.push(index_item(it, ix, env));
     }
-    let Some(spec) = OpTable::torch().method("__getitem__") else { return Value::unknown_tensor() };
+    let Some(spec) = it.tables.method("__getitem__") else { return Value::unknown_tensor() };
     apply_op(it, spec, Some(t), items, Vec::new(), e.span, e.span)
 }
 
@@ -304,7 +370,7 @@ fn as_tensor(v: Value, span: Span) -> Value {
 /// Convert an abstract value to an op argument of (declared) type `ty`. A name of unknown
 /// type (`n_head`, `config.dim`, `self.bias`) is a size where the op wants an int, and a
 /// tensor of unknown layout where it wants a tensor — never a guessed layout.
-fn to_arg(it: &Interpreter, v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
+fn to_arg(v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
     let wants_tensor = matches!(
         ty,
         Some(ParamType::Tensor | ParamType::Tensors | ParamType::TensorOrScalar | ParamType::TensorOrNumber)
@@ -329,12 +395,12 @@ fn to_arg(it: &Interpreter, v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
                         .collect(),
                 )
             } else {
-                ArgValue::IntList(items.iter().map(|i| to_arg(it, i, Some(ParamType::Int))).collect())
+                ArgValue::IntList(items.iter().map(|i| to_arg(i, Some(ParamType::Int))).collect())
             }
         }
         Value::Slice(parts) => {
             let [a, b, c] = &**parts;
-            let part = |v: &Value| to_arg(it, v, Some(ParamType::Int));
+            let part = |v: &Value| to_arg(v, Some(ParamType::Int));
             ArgValue::Slice(Box::new(ops::SliceArg { start: part(a), stop: part(b), step: part(c) }))
         }
         Value::Ellipsis => ArgValue::Ellipsis,
@@ -363,16 +429,33 @@ fn keyword_type(params: &[ParamSpec], name: &str) -> Option<ParamType> {
     params.iter().find(|p| p.answers_to(name)).map(|p| p.ty)
 }
 
+/// A call's arguments as op arguments: positional, then keyword.
+type OpArgs = (Vec<ArgValue<Dim>>, Vec<(String, ArgValue<Dim>)>);
+
 fn convert_args(
-    it: &Interpreter,
     params: &[ParamSpec],
     receiver: Option<usize>,
     positional: &[Value],
     keywords: &[(String, Value)],
-) -> (Vec<ArgValue<Dim>>, Vec<(String, ArgValue<Dim>)>) {
-    let pos = positional.iter().enumerate().map(|(i, v)| to_arg(it, v, positional_type(params, receiver, i))).collect();
-    let kw = keywords.iter().map(|(k, v)| (k.clone(), to_arg(it, v, keyword_type(params, k)))).collect();
+) -> OpArgs {
+    let pos = positional.iter().enumerate().map(|(i, v)| to_arg(v, positional_type(params, receiver, i))).collect();
+    let kw = keywords.iter().map(|(k, v)| (k.clone(), to_arg(v, keyword_type(params, k)))).collect();
     (pos, kw)
+}
+
+/// For an op whose input is a list of tensors (`Tensor::cat(&[&a, &b], 2)`): the single
+/// alternative of the list's first tensor, which the event reports as the op's input (the
+/// op itself reads the whole list). Rust only for now: Python's `torch.cat` results stay
+/// unknown, as the Python fixtures were settled with.
+fn tensor_list_input(it: &Interpreter, spec: &OpSpec, recv: &Option<Value>, positional: &[Value]) -> Option<TensorAlt> {
+    if it.language != Language::Rust || recv.is_some() || spec.params.first().map(|p| p.ty) != Some(ParamType::Tensors) {
+        return None;
+    }
+    let Some(Value::Tuple(items)) = positional.first() else { return None };
+    match items.first() {
+        Some(Value::Tensor(TensorVal::Alts(alts))) if alts.len() == 1 => Some(alts[0].clone()),
+        _ => None,
+    }
 }
 
 /// The receiver (or first positional tensor) whose alternatives the op is applied to.
@@ -404,8 +487,9 @@ fn apply_op(
     }
     let what = format!("`{}`", it.text(span).chars().take(60).collect::<String>());
     let receiver = if recv.is_some() { Some(spec.receiver.unwrap_or(0)) } else { None };
-    let (pos_converted, kw_args) = convert_args(it, &spec.params, receiver, &positional, &keywords);
-    let Some(alts) = primary_alts(&recv, &positional) else {
+    let (pos_converted, kw_args) = convert_args(&spec.params, receiver, &positional, &keywords);
+    let list_input = tensor_list_input(it, spec, &recv, &positional);
+    let Some(alts) = primary_alts(&recv, &positional).or_else(|| list_input.clone().map(|alt| vec![alt])) else {
         // Input layout unknown: still evaluate size queries etc.? Nothing certain can follow.
         it.events.push(OpEvent {
             span,
@@ -429,6 +513,9 @@ fn apply_op(
         let mut input_alt = alt.clone();
         let (recv_arg, pos_args): (Option<ArgValue<Dim>>, Vec<ArgValue<Dim>>) = if recv.is_some() {
             (Some(input_arg), pos_converted.clone())
+        } else if list_input.is_some() {
+            // The list itself is the argument; its first tensor only names the input.
+            (None, pos_converted.clone())
         } else {
             let mut p = pos_converted.clone();
             if let Some(first) = p.first_mut() {
@@ -438,9 +525,11 @@ fn apply_op(
         };
         let assumptions = it.assumptions.clone();
         let d = Decider::new(&assumptions);
+        let mut operands = Vec::new();
         let transfer = match ops::bind(spec, recv_arg, pos_args, kw_args.clone()) {
             Ok(bound) => {
-                if alt.layout.is_none() {
+                operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
+                if alt.layout.is_none() && list_input.is_none() {
                     let (t, target, refined) = contiguous_unknown_shape(it, spec, &bound, span);
                     if refined.is_some() {
                         input_alt.layout = refined;
@@ -454,7 +543,13 @@ fn apply_op(
             }
             Err(_) => (ops::Transfer { result: OpResult::Unknown, copies: Tri::Unknown, copied_numel: None }, None),
         };
-        let (transfer, target) = transfer;
+        let (transfer, mut target) = transfer;
+        if target.is_none() && matches!(spec.kind_name(), "flatten" | "ravel") {
+            // No shape argument: the output shape tells which dims are merged.
+            if let OpResult::Tensor(l) = &transfer.result {
+                target = Some(l.shape.clone());
+            }
+        }
         let outcome = match &transfer.result {
             OpResult::Tensor(l) => Outcome::Ok(Some(l.clone())),
             OpResult::Tensors(_) | OpResult::Size(_) => Outcome::Ok(None),
@@ -472,8 +567,9 @@ fn apply_op(
             copies: transfer.copies,
             copied_numel: transfer.copied_numel.clone(),
             assumptions: d.used(),
+            operands,
         });
-        results.push(result_value(it, alt, transfer.result, span, &what));
+        results.push(result_value(alt, transfer.result, span, &what));
     }
     it.events.push(OpEvent {
         span,
@@ -487,6 +583,21 @@ fn apply_op(
         assumptions: it.assumptions.clone(),
     });
     join_all(results)
+}
+
+/// The op's tensor arguments other than its input (the parameter at `input_index`), as
+/// bound: what lints comparing operands read (see [`AltOutcome::operands`]).
+fn tensor_operands(spec: &OpSpec, bound: &ops::BoundArgs<Dim>, input_index: usize) -> Vec<(String, Option<SymLayout>)> {
+    let is_tensor = |ty: ParamType| matches!(ty, ParamType::Tensor | ParamType::TensorOrScalar | ParamType::TensorOrNumber);
+    spec.params
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| i != input_index && p.variadic == Variadic::No && is_tensor(p.ty))
+        .filter_map(|(_, p)| match bound.get(&p.name) {
+            Some(ArgValue::Tensor(layout)) => Some((p.name.clone(), layout.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Ops on a tensor known only to be contiguous (shape unknown): `view`/`reshape` give a
@@ -554,7 +665,7 @@ fn contiguous_unknown_shape(
 }
 
 /// The value an op produced for one input alternative, with the chain extended by this step.
-fn result_value(it: &mut Interpreter, input: &TensorAlt, r: OpResult<Dim>, span: Span, what: &str) -> Value {
+fn result_value(input: &TensorAlt, r: OpResult<Dim>, span: Span, what: &str) -> Value {
     match r {
         OpResult::Tensor(l) => {
             let chain = if input.layout.as_ref() == Some(&l) {
@@ -584,7 +695,7 @@ fn result_value(it: &mut Interpreter, input: &TensorAlt, r: OpResult<Dim>, span:
                 Value::unknown_tensor()
             }
         }
-        OpResult::Size(a) => from_arg(it, a),
+        OpResult::Size(a) => from_arg(a),
         OpResult::Error(_) | OpResult::Unknown => Value::Unknown,
     }
 }
@@ -594,10 +705,10 @@ fn is_contiguous(l: &SymLayout) -> bool {
     l.is_contiguous(&Decider::new(&assumptions)).is_yes()
 }
 
-fn from_arg(it: &mut Interpreter, a: ArgValue<Dim>) -> Value {
+fn from_arg(a: ArgValue<Dim>) -> Value {
     match a {
         ArgValue::Int(d) => Value::Int(d),
-        ArgValue::IntList(items) => Value::Tuple(items.into_iter().map(|i| from_arg(it, i)).collect()),
+        ArgValue::IntList(items) => Value::Tuple(items.into_iter().map(from_arg).collect()),
         ArgValue::Bool(b) => Value::Bool(Some(b)),
         ArgValue::Float(_) => Value::Float,
         ArgValue::Str(s) => Value::Str(s),

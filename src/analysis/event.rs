@@ -30,6 +30,10 @@ pub struct AltOutcome {
     pub copied_numel: Option<Dim>,
     /// Assumptions the decisions used.
     pub assumptions: Vec<Assumption>,
+    /// The op's other tensor arguments as it received them, by parameter name (`other`
+    /// of a matmul, `cos`/`sin` of candle's `rope`); `None` for a tensor whose layout is
+    /// unknown. Lints that compare operands read them (SL005, candle's matmul strides).
+    pub operands: Vec<(String, Option<SymLayout>)>,
 }
 
 #[derive(Debug, Clone)]

@@ -6,11 +6,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::ir::{self, BinOp, Expr, ExprKind, Function, Span, Stmt, Target};
+use crate::ir::{self, BinOp, Expr, ExprKind, Function, Language, Span, Stmt, Target};
 use crate::layout::{Assumption, Assumptions, Dim};
 
 use super::env::{join_envs, join_opt, same_env, Env};
 use super::event::OpEvent;
+use super::tables::OpTables;
 use super::value::{join, substitute, Step, SymLayout, TensorVal, Value};
 
 /// How deep calls into the file's own functions are followed.
@@ -55,6 +56,14 @@ pub struct Interpreter<'a> {
     /// The variable an assignment binds (`C = x.shape[-1]` names the size `C`).
     name_hint: Option<String>,
     expr_depth: usize,
+    /// While a constructor runs (see `analysis::class_info`): the environment at each of
+    /// its `return`s. A Rust constructor ends with `return Self { .. }` (lowered to
+    /// `self.field = …; return`), so its attributes are only found there.
+    pub constructor_exits: Option<Vec<Env>>,
+    /// The source language: Rust paths, ranges, `()` holes and `D::Minus1` are read here.
+    pub language: Language,
+    /// The op tables this file's calls resolve against (see [`OpTables`]).
+    pub tables: OpTables,
 }
 
 impl<'a> Interpreter<'a> {
@@ -73,6 +82,9 @@ impl<'a> Interpreter<'a> {
             subst: Vec::new(),
             name_hint: None,
             expr_depth: 0,
+            constructor_exits: None,
+            language: Language::Python,
+            tables: OpTables::python(),
         }
     }
 
@@ -257,6 +269,16 @@ impl<'a> Interpreter<'a> {
                     Some(e) => self.eval(e, &mut env),
                     None => Value::NoneVal,
                 };
+                // A constructor's own `return` (not one inside a function it calls) leaves
+                // the object it built; `return Err(..)` builds none.
+                let is_error = value.as_ref().is_some_and(|e| matches!(&e.kind,
+                    ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "Err")));
+                if let Some(exits) = self.constructor_exits.as_mut() {
+                    if self.call_stack.is_empty() && !is_error {
+                        exits.push(env);
+                        return None;
+                    }
+                }
                 self.returns = Some(match self.returns.take() {
                     Some(r) => join(&r, &v),
                     None => v,
@@ -371,7 +393,10 @@ impl<'a> Interpreter<'a> {
     /// unpacking tells its rank, and the names become its symbolic sizes.
     fn try_size_unpacking(&mut self, targets: &[Target], value: &Expr, env: &mut Env) -> Option<Env> {
         let [Target::Tuple(items, _)] = targets else { return None };
-        let recv = size_query_receiver(value)?;
+        let recv = match self.language {
+            Language::Python => size_query_receiver(value)?,
+            Language::Rust => rank_checked_size_query(value, items.len())?,
+        };
         let ExprKind::Name(var) = &recv.kind else { return None };
         let names: Vec<&str> = items
             .iter()
@@ -469,6 +494,15 @@ impl<'a> Interpreter<'a> {
         if let Some(v) = self.globals.get(name) {
             return v.clone();
         }
+        if self.language == Language::Rust {
+            return match name {
+                // `Self::helper(..)` names the class's own associated function.
+                "self" | "Self" if self.class.is_some() => Value::SelfObj,
+                // An unbound path root is a crate or a type (`candle_nn::ops::…`,
+                // `Tensor::cat`, `D::Minus1`): its dotted path, for the op tables.
+                _ => Value::Import(name.to_string()),
+            };
+        }
         match name {
             "self" if self.class.is_some() => Value::SelfObj,
             // Conventional aliases, used when a file omits its imports (snippets, notebooks).
@@ -514,10 +548,15 @@ impl<'a> Interpreter<'a> {
                 self.subscript(e, base, index, env)
             }
             ExprKind::Slice { lower, upper, step } => {
-                for part in [lower, upper, step].into_iter().flatten() {
-                    self.eval(part, env);
+                let parts = [lower, upper, step].map(|part| match part {
+                    Some(x) => self.eval(x, env),
+                    None => Value::NoneVal,
+                });
+                match self.language {
+                    // A Rust range is a value: `x.i((.., 0..2))` passes it to an op.
+                    Language::Rust => Value::Slice(Box::new(parts)),
+                    Language::Python => Value::Unknown,
                 }
-                Value::Unknown
             }
             ExprKind::BinOp { op, left, right } => {
                 let l = self.eval(left, env);
@@ -592,6 +631,10 @@ impl<'a> Interpreter<'a> {
                     Value::Tuple(vs) => out.extend(vs),
                     _ => return Value::Unknown,
                 }
+            } else if self.language == Language::Rust && matches!(&it.kind, ExprKind::Tuple(unit) if unit.is_empty()) {
+                // candle's `ShapeWithOneHole`: a `()` element of a shape is the size
+                // inferred from the element count, PyTorch's `-1`.
+                out.push(Value::int(-1));
             } else {
                 out.push(self.eval(it, env));
             }
@@ -602,7 +645,10 @@ impl<'a> Interpreter<'a> {
     pub fn eval_attr(&mut self, value: &Expr, attr: &str, span: Span, env: &mut Env) -> Value {
         let base = self.eval(value, env);
         match base {
-            Value::Import(path) => Value::Import(format!("{path}.{attr}")),
+            Value::Import(path) => match candle_minus_dim(self.language, &path, attr) {
+                Some(dim) => Value::int(dim),
+                None => Value::Import(format!("{path}.{attr}")),
+            },
             Value::SelfObj => {
                 if let Some(v) = env.self_attrs.get(attr) {
                     return v.clone();
@@ -618,7 +664,7 @@ impl<'a> Interpreter<'a> {
                 Value::Named { name: format!("self.{attr}"), is_param: false }
             }
             Value::Named { name, is_param } => {
-                if is_param && super::calls::is_tensor_property(attr) {
+                if is_param && super::calls::is_tensor_property(self, attr) {
                     let t = super::calls::param_as_tensor(&name, value.span);
                     return self.tensor_property(t, attr, value, span, env);
                 }
@@ -692,6 +738,9 @@ impl<'a> Interpreter<'a> {
                 BinOp::Sub => Value::Int(a.sub(&b)),
                 BinOp::Mul => Value::Int(a.mul(&b)),
                 BinOp::FloorDiv => {
+                    if let Some(q) = self.literal_quotient(&a, &b, env) {
+                        return Value::Int(q);
+                    }
                     let (q, assumption) = a.floordiv_with_assumption(&b);
                     if let Some(asm) = assumption {
                         if !self.divisibility.contains(&asm) {
@@ -722,6 +771,31 @@ impl<'a> Interpreter<'a> {
             (_, Value::Float, _) | (_, _, Value::Float) => Value::Float,
             _ => Value::Unknown,
         }
+    }
+
+    /// Rust `n / k` of a named size `n` by a literal `k ≥ 2`. Model code divides a size it
+    /// laid out in `k` equal parts (a fused QKV width `/ 3`, rotary halves `/ 2`); the
+    /// algebra keeps `n // k` opaque (nothing can be compared with it), so instead the
+    /// quotient gets a name `q` (the variable it is assigned to, else `(n/k)`) and `n` is
+    /// rewritten to `k·q` everywhere, under the recorded assumption "k divides n". `None`
+    /// for anything else, and for Python (whose fixtures are pinned to the algebra's rule).
+    fn literal_quotient(&mut self, n: &Dim, k: &Dim, env: &mut Env) -> Option<Dim> {
+        if self.language != Language::Rust || k.as_lit().is_none_or(|k| k < 2) {
+            return None;
+        }
+        let syms = n.symbols();
+        let [symbol] = syms.as_slice() else { return None };
+        if *n != Dim::sym(symbol) {
+            return None;
+        }
+        let name = self.name_hint.take().unwrap_or_else(|| format!("({n}/{k})"));
+        let quotient = self.mint(&name);
+        self.learn_equal(n, &k.mul(&quotient), env);
+        let assumption = Assumption::Divides { divisor: k.to_string(), dividend: n.to_string() };
+        if !self.divisibility.contains(&assumption) {
+            self.divisibility.push(assumption);
+        }
+        Some(quotient)
     }
 
     /// Interpret a value as a size when it is used in integer arithmetic: a name of unknown
@@ -806,6 +880,28 @@ fn size_query_receiver(e: &Expr) -> Option<&Expr> {
             ExprKind::Attr { value, attr } if attr == "size" => Some(value),
             _ => None,
         },
+        _ => None,
+    }
+}
+
+/// Rust's rank-checked size queries whose tuple result names every size: candle's
+/// `x.dims3()?` and tch-rs's `x.size3()` (for `n` targets, `dims{n}` / `size{n}`) → `x`.
+fn rank_checked_size_query(e: &Expr, n: usize) -> Option<&Expr> {
+    let ExprKind::Call { func, args } = &e.kind else { return None };
+    let ExprKind::Attr { value, attr } = &func.kind else { return None };
+    let rank = attr.strip_prefix("dims").or_else(|| attr.strip_prefix("size"))?;
+    (args.is_empty() && rank.parse::<usize>().ok() == Some(n)).then_some(&**value)
+}
+
+/// candle's negative dims: `D::Minus1` / `D::Minus2` (the enum `D`, under any path) are
+/// `-1` / `-2`; `D::Minus(k)` is a call, see `calls::eval_call`.
+fn candle_minus_dim(language: Language, path: &str, attr: &str) -> Option<i64> {
+    if language != Language::Rust || path.rsplit('.').next() != Some("D") {
+        return None;
+    }
+    match attr {
+        "Minus1" => Some(-1),
+        "Minus2" => Some(-2),
         _ => None,
     }
 }

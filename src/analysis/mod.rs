@@ -18,6 +18,7 @@ pub mod calls;
 pub mod env;
 pub mod event;
 pub mod interp;
+pub mod tables;
 pub mod value;
 
 use env::Env;
@@ -35,6 +36,8 @@ pub struct AnalysisSettings {
 pub fn analyze_module(module: &ir::Module, source: &str, settings: &AnalysisSettings) -> Vec<OpEvent> {
     let mut it = Interpreter::new(source, &settings.assumptions, Env::default());
     it.class = None;
+    it.language = module.language;
+    it.tables = tables::OpTables::for_language(module.language, source);
     // 1. Top level: imports, constants, and any tensor code written at module level.
     let top = module_body_without_defs(&module.body);
     let globals = it.exec_block(&top, Some(Env::default())).unwrap_or_default();
@@ -99,7 +102,11 @@ fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> Cla
         for (n, v) in params {
             env.set(&n, v);
         }
-        if let Some(end) = it.exec_block(&ctor.body, Some(env)) {
+        // Rust constructors end in `return Self { .. }`; a Python `__init__` falls off its end.
+        it.constructor_exits = (it.language == ir::Language::Rust).then(Vec::new);
+        let end = it.exec_block(&ctor.body, Some(env));
+        let exits = it.constructor_exits.take().unwrap_or_default();
+        if let Some(end) = exits.into_iter().map(Some).fold(end, env::join_opt) {
             attrs.extend(end.self_attrs);
         }
         events.append(&mut it.events);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::analysis::event::OpEvent;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::layout::CandleBackend;
 use crate::source::SourceFile;
 
 mod explain;
@@ -13,12 +14,17 @@ pub mod sl001_view_incompatible;
 pub mod sl002_hidden_copy;
 pub mod sl003_element_count;
 pub mod sl004_invalid_dim;
+pub mod sl005_candle_matmul_strides;
+pub mod sl006_requires_contiguous;
+pub mod sl100_unused_suppression;
 
 pub use explain::{chain_labels, describe_non_adjacent, notes_for};
 
 /// Everything a lint needs besides the event.
 pub struct LintContext {
     pub file: Arc<SourceFile>,
+    /// Which candle build's matmul stride rule SL005 checks (config `candle-backend`).
+    pub candle_backend: CandleBackend,
 }
 
 /// A rule: identity, documentation and the check that produces its diagnostics.
@@ -66,6 +72,31 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         doc: include_str!("../../rules/lints/SL004.md"),
         check: Some(sl004_invalid_dim::check),
+    },
+    Rule {
+        code: "SL005",
+        name: "candle-matmul-strides",
+        summary: "candle `matmul` operand strides that cuBLAS/MKL (or every backend) reject",
+        severity: Severity::Error,
+        doc: include_str!("../../rules/lints/SL005.md"),
+        check: Some(sl005_candle_matmul_strides::check),
+    },
+    Rule {
+        code: "SL006",
+        name: "requires-contiguous",
+        summary: "fused kernel (`softmax_last_dim`, `rms_norm`, `rope`, …) on a non-contiguous tensor",
+        severity: Severity::Error,
+        doc: include_str!("../../rules/lints/SL006.md"),
+        check: Some(sl006_requires_contiguous::check),
+    },
+    Rule {
+        code: "SL100",
+        name: "unused-suppression",
+        summary: "`# noqa: SL…` / `# stridelint: ignore[SL…]` that suppresses no finding",
+        severity: Severity::Warning,
+        doc: include_str!("../../rules/lints/SL100.md"),
+        // Checked after the other rules, on the comments and what they suppressed.
+        check: None,
     },
 ];
 

@@ -129,6 +129,9 @@ op_kinds! {
     /// `max`/`min`/`median`/`mode` with a dim → (values, indices); without → a 0-d tensor;
     /// with a tensor → element-wise `maximum`/`minimum`.
     ReductionWithIndices = "reduction_with_indices", requires [["input"], ["dim"], ["keepdim"]];
+    /// `topk(k, dim)` / `kthvalue`-like selections → (values, indices): contiguous, the dim's
+    /// size replaced by `k` (checked on torch 2.15 for transposed inputs too).
+    Topk = "topk", requires [["input"], ["k"], ["dim"]];
     Matmul = "matmul", requires [["input"], ["other"]];
     Mm = "mm", requires [["input"], ["mat2"]];
     Bmm = "bmm", requires [["input"], ["mat2"]];
@@ -189,6 +192,8 @@ impl OpKind {
         match self {
             // `not_a_tensor`: the call returns something else (a tuple), value unknown.
             OpKind::UnknownLayout => &["not_a_tensor"],
+            // candle: tensor operands must have identical shapes (no broadcasting).
+            OpKind::Elementwise => &["same_shape"],
             // Feature dropout (dropout2d…): training multiplies by a broadcast mask.
             OpKind::Dropout => &["feature"],
             // Which spelling's error message to give (default: `.mT`).
@@ -204,27 +209,35 @@ impl OpKind {
         }
     }
 
-    /// Kinds whose transfer function implements candle's conventions (§10) as well as
-    /// PyTorch's. The loader rejects `semantics = "candle"` on any other kind.
+    /// Kinds that have candle semantics (spec §10): either a candle rule in
+    /// `kinds/candle.rs`, or PyTorch's rule because candle's geometry is the same there.
+    /// The loader rejects `semantics = "candle"` on any other kind.
     pub fn supports(self, semantics: Semantics) -> bool {
         match semantics {
             Semantics::Torch => true,
             Semantics::Candle => matches!(
                 self,
+                // candle's own rules
                 OpKind::Reshape
                     | OpKind::Flatten
                     | OpKind::Contiguous
-                    | OpKind::Alias
-                    | OpKind::Transpose
-                    | OpKind::MatrixTranspose
-                    | OpKind::Permute
-                    | OpKind::Narrow
-                    | OpKind::Squeeze
-                    | OpKind::Unsqueeze
-                    | OpKind::Elementwise
                     | OpKind::ContiguousResult
+                    | OpKind::MatrixTranspose
+                    | OpKind::Narrow
+                    | OpKind::Unsqueeze
+                    | OpKind::Chunk
+                    | OpKind::Expand
+                    | OpKind::Matmul
+                    | OpKind::Cat
+                    | OpKind::Stack
+                    | OpKind::Elementwise
                     | OpKind::Reduction
                     | OpKind::Create
+                    // the same geometry in both libraries
+                    | OpKind::Alias
+                    | OpKind::Transpose
+                    | OpKind::Permute
+                    | OpKind::Squeeze
                     | OpKind::Size
                     | OpKind::Ndim
                     | OpKind::Numel

@@ -93,6 +93,11 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
             return early;
         }
     }
+    if spec.semantics == Semantics::Candle {
+        if let Some(outcome) = kinds::candle::transfer(spec, args, d) {
+            return outcome.unwrap_or_else(|early| early);
+        }
+    }
     let outcome = match spec.kind {
         OpKind::View => reshape::view(args, d),
         OpKind::Reshape => reshape::reshape(args, d),
@@ -129,6 +134,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::SuggestedFormatResult => fresh::suggested_format_result(spec, args, d),
         OpKind::Reduction => reduction::reduction(args),
         OpKind::ReductionWithIndices => reduction::reduction_with_indices(args, d),
+        OpKind::Topk => reduction::topk(args),
         OpKind::Matmul => matmul::matmul(args, d),
         OpKind::Mm => matmul::mm(args, d),
         OpKind::Bmm => matmul::bmm(args, d),
@@ -203,22 +209,39 @@ pub fn target_shape<S: Size>(spec: &OpSpec, args: &BoundArgs<S>) -> Option<Vec<S
     kinds::target_shape(args, params).ok()
 }
 
-/// `requires_contiguous` ops (candle's `softmax_last_dim`, `rope`, …) fail on a
-/// non-contiguous input; when contiguity is undecidable, so is the outcome.
+/// `requires_contiguous` ops (candle's `softmax_last_dim`, `rope`, …) fail when a tensor
+/// argument is not contiguous by their library's test: `rope` checks `xs`, `cos` and `sin`,
+/// `rms_norm` its `alpha` too (spec §10.4). Any certainly non-contiguous one is a failure;
+/// an undecidable `input` makes the outcome undecidable.
 fn reject_non_contiguous<S: Size>(
     spec: &OpSpec,
     args: &BoundArgs<S>,
     d: &Decider,
 ) -> Option<Transfer<S>> {
-    let input = args.get("input").and_then(ArgValue::as_layout)?;
-    match input.is_contiguous(d) {
-        Tri::Yes => None,
-        Tri::No => Some(Transfer::error(
-            OpErrorKind::InvalidArgument,
-            format!("{}: input has to be contiguous", spec.name),
-        )),
-        Tri::Unknown => Some(Transfer::unknown()),
+    let contiguous = |layout: &Layout<S>| match spec.semantics {
+        Semantics::Torch => layout.is_contiguous(d),
+        Semantics::Candle => crate::layout::candle_is_contiguous(layout, d),
+    };
+    let tensors = spec.params.iter().filter(|p| {
+        p.variadic == Variadic::No && matches!(p.ty, ParamType::Tensor | ParamType::TensorOrScalar)
+    });
+    let mut input_undecided = false;
+    for param in tensors {
+        let Some(layout) = args.get(&param.name).and_then(ArgValue::as_layout) else {
+            continue;
+        };
+        match contiguous(layout) {
+            Tri::Yes => {}
+            Tri::No => {
+                return Some(Transfer::error(
+                    OpErrorKind::NonContiguousInput,
+                    format!("{}: {} has to be contiguous", spec.name, param.name),
+                ))
+            }
+            Tri::Unknown => input_undecided |= param.answers_to("input"),
+        }
     }
+    input_undecided.then(Transfer::unknown)
 }
 
 #[cfg(test)]
@@ -453,6 +476,75 @@ mod tests {
                 "module `{m}` is not in the torch table"
             );
         }
+    }
+
+    /// nanoGPT's attention over symbolic sizes: splitting `C` into heads is a view; after
+    /// `y = att @ v` the head merge `y.transpose(1, 2).view(B, T, C)` fails for every size
+    /// (spec §3, conformance row 80), `.contiguous()` copies first, `reshape` copies silently.
+    #[test]
+    fn symbolic_attention_head_split_and_merge() {
+        use crate::layout::{Assumptions, Dim};
+        let assumptions = Assumptions::default();
+        let d = Decider::new(&assumptions);
+        let table = OpTable::torch();
+        // A literal head size: with `hs = C // n_head` the comparisons involve a quotient
+        // (`T·C/n_head` vs `C/n_head`) that the symbolic algebra leaves undecided.
+        let (b, t, nh, hs) = (
+            Dim::sym("B"),
+            Dim::sym("T"),
+            Dim::sym("n_head"),
+            Dim::lit(64),
+        );
+        let c = nh.mul(&hs);
+        let call = |name: &str, input: Layout<Dim>, args: Vec<ArgValue<Dim>>| {
+            let spec = table.method(name).unwrap();
+            apply(
+                spec,
+                &bind(spec, Some(ArgValue::tensor(input)), args, vec![]).unwrap(),
+                &d,
+            )
+        };
+        let int = |v: &Dim| ArgValue::Int(v.clone());
+        let one_two = || vec![ArgValue::Int(Dim::lit(1)), ArgValue::Int(Dim::lit(2))];
+
+        let x = Layout::contiguous(vec![b.clone(), t.clone(), c.clone()]);
+        let heads = call("view", x, vec![int(&b), int(&t), int(&nh), int(&hs)]);
+        let q = call(
+            "transpose",
+            heads.layout().cloned().expect("a view"),
+            one_two(),
+        );
+        let q = q.layout().cloned().unwrap();
+        assert_eq!(q.shape, vec![b.clone(), nh.clone(), t.clone(), hs.clone()]);
+        // att = q @ k.transpose(-2, -1); y = att @ v: fresh contiguous tensors.
+        let k_t = Layout::contiguous(vec![b.clone(), nh.clone(), hs.clone(), t.clone()]);
+        let att = call("__matmul__", q.clone(), vec![ArgValue::tensor(k_t)]);
+        let v = ArgValue::tensor(Layout::contiguous(q.shape.clone()));
+        let y = call("__matmul__", att.layout().cloned().unwrap(), vec![v]);
+        let y = y.layout().cloned().unwrap();
+        assert_eq!(y, Layout::contiguous(q.shape.clone()));
+
+        let back = call("transpose", y, one_two()).layout().cloned().unwrap();
+        let merge = vec![int(&b), int(&t), int(&c)];
+        let failed = call("view", back.clone(), merge.clone());
+        assert_eq!(
+            failed.op_error().map(|e| e.kind),
+            Some(OpErrorKind::ViewIncompatible)
+        );
+        let copied = call("reshape", back.clone(), merge.clone());
+        let merged_layout = Layout::contiguous(vec![b, t, c]);
+        assert_eq!(
+            (copied.layout(), copied.copies),
+            (Some(&merged_layout), Tri::Yes)
+        );
+        let fixed = call("contiguous", back, vec![]);
+        assert_eq!(fixed.copies, Tri::Yes);
+        let merged = call("view", fixed.layout().cloned().unwrap(), merge);
+        assert_eq!(merged.layout(), Some(&merged_layout));
+        assert!(
+            !d.used().is_empty(),
+            "the answers rest on recorded assumptions"
+        );
     }
 
     #[test]

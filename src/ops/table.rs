@@ -22,6 +22,9 @@ pub type TableSource = (&'static str, &'static str);
 pub const TORCH_RULES: TableSource = ("rules/torch.toml", include_str!("../../rules/torch.toml"));
 pub const EINOPS_RULES: TableSource =
     ("rules/einops.toml", include_str!("../../rules/einops.toml"));
+pub const CANDLE_RULES: TableSource =
+    ("rules/candle.toml", include_str!("../../rules/candle.toml"));
+pub const TCH_RULES: TableSource = ("rules/tch.toml", include_str!("../../rules/tch.toml"));
 
 /// One op: its spellings, its parameters and its kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -222,6 +225,18 @@ impl OpTable {
     pub fn einops() -> &'static OpTable {
         static TABLE: OnceLock<OpTable> = OnceLock::new();
         TABLE.get_or_init(|| OpTable::load_or_panic(&[EINOPS_RULES]))
+    }
+
+    /// `rules/candle.toml`: candle-core and candle-nn.
+    pub fn candle() -> &'static OpTable {
+        static TABLE: OnceLock<OpTable> = OnceLock::new();
+        TABLE.get_or_init(|| OpTable::load_or_panic(&[CANDLE_RULES]))
+    }
+
+    /// `rules/tch.toml`: tch-rs.
+    pub fn tch() -> &'static OpTable {
+        static TABLE: OnceLock<OpTable> = OnceLock::new();
+        TABLE.get_or_init(|| OpTable::load_or_panic(&[TCH_RULES]))
     }
 
     fn load_or_panic(sources: &[TableSource]) -> OpTable {
@@ -733,6 +748,8 @@ mod tests {
             &[TORCH_RULES][..],
             &[EINOPS_RULES],
             &[TORCH_RULES, EINOPS_RULES],
+            &[CANDLE_RULES],
+            &[TCH_RULES],
         ] {
             if let Err(e) = OpTable::from_sources(sources) {
                 panic!("{e}");

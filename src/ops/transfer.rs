@@ -64,6 +64,9 @@ pub enum OpErrorKind {
     Broadcast,
     /// Any other rejected argument (wrong rank, negative length, bad pattern…).
     InvalidArgument,
+    /// A kernel that only reads contiguous memory got a non-contiguous tensor (candle-nn's
+    /// fused `softmax_last_dim`, `rms_norm`, `layer_norm`, `rope*`; spec §10.4).
+    NonContiguousInput,
 }
 
 impl fmt::Display for OpError {

@@ -16,13 +16,20 @@ pub(super) fn write(
 ) -> io::Result<()> {
     let mut out = style::color_writer(w, ctx.color);
     for diagnostic in diagnostics {
-        let start = diagnostic.file.location(diagnostic.span.start as usize);
+        // In a notebook: the cell, then the row within it (`nb.ipynb:cell 3:4:12:`).
+        let (cell, start) = diagnostic
+            .file
+            .cell_relative(diagnostic.file.location(diagnostic.span.start as usize));
         style::write_styled(
             &mut *out,
             &style::path(),
             &paths.display(diagnostic.file.path()),
         )?;
         style::write_styled(&mut *out, &style::separator(), ":")?;
+        if let Some(cell) = cell {
+            write!(out, "cell {cell}")?;
+            style::write_styled(&mut *out, &style::separator(), ":")?;
+        }
         write!(out, "{}", start.row)?;
         style::write_styled(&mut *out, &style::separator(), ":")?;
         write!(out, "{}", start.column)?;

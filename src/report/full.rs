@@ -47,8 +47,14 @@ pub(super) fn write(
     };
     let mut out = style::color_writer(w, ctx.color);
     for diagnostic in diagnostics {
+        let mut name = paths.display(diagnostic.file.path());
+        // A notebook's header names the cell (`--> nb.ipynb:cell 3:4:12`); the gutter then
+        // counts rows within cells (see `line_number` below).
+        if let Some(cell) = diagnostic.file.cell_at(diagnostic.span.start as usize) {
+            name = format!("{name}:cell {cell}");
+        }
         let file = CodespanFile {
-            name: paths.display(diagnostic.file.path()),
+            name,
             file: &diagnostic.file,
         };
         term::emit(&mut *out, &config, &file, &rendered(diagnostic, ctx)).map_err(into_io_error)?;
@@ -147,6 +153,15 @@ impl<'a> Files<'a> for CodespanFile<'_> {
 
     fn source(&'a self, (): ()) -> Result<&'a str, FilesError> {
         Ok(&self.file.text)
+    }
+
+    /// Rows as the user counts them: within the cell in a notebook.
+    fn line_number(&'a self, (): (), line_index: usize) -> Result<usize, FilesError> {
+        let location = crate::source::Location {
+            row: line_index + 1,
+            column: 1,
+        };
+        Ok(self.file.cell_relative(location).1.row)
     }
 
     fn line_index(&'a self, (): (), byte_index: usize) -> Result<usize, FilesError> {

@@ -23,7 +23,13 @@ pub(super) fn write(
     paths: &PathDisplay,
 ) -> io::Result<()> {
     for diagnostic in diagnostics {
-        let (start, end) = diagnostic.file.span_locations(diagnostic.span);
+        // A notebook has no lines of its own to annotate: rows count within the cell,
+        // which the message names.
+        let (start, end) = diagnostic.file.cell_span_locations(diagnostic.span);
+        let message = match diagnostic.file.cell_at(diagnostic.span.start as usize) {
+            Some(cell) => format!("cell {cell}: {}", diagnostic.message),
+            None => diagnostic.message.clone(),
+        };
         let command = match diagnostic.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -41,7 +47,7 @@ pub(super) fn write(
             w,
             ",title={}::{}",
             escape_property(diagnostic.code),
-            escape_data(&diagnostic.message)
+            escape_data(&message)
         )?;
     }
     Ok(())

@@ -17,10 +17,16 @@ pub(super) fn write(
     let mut out = style::color_writer(w, ctx.color);
     // `write_report` sorted the findings by path, so each file's findings are adjacent.
     for file_findings in diagnostics.chunk_by(|a, b| a.file.path() == b.file.path()) {
-        let starts: Vec<_> = file_findings
+        // In a notebook, rows count within the finding's cell (`cell 3:4:12`).
+        let cells_and_starts: Vec<_> = file_findings
             .iter()
-            .map(|diagnostic| diagnostic.file.location(diagnostic.span.start as usize))
+            .map(|diagnostic| {
+                diagnostic
+                    .file
+                    .cell_relative(diagnostic.file.location(diagnostic.span.start as usize))
+            })
             .collect();
+        let starts: Vec<_> = cells_and_starts.iter().map(|(_, start)| *start).collect();
         let row_width = starts
             .iter()
             .map(|start| decimal_width(start.row))
@@ -38,8 +44,11 @@ pub(super) fn write(
             &paths.display(file_findings[0].file.path()),
         )?;
         writeln!(out, ":")?;
-        for (diagnostic, start) in file_findings.iter().zip(&starts) {
-            write!(out, "  {:>row_width$}", start.row)?;
+        for (diagnostic, (cell, start)) in file_findings.iter().zip(&cells_and_starts) {
+            match cell {
+                Some(cell) => write!(out, "  cell {cell}:{:>row_width$}", start.row)?,
+                None => write!(out, "  {:>row_width$}", start.row)?,
+            }
             style::write_styled(&mut *out, &style::separator(), ":")?;
             write!(out, "{:<column_width$} ", start.column)?;
             style::write_styled(&mut *out, &style::rule_code(), diagnostic.code)?;

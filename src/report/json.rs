@@ -2,7 +2,8 @@
 //! (`code`, `message`, `filename`, `location`, `end_location`, `fix`, `url`, `noqa_row`)
 //! plus what stridelint adds: `severity`, the layout `chain`, `notes`, `help` and the
 //! `verify` measurement. Rows and columns are 1-based; columns count Unicode scalar
-//! values, as Ruff's do. [`JsonDiagnostic`] is shared with `json-lines`.
+//! values, as Ruff's do. For a notebook, `cell` (1-based) is added and rows count within
+//! that cell, as in Ruff. [`JsonDiagnostic`] is shared with `json-lines`.
 //!
 //! The objects are structs, not `serde_json::json!` maps, so the key order is fixed by
 //! the field order below whatever serde_json features other crates switch on. Fields
@@ -26,6 +27,9 @@ pub(super) fn write(w: &mut dyn Write, diagnostics: &[&Diagnostic]) -> io::Resul
 
 #[derive(Serialize)]
 pub(super) struct JsonDiagnostic<'a> {
+    /// In a notebook, the 1-based cell (all rows and columns are then within that cell).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<usize>,
     chain: Vec<JsonLabel<'a>>,
     code: &'a str,
     end_location: Location,
@@ -41,6 +45,17 @@ pub(super) struct JsonDiagnostic<'a> {
     severity: Severity,
     url: String,
     verify: Option<&'a serde_json::Value>,
+    /// The layout the finding is about, symbolically (`{"op", "shape", "strides", "target"}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subject: Option<JsonSubject>,
+}
+
+#[derive(Serialize)]
+struct JsonSubject {
+    op: String,
+    shape: Vec<String>,
+    strides: Vec<String>,
+    target: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -67,8 +82,9 @@ struct JsonEdit<'a> {
 impl<'a> JsonDiagnostic<'a> {
     pub(super) fn new(diagnostic: &'a Diagnostic) -> Self {
         let file = &*diagnostic.file;
-        let (location, end_location) = file.span_locations(diagnostic.span);
+        let (location, end_location) = file.cell_span_locations(diagnostic.span);
         JsonDiagnostic {
+            cell: file.cell_at(diagnostic.span.start as usize),
             chain: diagnostic
                 .chain
                 .iter()
@@ -83,7 +99,7 @@ impl<'a> JsonDiagnostic<'a> {
                     .edits
                     .iter()
                     .map(|edit| {
-                        let (location, end_location) = file.span_locations(edit.span);
+                        let (location, end_location) = file.cell_span_locations(edit.span);
                         JsonEdit {
                             content: &edit.content,
                             end_location,
@@ -101,13 +117,19 @@ impl<'a> JsonDiagnostic<'a> {
             severity: diagnostic.severity,
             url: diagnostic.url(),
             verify: diagnostic.verify.as_ref(),
+            subject: diagnostic.subject.as_ref().map(|s| JsonSubject {
+                op: s.op.clone(),
+                shape: s.layout.shape.iter().map(|d| d.to_string()).collect(),
+                strides: s.layout.strides.iter().map(|d| d.to_string()).collect(),
+                target: s.target.as_ref().map(|t| t.iter().map(|d| d.to_string()).collect()),
+            }),
         }
     }
 }
 
 impl<'a> JsonLabel<'a> {
     fn new(file: &SourceFile, label: &'a Label) -> Self {
-        let (location, end_location) = file.span_locations(label.span);
+        let (location, end_location) = file.cell_span_locations(label.span);
         JsonLabel {
             end_location,
             location,

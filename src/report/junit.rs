@@ -59,7 +59,11 @@ pub(super) fn write(
         )?;
         let classname = escape_xml(&class_name(Path::new(path)));
         for diagnostic in findings {
-            let start = diagnostic.file.location(diagnostic.span.start as usize);
+            // In a notebook, rows count within the cell the failure text names.
+            let (cell, start) = diagnostic
+                .file
+                .cell_relative(diagnostic.file.location(diagnostic.span.start as usize));
+            let cell = cell.map_or(String::new(), |cell| format!("cell {cell}, "));
             let message = escape_xml(&diagnostic.message);
             writeln!(
                 w,
@@ -70,7 +74,7 @@ pub(super) fn write(
             )?;
             writeln!(
                 w,
-                r#"            <failure message="{message}" type="{}">line {}, col {}, {message}</failure>"#,
+                r#"            <failure message="{message}" type="{}">{cell}line {}, col {}, {message}</failure>"#,
                 diagnostic.severity.as_str(),
                 start.row,
                 start.column

@@ -15,7 +15,11 @@
 //! | `junit`      | `junit.rs`      | CI test-report widgets                  |
 //! | `grouped`    | `grouped.rs`    | terminals, one header per file          |
 //!
-//! `--statistics` is `statistics.rs`. The `Found N errors.` summary line is the CLI's job.
+//! `--statistics` is `statistics.rs`; `--summary FILE` (Markdown for GitHub's job summary)
+//! is `markdown_summary.rs`. The `Found N errors.` summary line is the CLI's job.
+//!
+//! Notebooks: every format reports rows and columns within the finding's cell and names
+//! the cell (`nb.ipynb:cell 3:4:12`, JSON's `cell`, SARIF's `properties.cell`).
 
 mod concise;
 mod full;
@@ -24,6 +28,7 @@ mod grouped;
 mod json;
 mod json_lines;
 mod junit;
+mod markdown_summary;
 mod paths;
 mod sarif;
 mod statistics;
@@ -33,6 +38,7 @@ use std::io::Write;
 
 use crate::diagnostic::{Diagnostic, Severity};
 
+pub use markdown_summary::write_markdown_summary;
 pub use statistics::{write_statistics, write_statistics_json};
 
 /// The `--output-format` choices. Names are the kebab-case ones Ruff uses

@@ -236,6 +236,7 @@ impl<'a> SarifResult<'a> {
                 })
                 .collect(),
             properties: Properties {
+                cell: file.cell_at(diagnostic.span.start as usize),
                 notes: &diagnostic.notes,
                 help: diagnostic.help.as_deref(),
                 verify: diagnostic.verify.as_ref(),
@@ -289,8 +290,9 @@ struct Region {
 }
 
 impl Region {
+    /// In a notebook, rows count within the cell (the result's `properties.cell`).
     fn new(file: &SourceFile, span: Span) -> Self {
-        let (start, end) = file.span_locations(span);
+        let (start, end) = file.cell_span_locations(span);
         Region {
             start_line: start.row,
             start_column: start.column,
@@ -330,6 +332,9 @@ struct ArtifactContent<'a> {
 /// the `--verify` measurement.
 #[derive(Serialize)]
 struct Properties<'a> {
+    /// The notebook cell (1-based) the regions' rows count in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<usize>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     notes: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -340,6 +345,6 @@ struct Properties<'a> {
 
 impl Properties<'_> {
     fn is_empty(&self) -> bool {
-        self.notes.is_empty() && self.help.is_none() && self.verify.is_none()
+        self.cell.is_none() && self.notes.is_empty() && self.help.is_none() && self.verify.is_none()
     }
 }

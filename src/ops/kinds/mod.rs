@@ -8,6 +8,7 @@
 //! Transfer functions never re-implement the stride algebra: they read arguments, call
 //! `crate::layout`, and translate its answers (errors, undecidable comparisons, copies).
 
+pub(super) mod candle;
 pub(super) mod creation;
 pub(super) mod einops;
 pub(super) mod elementwise;

@@ -1,0 +1,8 @@
+//! Command-line pieces that are more than argument plumbing: `check --verify` and the
+//! `replay` subcommand. `main.rs` declares the commands and calls into these.
+
+pub mod replay;
+mod replay_chain;
+mod replay_syntax;
+mod replay_table;
+pub mod verify;

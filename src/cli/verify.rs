@@ -1,0 +1,149 @@
+//! `stridelint check --verify`: the flags, and the glue between them, each file's settings
+//! (the configuration's `dims`, `dtype`, `layers`) and [`stridelint::verify::findings`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use stridelint::diagnostic::Diagnostic;
+use stridelint::verify::findings::{
+    merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
+};
+use stridelint::verify::{select_engine, DType, EngineChoice};
+use stridelint::Settings;
+
+use super::replay::measure_options;
+
+/// The `check` flags of `--verify` (flattened into `CheckArgs`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct VerifyArgs {
+    /// Replay each SL001/SL002 finding whose sizes are bound and measure its copy on a device:
+    /// auto (CUDA if it works here, else the CPU), cpu or cuda.
+    #[arg(
+        long,
+        value_name = "ENGINE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "auto"
+    )]
+    pub verify: Option<EngineChoice>,
+    /// A size for --verify, as NAME=SIZE with the name as the code spells it (repeatable):
+    /// --dim B=16 --dim n_head=12 --dim 'x.shape[2]=64'. Overrides [tool.stridelint.dims].
+    #[arg(long = "dim", value_name = "NAME=SIZE", value_parser = parse_dim_binding)]
+    pub dims: Vec<(String, i64)>,
+    /// Element type for --verify (default f32, or `dtype` from the configuration).
+    #[arg(long)]
+    pub dtype: Option<DType>,
+    /// Layers per forward pass for --verify totals (default 1, or `layers` from the configuration).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub layers: Option<u64>,
+    /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub verify_runs: Option<u32>,
+}
+
+impl VerifyArgs {
+    /// The request for a file linted with `settings`: the configuration's `dims`, `dtype`
+    /// and `layers` (already in `settings.verify`), with the command line on top.
+    pub fn request(&self, settings: &Settings) -> VerifyRequest {
+        let inputs = &settings.verify;
+        let layers = self.layers.or(inputs.layers.map(u64::from)).unwrap_or(1);
+        VerifyRequest {
+            dims: merge_dims(Some(&inputs.dims), &self.dims),
+            dtype: self.dtype.or(inputs.dtype).unwrap_or(DType::F32),
+            layers: layers.max(1),
+            options: measure_options(self.verify_runs),
+            min_symbolic_size: settings.analysis.assumptions.min_symbolic_size,
+        }
+    }
+}
+
+/// Fills `verify` on every SL001/SL002 finding when `--verify` is given. `settings_for`
+/// gives the settings a file was linted with (`None`: the defaults). Errors are printed
+/// here; `Err` carries the exit code (2: the engine asked for does not work here).
+pub fn verify_check_findings(
+    diagnostics: &mut [Diagnostic],
+    args: &VerifyArgs,
+    settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
+) -> Result<(), ExitCode> {
+    let Some(choice) = args.verify else {
+        if !args.dims.is_empty() || args.dtype.is_some() || args.layers.is_some() {
+            eprintln!("note: --dim, --dtype and --layers only matter with --verify");
+        }
+        return Ok(());
+    };
+    let verifiable = |d: &Diagnostic| VERIFIABLE_RULES.contains(&d.code) && d.subject.is_some();
+    if !diagnostics.iter().any(verifiable) {
+        return Ok(());
+    }
+    let (engine, fallback) = select_engine(choice).map_err(|e| {
+        eprintln!("error: --verify={}: {e}", choice_name(choice));
+        ExitCode::from(2)
+    })?;
+    if let Some(reason) = fallback {
+        eprintln!("note: --verify measures on the CPU: {reason}");
+    }
+    let mut verifier = FindingVerifier::new(engine.as_ref());
+    let mut requests: HashMap<PathBuf, VerifyRequest> = HashMap::new();
+    for diagnostic in diagnostics.iter_mut().filter(|d| verifiable(d)) {
+        let path = diagnostic.file.path.clone();
+        let request = requests.entry(path.clone()).or_insert_with(|| {
+            let settings = settings_for(&path).unwrap_or_default();
+            args.request(&settings)
+        });
+        verifier.verify_diagnostic(diagnostic, request);
+    }
+    let bugs = verifier.disagreements();
+    if bugs > 0 {
+        eprintln!(
+            "error: --verify: the concrete algorithm contradicts {bugs} finding{} at sizes its assumptions allow; this is a stridelint bug, please report it",
+            if bugs == 1 { "" } else { "s" }
+        );
+    }
+    Ok(())
+}
+
+fn choice_name(choice: EngineChoice) -> &'static str {
+    match choice {
+        EngineChoice::Auto => "auto",
+        EngineChoice::Cpu => "cpu",
+        EngineChoice::Cuda => "cuda",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stridelint::settings::VerifyInputs;
+
+    #[test]
+    fn the_command_line_overrides_the_configuration() {
+        let mut analysis = stridelint::analysis::AnalysisSettings::default();
+        analysis.assumptions.min_symbolic_size = 3;
+        let settings = Settings {
+            analysis,
+            verify: VerifyInputs {
+                dims: [("B".to_string(), 8), ("T".to_string(), 512)]
+                    .into_iter()
+                    .collect(),
+                dtype: Some(DType::BF16),
+                layers: Some(12),
+            },
+            ..Settings::default()
+        };
+        let args = VerifyArgs {
+            dims: vec![("T".into(), 4096)],
+            layers: Some(32),
+            ..VerifyArgs::default()
+        };
+        let request = args.request(&settings);
+        assert_eq!(request.dims["B"], 8);
+        assert_eq!(request.dims["T"], 4096);
+        assert_eq!(request.dtype, DType::BF16);
+        assert_eq!((request.layers, request.min_symbolic_size), (32, 3));
+        let plain = VerifyArgs::default().request(&Settings::default());
+        assert_eq!((plain.dtype, plain.layers), (DType::F32, 1));
+    }
+}

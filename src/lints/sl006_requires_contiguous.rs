@@ -1,0 +1,131 @@
+//! SL006 `requires-contiguous`: a fused kernel that only reads contiguous memory called on
+//! a non-contiguous tensor, so the call returns an error (spec §10.4).
+//!
+//! candle-nn's `ops::softmax_last_dim`, `ops::rms_norm`, `ops::layer_norm` and
+//! `rotary_emb::rope` / `rope_i` / `rope_thd` check their inputs and return
+//! `Err("… has to be contiguous")` instead of copying; a `transpose`/`t()`/`narrow` right
+//! before them makes every forward pass fail. (The modules `RmsNorm` and `LayerNorm` fall
+//! back to a slow composed path instead and are not reported.)
+//!
+//! Which ops count is table data: `requires_contiguous = true` in `rules/*.toml`; the op's
+//! transfer function answers a [`OpErrorKind::NonContiguousInput`] failure when a tensor
+//! argument is certainly not contiguous by its library's test. The lint fires only when
+//! every layout that reaches the call fails, for every size satisfying the assumptions.
+
+use crate::analysis::event::{AltOutcome, OpEvent, Outcome};
+use crate::analysis::value::format_shape;
+use crate::diagnostic::{Diagnostic, Severity, Subject};
+use crate::ops::OpErrorKind;
+
+use super::{chain_labels, notes_for, LintContext};
+
+pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
+    let rejected = |o: &AltOutcome| matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::NonContiguousInput);
+    if !ev.all(rejected) {
+        return None;
+    }
+    let alt = &ev.outcomes[0];
+    let Outcome::Error(error) = &alt.outcome else {
+        return None;
+    };
+    let input = alt.input.layout.as_ref()?;
+    let message = format!(
+        "`{}` rejects a non-contiguous tensor ({}); its input is {} with strides {}",
+        ev.op,
+        error.message,
+        format_shape(&input.shape),
+        format_shape(&input.strides),
+    );
+    Some(Diagnostic {
+        code: "SL006",
+        severity: Severity::Error,
+        message,
+        file: ctx.file.clone(),
+        span: ev.span,
+        chain: chain_labels(alt),
+        notes: notes_for(ev, alt),
+        help: Some(
+            "call `.contiguous()?` on the tensor before the kernel (one explicit copy), or use a composed form that takes any layout (`candle_nn::ops::softmax(&x, D::Minus1)`, the `RmsNorm`/`LayerNorm` modules)".into(),
+        ),
+        fix: None,
+        verify: None,
+        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: None }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::value::TensorAlt;
+    use crate::layout::{Assumptions, CandleBackend, Dim, Layout, Tri};
+    use crate::ops::OpError;
+    use crate::source::SourceFile;
+    use std::sync::Arc;
+
+    fn event(outcome: Outcome, unknown_input: bool) -> OpEvent {
+        let transposed = Layout::new(
+            vec![Dim::sym("b"), Dim::sym("t"), Dim::sym("s")],
+            vec![
+                Dim::sym("s").mul(&Dim::sym("t")),
+                Dim::lit(1),
+                Dim::sym("t"),
+            ],
+            Dim::lit(0),
+        );
+        OpEvent {
+            span: Default::default(),
+            name_span: Default::default(),
+            op: "softmax_last_dim".into(),
+            kind: "contiguous_result".into(),
+            tags: Vec::new(),
+            outcomes: vec![AltOutcome {
+                input: TensorAlt {
+                    layout: Some(transposed),
+                    chain: None,
+                },
+                target: None,
+                outcome,
+                copies: Tri::No,
+                copied_numel: None,
+                assumptions: Vec::new(),
+                operands: Vec::new(),
+            }],
+            unknown_input,
+            divisibility: Vec::new(),
+            assumptions: Assumptions::default(),
+        }
+    }
+
+    fn context() -> LintContext {
+        LintContext {
+            file: Arc::new(SourceFile::new(std::path::Path::new("m.rs"), String::new())),
+            candle_backend: CandleBackend::Cuda,
+        }
+    }
+
+    fn rejection() -> Outcome {
+        Outcome::Error(OpError {
+            kind: OpErrorKind::NonContiguousInput,
+            message: "softmax_last_dim: input has to be contiguous".into(),
+        })
+    }
+
+    #[test]
+    fn reports_a_certain_rejection_only() {
+        let found = check(&event(rejection(), false), &context()).expect("a finding");
+        assert_eq!((found.code, found.severity), ("SL006", Severity::Error));
+        assert!(
+            found.message.contains("input has to be contiguous"),
+            "{}",
+            found.message
+        );
+        // Some analysis reached the call with an unknown layout: nothing certain.
+        assert!(check(&event(rejection(), true), &context()).is_none());
+        assert!(check(&event(Outcome::Unknown, false), &context()).is_none());
+        let other_error = Outcome::Error(OpError {
+            kind: OpErrorKind::InvalidArgument,
+            message: "unexpected rank".into(),
+        });
+        assert!(check(&event(other_error, false), &context()).is_none());
+    }
+}

@@ -1,0 +1,286 @@
+//! The command line as users meet it: configuration discovery and errors (exit 2 with the
+//! file and key named), `--config`, SL100 and its fix, `--add-noqa`, `--summary`, and no
+//! progress bar where nobody watches.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const VIEW_BUG: &str = "\
+def merge(x):
+    B, H, T, D = x.shape
+    y = x.transpose(1, 2)
+    return y.view(B, T, H * D)
+";
+
+fn stridelint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .current_dir(dir)
+        .args(args)
+        .arg("--no-cache")
+        .env_remove("STRIDELINT_CACHE_DIR")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn an_unknown_key_is_an_error_naming_file_and_key() {
+    let dir = project(&[
+        ("stridelint.toml", "selectt = [\"SL001\"]\n"),
+        ("m.py", VIEW_BUG),
+    ]);
+    let out = stridelint(dir.path(), &["check", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(
+            "error: stridelint.toml: unknown field `selectt`, expected one of `extend`, `select`"
+        ),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).is_empty(),
+        "no report on a configuration error"
+    );
+}
+
+#[test]
+fn a_wrong_type_names_the_key_and_the_expected_type() {
+    let dir = project(&[
+        ("pyproject.toml", "[tool.stridelint]\nignore = \"SL002\"\n"),
+        ("m.py", VIEW_BUG),
+    ]);
+    let out = stridelint(dir.path(), &["check", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim(),
+        "error: pyproject.toml: ignore: invalid type: string \"SL002\", expected an array"
+    );
+}
+
+#[test]
+fn unknown_rules_in_flags_are_errors() {
+    let dir = project(&[("m.py", VIEW_BUG)]);
+    let out = stridelint(dir.path(), &["check", ".", "--select", "SL0X1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim(),
+        "error: --select: unknown rule selector `SL0X1` (see `stridelint rules`)"
+    );
+}
+
+#[test]
+fn the_discovered_configuration_and_config_flag_apply() {
+    let dir = project(&[
+        ("stridelint.toml", "ignore = [\"SL001\"]\n"),
+        ("other.toml", "select = [\"SL001\"]\n"),
+        ("m.py", VIEW_BUG),
+    ]);
+    let discovered = stridelint(dir.path(), &["check", ".", "--output-format", "concise"]);
+    assert_eq!(discovered.status.code(), Some(0), "{}", stdout(&discovered));
+    let explicit = stridelint(
+        dir.path(),
+        &[
+            "check",
+            "m.py",
+            "--output-format",
+            "concise",
+            "--config",
+            "other.toml",
+        ],
+    );
+    assert_eq!(explicit.status.code(), Some(1));
+    assert!(
+        stdout(&explicit).starts_with("m.py:4:12: SL001 "),
+        "{}",
+        stdout(&explicit)
+    );
+    let missing = stridelint(dir.path(), &["check", ".", "--config", "nope.toml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(
+        stderr(&missing).trim(),
+        "error: nope.toml: no such configuration file"
+    );
+    // CLI flags override the file: --extend-select re-enables what it ignores.
+    let extended = stridelint(dir.path(), &["check", ".", "--extend-select", "SL001"]);
+    assert_eq!(extended.status.code(), Some(1));
+}
+
+#[test]
+fn unused_suppressions_are_reported_and_fixed() {
+    let text = "def f(x):\n    y = x.contiguous()  # noqa: SL001, E501\n    return y  # stridelint: ignore[SL002]\n";
+    let dir = project(&[("m.py", text)]);
+    let out = stridelint(dir.path(), &["check", "m.py", "--output-format", "concise"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out)
+            .lines()
+            .filter(|l| l.starts_with("m.py"))
+            .collect::<Vec<_>>(),
+        vec![
+            "m.py:2:25: SL100 [*] unused `noqa` directive (unused: `SL001`)",
+            "m.py:3:15: SL100 [*] unused `stridelint: ignore` directive (unused: `SL002`)",
+        ]
+    );
+    let fixed = stridelint(dir.path(), &["check", "m.py", "--fix"]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stdout(&fixed));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        "def f(x):\n    y = x.contiguous()  # noqa: E501\n    return y\n"
+    );
+    // Blanket `# noqa` and other tools' codes are left alone.
+    let dir = project(&[("m.py", "x = 1  # noqa\ny = 2  # noqa: E501\n")]);
+    assert_eq!(
+        stridelint(dir.path(), &["check", "m.py"]).status.code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn add_noqa_adopts_a_code_base_in_one_step() {
+    let with_comment = VIEW_BUG.replace("H * D)\n", "H * D)  # noqa: E501\n");
+    let dir = project(&[("a.py", VIEW_BUG), ("b.py", &with_comment)]);
+    let out = stridelint(dir.path(), &["check", ".", "--add-noqa"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out).trim(), "Added 2 noqa directives.");
+    assert!(std::fs::read_to_string(dir.path().join("a.py"))
+        .unwrap()
+        .contains("H * D)  # noqa: SL001\n"));
+    assert!(std::fs::read_to_string(dir.path().join("b.py"))
+        .unwrap()
+        .contains("H * D)  # noqa: E501, SL001\n"));
+    let clean = stridelint(dir.path(), &["check", "."]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+    let again = stridelint(dir.path(), &["check", ".", "--add-noqa"]);
+    assert_eq!(stderr(&again).trim(), "Added 0 noqa directives.");
+    // --add-noqa and --fix are different modes.
+    assert_eq!(
+        stridelint(dir.path(), &["check", ".", "--add-noqa", "--fix"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn summary_appends_a_markdown_table() {
+    let dir = project(&[("pkg/a.py", VIEW_BUG), ("pkg/b.py", VIEW_BUG)]);
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let out = stridelint(
+        dir.path(),
+        &[
+            "check",
+            "pkg",
+            "--output-format",
+            "github",
+            "--summary",
+            "summary.md",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).starts_with("::error file=pkg/a.py,line=4,col=12,"),
+        "{}",
+        stdout(&out)
+    );
+    let url = "https://github.com/stridelint/stridelint/blob/main/rules/lints/SL001.md";
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        format!(
+            "earlier step\n### stridelint\n\n**2 findings** (2 errors, 0 warnings) in 2 files.\n\n\
+             | Rule | Name | Findings |\n|:--|:--|--:|\n| [SL001]({url}) | view-incompatible | 2 |\n\n\
+             | File | Rule | Findings |\n|:--|:--|--:|\n| `pkg/a.py` | SL001 | 1 |\n| `pkg/b.py` | SL001 | 1 |\n\n"
+        )
+    );
+}
+
+#[test]
+fn no_progress_bar_when_stderr_is_not_a_terminal() {
+    let files: Vec<(String, &str)> = (0..150).map(|i| (format!("m{i}.py"), "x = 1\n")).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let dir = project(&refs);
+    let out = stridelint(dir.path(), &["check", "."]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "All checks passed! (150 files)\n");
+}
+
+/// The `run:` script of the step with `id: <id>` in `action.yml`: the block indented under
+/// `run: |` (the action is small and regular; this is not a YAML parser).
+fn action_script(id: &str) -> String {
+    let action =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).unwrap();
+    let lines: Vec<&str> = action.lines().collect();
+    let step = lines
+        .iter()
+        .position(|l| l.trim() == format!("id: {id}"))
+        .expect("the step exists");
+    let run = step
+        + lines[step..]
+            .iter()
+            .position(|l| l.trim() == "run: |")
+            .expect("the step has a script");
+    let indent = lines[run + 1].len() - lines[run + 1].trim_start().len();
+    lines[run + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= indent)
+        .map(|l| format!("{}\n", l.get(indent..).unwrap_or("")))
+        .collect()
+}
+
+#[test]
+fn the_github_action_annotates_and_writes_the_step_summary() {
+    let dir = project(&[("src/model.py", VIEW_BUG), ("src/ok.py", "x = 1\n")]);
+    let script = action_script("lint");
+    let summary = dir.path().join("step_summary.md");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_stridelint"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    // As the runner runs a composite step: `bash -e -o pipefail`, inputs in the environment.
+    let out = Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env("INPUT_ARGS", "src --no-cache")
+        .env("INPUT_SUMMARY", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with(
+            "::error file=src/model.py,line=4,col=12,endLine=4,endColumn=31,title=SL001::"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        written.contains("| `src/model.py` | SL001 | 1 |"),
+        "{written}"
+    );
+    assert!(written.contains("in 2 files."), "{written}");
+}

@@ -1,0 +1,301 @@
+//! The pre-commit hook, run by the real `pre-commit` (installed from PyPI into a virtual
+//! environment under the target directory; the tests skip, saying why, when that fails).
+//!
+//! - `hook_rejects_a_view_bug_and_passes_clean_code` (fast): `pre-commit validate-manifest`
+//!   checks `.pre-commit-hooks.yaml`; then a temporary git repository uses that very hook
+//!   definition as a `local` hook with `language: system` and the binary cargo built, and
+//!   two `git commit`s go through `pre-commit install`'s hook.
+//! - `rust_hook_from_this_repository` (ignored: pre-commit runs `cargo install` on a fresh
+//!   clone, minutes on a small machine): the hook exactly as users get it — `repo:` this
+//!   checkout (copied with its uncommitted changes into a temporary repository and
+//!   committed there, since pre-commit clones a commit), `rev:` that commit,
+//!   `language: rust`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const VIEW_BUG: &str = "\
+def merge(x):
+    B, H, T, D = x.shape
+    y = x.transpose(1, 2)
+    return y.view(B, T, H * D)
+";
+
+const CLEAN: &str = "\
+def merge(x):
+    B, H, T, D = x.shape
+    y = x.transpose(1, 2)
+    return y.reshape(B, T, H * D)  # noqa: SL002
+";
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `pre-commit` from PyPI in a virtual environment kept under the target directory (so
+/// reruns do not download it again), or `None` with the reason printed. Set up once per
+/// test binary, so tests running in parallel do not race to create it.
+fn pre_commit() -> Option<PathBuf> {
+    static PRE_COMMIT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    PRE_COMMIT.get_or_init(install_pre_commit).clone()
+}
+
+fn install_pre_commit() -> Option<PathBuf> {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-venv");
+    let exe = venv.join("bin").join("pre-commit");
+    if exe.is_file() {
+        return Some(exe);
+    }
+    let created = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output();
+    if !created.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: cannot create a virtual environment with `python3 -m venv`");
+        return None;
+    }
+    let pip = Command::new(venv.join("bin").join("pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "pre-commit",
+        ])
+        .output();
+    match pip {
+        Ok(o) if o.status.success() && exe.is_file() => Some(exe),
+        Ok(o) => {
+            eprintln!("skipped: `pip install pre-commit` failed:\n{}", text(&o));
+            None
+        }
+        Err(e) => {
+            eprintln!("skipped: cannot run pip: {e}");
+            None
+        }
+    }
+}
+
+/// `git` with an identity and no signing, whatever the user's global configuration says.
+fn git(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir)
+        .args([
+            "-c",
+            "user.name=stridelint test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    cmd
+}
+
+fn init_repo(dir: &Path) {
+    assert!(
+        run(git(dir).args(["init", "--quiet", "--initial-branch=main"]))
+            .status
+            .success()
+    );
+}
+
+/// A git repository whose `.pre-commit-config.yaml` is `config`, with the hook installed.
+fn project_with_hook(pre_commit: &Path, config: &str, pre_commit_home: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    init_repo(dir.path());
+    std::fs::write(dir.path().join(".pre-commit-config.yaml"), config).unwrap();
+    let installed = run(Command::new(pre_commit)
+        .current_dir(dir.path())
+        .arg("install")
+        .env("PRE_COMMIT_HOME", pre_commit_home));
+    assert!(installed.status.success(), "{}", text(&installed));
+    assert!(
+        run(git(dir.path()).args(["add", ".pre-commit-config.yaml"]))
+            .status
+            .success()
+    );
+    dir
+}
+
+/// Stage `file` with `content` and try to commit it through the installed hook.
+fn commit(
+    dir: &Path,
+    file: &str,
+    content: &str,
+    pre_commit_home: &Path,
+    env: &[(&str, &Path)],
+) -> Output {
+    std::fs::write(dir.join(file), content).unwrap();
+    assert!(run(git(dir).args(["add", file])).status.success());
+    let mut cmd = git(dir);
+    cmd.args(["commit", "--quiet", "-m", "change"])
+        .env("PRE_COMMIT_HOME", pre_commit_home);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    run(&mut cmd)
+}
+
+/// Both commits: the view bug is rejected with the finding, the clean version passes.
+fn assert_rejects_bug_then_accepts_fix(
+    project: &Path,
+    pre_commit_home: &Path,
+    env: &[(&str, &Path)],
+) {
+    let rejected = commit(project, "model.py", VIEW_BUG, pre_commit_home, env);
+    let output = text(&rejected);
+    assert!(
+        !rejected.status.success(),
+        "the commit with a view bug went through:\n{output}"
+    );
+    assert!(
+        output.contains("SL001 [view-incompatible]") && output.contains("--> model.py:4:12"),
+        "{output}"
+    );
+    let accepted = commit(project, "model.py", CLEAN, pre_commit_home, env);
+    assert!(accepted.status.success(), "{}", text(&accepted));
+    let log = run(git(project).args(["log", "--oneline"]));
+    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 1);
+}
+
+/// The hook of `.pre-commit-hooks.yaml` as a `local` hook running `binary` (the manifest's
+/// keys, with `language: system` and the binary's path in `entry`).
+fn local_config_from_manifest(binary: &Path) -> String {
+    let manifest = std::fs::read_to_string(manifest_dir().join(".pre-commit-hooks.yaml")).unwrap();
+    let mut config = String::from("repos:\n  - repo: local\n    hooks:\n");
+    for line in manifest
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+    {
+        let line = match line.trim_start().split_once(": ") {
+            Some(("language", "rust")) => "  language: system".to_string(),
+            Some(("entry", entry)) => {
+                let args = entry
+                    .strip_prefix("stridelint")
+                    .expect("the entry runs stridelint");
+                format!("  entry: {}{args}", binary.display())
+            }
+            _ => line.to_string(),
+        };
+        config.push_str("      ");
+        config.push_str(&line);
+        config.push('\n');
+    }
+    config
+}
+
+#[test]
+fn hook_rejects_a_view_bug_and_passes_clean_code() {
+    let Some(pre_commit) = pre_commit() else {
+        return;
+    };
+    let manifest = manifest_dir().join(".pre-commit-hooks.yaml");
+    let validated = run(Command::new(&pre_commit)
+        .arg("validate-manifest")
+        .arg(&manifest));
+    assert!(validated.status.success(), "{}", text(&validated));
+    let text_of_manifest = std::fs::read_to_string(&manifest).unwrap();
+    for expected in [
+        "- id: stridelint",
+        "language: rust",
+        "types_or: [python, rust, jupyter]",
+        "require_serial: true",
+    ] {
+        assert!(text_of_manifest.contains(expected), "{expected}");
+    }
+
+    let home = tempfile::tempdir().unwrap();
+    let config = local_config_from_manifest(Path::new(env!("CARGO_BIN_EXE_stridelint")));
+    let validated_config = {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, &config).unwrap();
+        run(Command::new(&pre_commit).arg("validate-config").arg(&path))
+    };
+    assert!(
+        validated_config.status.success(),
+        "{config}\n{}",
+        text(&validated_config)
+    );
+    let project = project_with_hook(&pre_commit, &config, home.path());
+    assert_rejects_bug_then_accepts_fix(project.path(), home.path(), &[]);
+}
+
+/// A repository holding this checkout's files as they are now (tracked and untracked, not
+/// ignored), committed: pre-commit clones a commit, and the working tree may be ahead of
+/// the last one. Returns the repository and the commit.
+fn snapshot_of_this_checkout() -> (tempfile::TempDir, String) {
+    let listed = run(git(manifest_dir()).args([
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+    ]));
+    assert!(listed.status.success(), "{}", text(&listed));
+    let snapshot = tempfile::tempdir().unwrap();
+    for rel in listed.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        let rel = Path::new(std::str::from_utf8(rel).unwrap());
+        let from = manifest_dir().join(rel);
+        if !from.is_file() {
+            continue; // deleted in the working tree
+        }
+        let to = snapshot.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&from, &to).unwrap();
+    }
+    init_repo(snapshot.path());
+    assert!(run(git(snapshot.path()).args(["add", "--all"]))
+        .status
+        .success());
+    assert!(
+        run(git(snapshot.path()).args(["commit", "--quiet", "-m", "snapshot"]))
+            .status
+            .success()
+    );
+    let head = run(git(snapshot.path()).args(["rev-parse", "HEAD"]));
+    (
+        snapshot,
+        String::from_utf8_lossy(&head.stdout).trim().to_string(),
+    )
+}
+
+#[test]
+#[ignore = "pre-commit builds stridelint with `cargo install` (minutes)"]
+fn rust_hook_from_this_repository() {
+    let Some(pre_commit) = pre_commit() else {
+        return;
+    };
+    if run(Command::new("cargo").arg("--version")).status.code() != Some(0) {
+        eprintln!("skipped: no cargo on PATH for pre-commit's rust language");
+        return;
+    }
+    let (hook_repo, rev) = snapshot_of_this_checkout();
+    let config = format!(
+        "repos:\n  - repo: {}\n    rev: {rev}\n    hooks:\n      - id: stridelint\n",
+        hook_repo.path().display()
+    );
+    let home = tempfile::tempdir().unwrap();
+    let project = project_with_hook(&pre_commit, &config, home.path());
+    // pre-commit's `cargo install` builds in `CARGO_TARGET_DIR`: one kept between runs makes
+    // a rerun incremental.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-cargo-target");
+    assert_rejects_bug_then_accepts_fix(
+        project.path(),
+        home.path(),
+        &[("CARGO_TARGET_DIR", &target)],
+    );
+}

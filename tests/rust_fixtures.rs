@@ -1,0 +1,229 @@
+//! Rust fixture tests: every `fixtures/rust/*.rs` file is candle or tch-rs model code whose
+//! lines that must produce a finding end with `// expect: SL005` (or `// expect: SL001,
+//! SL002`). The linter must report exactly those (line, code) pairs — a missing finding and
+//! an extra one both fail — and the failure message lists every disagreement at once.
+//!
+//! The markers come from the spec (§9 tch-rs = libtorch, §10 candle, read in candle's
+//! source and checked against candle-core 0.11 by `tests/candle_oracle.rs`); each fixture's
+//! doc comments derive every marked layout step by step.
+//!
+//! Run `cargo test --test rust_fixtures -- --nocapture` for the per-fixture table.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use stridelint::layout::CandleBackend;
+use stridelint::{check_source, Settings};
+
+/// One finding, as the fixtures write it: 1-based line and rule code.
+type Finding = (usize, String);
+
+const EXPECT_MARKER: &str = "// expect:";
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("rust")
+}
+
+fn fixture_paths() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
+        .expect("fixtures/rust exists")
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// The codes of one line's `// expect:` marker; the list ends at the next `//`, so a
+/// suppression comment may follow it. A malformed code is a broken fixture: it panics.
+fn expected_codes(line: &str) -> Vec<String> {
+    let Some(at) = line.find(EXPECT_MARKER) else {
+        return Vec::new();
+    };
+    let rest = &line[at + EXPECT_MARKER.len()..];
+    let list = rest.split("//").next().unwrap_or_default();
+    list.split(',')
+        .map(str::trim)
+        .filter(|code| !code.is_empty())
+        .map(|code| {
+            let well_formed = code.len() == 5
+                && code.starts_with("SL")
+                && code[2..].bytes().all(|b| b.is_ascii_digit());
+            assert!(
+                well_formed,
+                "malformed expect marker {code:?} in line: {line}"
+            );
+            code.to_string()
+        })
+        .collect()
+}
+
+fn expected_findings(text: &str) -> BTreeSet<Finding> {
+    text.lines()
+        .enumerate()
+        .flat_map(|(index, line)| {
+            expected_codes(line)
+                .into_iter()
+                .map(move |code| (index + 1, code))
+        })
+        .collect()
+}
+
+fn findings(path: &Path, text: &str, settings: &Settings) -> BTreeSet<Finding> {
+    check_source(path, text.to_string(), settings)
+        .iter()
+        .map(|d| {
+            (
+                d.file.location(d.span.start as usize).row,
+                d.code.to_string(),
+            )
+        })
+        .collect()
+}
+
+fn describe_mismatch(name: &str, text: &str, missing: &[&Finding], extra: &[&Finding]) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let source_of = |line: usize| lines.get(line - 1).map_or("", |l| l.trim());
+    let mut report = format!("{name}:\n");
+    for (line, code) in missing {
+        let _ = writeln!(
+            report,
+            "  missing {code} at line {line}: {}",
+            source_of(*line)
+        );
+    }
+    for (line, code) in extra {
+        let _ = writeln!(
+            report,
+            "  unexpected {code} at line {line}: {}",
+            source_of(*line)
+        );
+    }
+    report
+}
+
+#[test]
+fn every_rust_fixture_reports_exactly_its_expected_findings() {
+    let paths = fixture_paths();
+    assert!(
+        !paths.is_empty(),
+        "no fixtures in {}",
+        fixture_dir().display()
+    );
+    let mut failures = Vec::new();
+    for path in &paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).expect("fixture is UTF-8");
+        let expected = expected_findings(&text);
+        let actual = findings(path, &text, &Settings::default());
+        let missing: Vec<&Finding> = expected.difference(&actual).collect();
+        let extra: Vec<&Finding> = actual.difference(&expected).collect();
+        let verdict = if missing.is_empty() && extra.is_empty() {
+            "ok"
+        } else {
+            "FAIL"
+        };
+        println!(
+            "{verdict:<4} {name:<32} expected {:>2}, reported {:>2}, missing {:>2}, extra {:>2}",
+            expected.len(),
+            actual.len(),
+            missing.len(),
+            extra.len()
+        );
+        if verdict != "ok" {
+            failures.push(describe_mismatch(&name, &text, &missing, &extra));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} Rust fixtures disagree with their `// expect:` markers:\n\n{}",
+        failures.len(),
+        paths.len(),
+        failures.join("\n")
+    );
+}
+
+/// The fixtures exercise every lint that applies to Rust code.
+#[test]
+fn rust_fixtures_cover_the_rust_lints() {
+    let mut seen = BTreeSet::new();
+    for path in fixture_paths() {
+        let text = std::fs::read_to_string(&path).expect("fixture is UTF-8");
+        seen.extend(expected_findings(&text).into_iter().map(|(_, code)| code));
+    }
+    for code in ["SL001", "SL002", "SL005", "SL006"] {
+        assert!(seen.contains(code), "no Rust fixture expects {code}");
+    }
+}
+
+/// `candle-backend = "cpu"`: candle's default CPU build takes any matrix strides, so the
+/// narrowed-operand matmul of `candle_narrow_matmul.rs` is fine there (spec §10.3) and
+/// SL005 disappears; nothing else changes.
+#[test]
+fn the_cpu_backend_only_checks_the_batch_rule() {
+    let path = fixture_dir().join("candle_narrow_matmul.rs");
+    let text = std::fs::read_to_string(&path).expect("fixture exists");
+    let cuda = findings(&path, &text, &Settings::default());
+    assert!(cuda.iter().any(|(_, code)| code == "SL005"), "{cuda:?}");
+    let cpu = Settings {
+        candle_backend: CandleBackend::Cpu,
+        ..Settings::default()
+    };
+    let on_cpu = findings(&path, &text, &cpu);
+    let without_sl005: BTreeSet<Finding> = cuda
+        .into_iter()
+        .filter(|(_, code)| code != "SL005")
+        .collect();
+    assert_eq!(on_cpu, without_sl005);
+}
+
+/// A Rust file syn cannot parse is reported once (SL999) and skipped.
+#[test]
+fn a_rust_syntax_error_is_reported_and_the_file_skipped() {
+    let text =
+        "use candle_core::Tensor;\nfn f(x: &Tensor) -> Tensor {\n    x.t()?.reshape((2, ()))\n";
+    let found = findings(Path::new("broken.rs"), text, &Settings::default());
+    assert_eq!(
+        found
+            .iter()
+            .map(|(_, code)| code.as_str())
+            .collect::<Vec<_>>(),
+        ["SL999"]
+    );
+}
+
+/// `// stridelint: ignore[SL006]` on the line above a finding suppresses it (syn drops
+/// comments; they are read from the text).
+#[test]
+fn a_suppression_on_the_line_above_hides_the_finding() {
+    let text = "use candle_core::{Result, Tensor};\n\
+                pub fn f(scores: &Tensor) -> Result<Tensor> {\n\
+                \x20   let (_b, _s, _t) = scores.dims3()?;\n\
+                \x20   let columns = scores.t()?;\n\
+                \x20   candle_nn::ops::softmax_last_dim(&columns)\n\
+                }\n";
+    let path = Path::new("suppressed.rs");
+    let found = findings(path, text, &Settings::default());
+    assert_eq!(found, BTreeSet::from([(5, "SL006".to_string())]));
+    let suppressed = text.replace(
+        "    candle_nn::ops::softmax_last_dim",
+        "    // stridelint: ignore[SL006]\n    candle_nn::ops::softmax_last_dim",
+    );
+    assert!(findings(path, &suppressed, &Settings::default()).is_empty());
+}
+
+#[test]
+fn expect_markers_are_read_up_to_the_next_comment() {
+    assert_eq!(
+        expected_codes("q.matmul(&k.t()?) // expect: SL005"),
+        ["SL005"]
+    );
+    assert_eq!(
+        expected_codes("x // expect: SL001, SL002 // stridelint: ignore[SL003]"),
+        ["SL001", "SL002"]
+    );
+    assert!(expected_codes("x // stridelint: ignore[SL005]").is_empty());
+}
