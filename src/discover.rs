@@ -9,9 +9,29 @@ use ignore::WalkBuilder;
 
 /// Directories never worth walking (Ruff's defaults, plus Rust's `target`).
 pub const DEFAULT_EXCLUDES: &[&str] = &[
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d", ".pytype",
-    ".ruff_cache", ".stridelint_cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out", "dist",
-    "node_modules", "site-packages", "venv", "target",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pytype",
+    ".ruff_cache",
+    ".stridelint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+    "target",
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -31,12 +51,19 @@ pub struct DiscoverError {
 }
 
 pub fn is_lintable(path: &Path) -> bool {
-    matches!(path.extension().and_then(|e| e.to_str()), Some("py" | "pyi" | "rs" | "ipynb"))
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("py" | "pyi" | "rs" | "ipynb")
+    )
 }
 
 fn exclude_matcher(patterns: &[String]) -> Gitignore {
     let mut b = GitignoreBuilder::new("");
-    for p in DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).chain(patterns.iter().cloned()) {
+    for p in DEFAULT_EXCLUDES
+        .iter()
+        .map(|s| s.to_string())
+        .chain(patterns.iter().cloned())
+    {
         let _ = b.add_line(None, &p);
     }
     b.build().unwrap_or_else(|_| Gitignore::empty())
@@ -51,12 +78,18 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
             Err(e) => {
-                errors.push(DiscoverError { path: root.clone(), message: e.to_string() });
+                errors.push(DiscoverError {
+                    path: root.clone(),
+                    message: e.to_string(),
+                });
                 continue;
             }
         };
         if meta.is_file() {
-            let excluded = opts.force_exclude && excludes.matched_path_or_any_parents(root, false).is_ignore();
+            let excluded = opts.force_exclude
+                && excludes
+                    .matched_path_or_any_parents(root, false)
+                    .is_ignore();
             if !excluded {
                 files.push(root.clone());
             }
@@ -79,7 +112,10 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec
                         files.push(e.into_path());
                     }
                 }
-                Err(err) => errors.push(DiscoverError { path: root.clone(), message: err.to_string() }),
+                Err(err) => errors.push(DiscoverError {
+                    path: root.clone(),
+                    message: err.to_string(),
+                }),
             }
         }
     }
@@ -106,17 +142,31 @@ mod tests {
         std::fs::write(root.join("gen/d.py"), "x = 1\n").unwrap();
         std::fs::write(root.join("skipme.py"), "x = 1\n").unwrap();
         std::fs::write(root.join(".gitignore"), "gen/\n").unwrap();
-        let opts = DiscoverOptions { exclude: vec!["skipme.py".into()], respect_gitignore: true, force_exclude: false };
+        let opts = DiscoverOptions {
+            exclude: vec!["skipme.py".into()],
+            respect_gitignore: true,
+            force_exclude: false,
+        };
         let (files, errors) = discover(&[root.to_path_buf()], &opts);
         assert!(errors.is_empty(), "{errors:?}");
-        let rel: Vec<String> =
-            files.iter().map(|f| f.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/")).collect();
+        let rel: Vec<String> = files
+            .iter()
+            .map(|f| {
+                f.strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
         assert_eq!(rel, vec!["pkg/a.py", "pkg/sub/b.rs"]);
     }
 
     #[test]
     fn missing_path_is_an_error_not_a_panic() {
-        let (files, errors) = discover(&[PathBuf::from("/definitely/not/here.py")], &DiscoverOptions::default());
+        let (files, errors) = discover(
+            &[PathBuf::from("/definitely/not/here.py")],
+            &DiscoverOptions::default(),
+        );
         assert!(files.is_empty());
         assert_eq!(errors.len(), 1);
     }

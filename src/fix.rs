@@ -24,14 +24,20 @@ fn wanted(app: Applicability, mode: FixMode) -> bool {
 }
 
 /// The fixed text of each file that has applicable fixes: (path, original, fixed, fixes applied).
-pub fn plan_fixes(diagnostics: &[Diagnostic], mode: FixMode) -> Vec<(PathBuf, String, String, usize)> {
+pub fn plan_fixes(
+    diagnostics: &[Diagnostic],
+    mode: FixMode,
+) -> Vec<(PathBuf, String, String, usize)> {
     let mut by_file: BTreeMap<PathBuf, (&str, Vec<&Edit>, usize)> = BTreeMap::new();
     for d in diagnostics {
         let Some(fix) = &d.fix else { continue };
         if !wanted(fix.applicability, mode) {
             continue;
         }
-        let entry = by_file.entry(d.file.path.clone()).or_insert((d.file.text.as_str(), Vec::new(), 0));
+        let entry =
+            by_file
+                .entry(d.file.path.clone())
+                .or_insert((d.file.text.as_str(), Vec::new(), 0));
         entry.1.extend(fix.edits.iter());
         entry.2 += 1;
     }
@@ -81,8 +87,14 @@ pub fn write_fixed(path: &Path, original: &str, fixed: &str) -> std::io::Result<
     if current != original.as_bytes() {
         return Ok(WriteOutcome::ChangedOnDisk);
     }
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.stridelint-{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -105,7 +117,12 @@ pub fn unified_diff(path: &Path, original: &str, fixed: &str) -> String {
     let b: Vec<&str> = fixed.split_inclusive('\n').collect();
     // Fixes change few lines: diff the region between the common prefix and suffix.
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
     let (a_end, b_end) = (a.len() - suffix, b.len() - suffix);
     let ctx_start = prefix.saturating_sub(3);
     let a_ctx_end = (a_end + 3).min(a.len());
@@ -148,12 +165,24 @@ mod tests {
     #[test]
     fn edits_apply_in_order_and_skip_overlaps() {
         let text = "y = x.view(2, 3)\nz = w.view(6)\n";
-        let e1 = Edit { span: Span::new(5, 5), content: ".contiguous()".into() };
-        let e2 = Edit { span: Span::new(22, 22), content: ".contiguous()".into() };
+        let e1 = Edit {
+            span: Span::new(5, 5),
+            content: ".contiguous()".into(),
+        };
+        let e2 = Edit {
+            span: Span::new(22, 22),
+            content: ".contiguous()".into(),
+        };
         let out = apply_edits(text, &[&e2, &e1]).unwrap();
-        assert_eq!(out, "y = x.contiguous().view(2, 3)\nz = w.contiguous().view(6)\n");
+        assert_eq!(
+            out,
+            "y = x.contiguous().view(2, 3)\nz = w.contiguous().view(6)\n"
+        );
         // The edit that starts first wins; the overlapping later one waits for the next run.
-        let overlapping = Edit { span: Span::new(4, 6), content: "X".into() };
+        let overlapping = Edit {
+            span: Span::new(4, 6),
+            content: "X".into(),
+        };
         let out = apply_edits(text, &[&e1, &overlapping]).unwrap();
         assert_eq!(out, "y = Xview(2, 3)\nz = w.view(6)\n");
     }
@@ -163,9 +192,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.py");
         std::fs::write(&p, "a\n").unwrap();
-        assert!(matches!(write_fixed(&p, "b\n", "c\n").unwrap(), WriteOutcome::ChangedOnDisk));
+        assert!(matches!(
+            write_fixed(&p, "b\n", "c\n").unwrap(),
+            WriteOutcome::ChangedOnDisk
+        ));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "a\n");
-        assert!(matches!(write_fixed(&p, "a\n", "c\n").unwrap(), WriteOutcome::Written));
+        assert!(matches!(
+            write_fixed(&p, "a\n", "c\n").unwrap(),
+            WriteOutcome::Written
+        ));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "c\n");
         // No temporary file is left behind.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -175,6 +210,9 @@ mod tests {
     fn diff_shows_changed_lines_with_context() {
         let d = unified_diff(Path::new("m.py"), "a\nb\nc\n", "a\nB\nc\n");
         assert!(d.contains("-b\n+B\n"), "{d}");
-        assert!(d.starts_with("--- m.py\n+++ m.py\n@@ -1,3 +1,3 @@\n"), "{d}");
+        assert!(
+            d.starts_with("--- m.py\n+++ m.py\n@@ -1,3 +1,3 @@\n"),
+            "{d}"
+        );
     }
 }

@@ -28,7 +28,10 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Self {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
@@ -92,38 +95,88 @@ pub struct Param {
 #[derive(Debug, Clone)]
 pub enum Stmt {
     /// `a = b = value`, `a, b = value`, `self.x = value`, Rust `let (a, b) = value;`.
-    Assign { targets: Vec<Target>, value: Expr, span: Span },
+    Assign {
+        targets: Vec<Target>,
+        value: Expr,
+        span: Span,
+    },
     /// `x += y` and friends: the interpreter treats it as `x = x <op> y`.
-    AugAssign { target: Target, op: BinOp, value: Expr, span: Span },
+    AugAssign {
+        target: Target,
+        op: BinOp,
+        value: Expr,
+        span: Span,
+    },
     Expr(Expr),
-    Return { value: Option<Expr>, span: Span },
-    If { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt>, span: Span },
+    Return {
+        value: Option<Expr>,
+        span: Span,
+    },
+    If {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+        span: Span,
+    },
     /// `for`/`while`/Rust `loop`: the body may run zero or more times.
-    Loop { target: Option<Target>, iter: Option<Expr>, body: Vec<Stmt>, orelse: Vec<Stmt>, span: Span },
+    Loop {
+        target: Option<Target>,
+        iter: Option<Expr>,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+        span: Span,
+    },
     /// `with ctx as t: body` (the context expressions are kept for backend pinning).
-    With { items: Vec<(Expr, Option<Target>)>, body: Vec<Stmt>, span: Span },
+    With {
+        items: Vec<(Expr, Option<Target>)>,
+        body: Vec<Stmt>,
+        span: Span,
+    },
     /// `try: body except: handlers finally: finalbody` — handlers may run after any prefix of body.
-    Try { body: Vec<Stmt>, handlers: Vec<Vec<Stmt>>, orelse: Vec<Stmt>, finalbody: Vec<Stmt>, span: Span },
-    Assert { test: Expr, span: Span },
+    Try {
+        body: Vec<Stmt>,
+        handlers: Vec<Vec<Stmt>>,
+        orelse: Vec<Stmt>,
+        finalbody: Vec<Stmt>,
+        span: Span,
+    },
+    Assert {
+        test: Expr,
+        span: Span,
+    },
     /// `raise` / `panic!` / `bail!`: the path ends.
-    Raise { span: Span },
+    Raise {
+        span: Span,
+    },
     /// `import torch.nn.functional as F` → `Import { module: "torch.nn.functional", alias: Some("F") }`;
     /// `from einops import rearrange` → `Import { module: "einops.rearrange", alias: Some("rearrange") }`.
-    Import { module: String, alias: Option<String>, span: Span },
+    Import {
+        module: String,
+        alias: Option<String>,
+        span: Span,
+    },
     /// A nested function or class definition inside a body.
     FunctionDef(Arc<Function>),
     ClassDef(Arc<Class>),
     /// `break` / `continue`
-    Jump { span: Span },
+    Jump {
+        span: Span,
+    },
     /// Anything else (`pass`, `del`, `global`, ...): no effect on layouts.
-    Other { span: Span },
+    Other {
+        span: Span,
+    },
 }
 
 #[derive(Debug, Clone)]
 pub enum Target {
     Name(String, Span),
     /// `obj.attr = ...` (mostly `self.x = ...`)
-    Attr { value: Box<Expr>, attr: String, span: Span },
+    Attr {
+        value: Box<Expr>,
+        attr: String,
+        span: Span,
+    },
     Tuple(Vec<Target>, Span),
     /// `*rest` inside a tuple target
     Starred(Box<Target>, Span),
@@ -140,7 +193,10 @@ pub struct Expr {
 #[derive(Debug, Clone)]
 pub enum ExprKind {
     Name(String),
-    Attr { value: Box<Expr>, attr: String },
+    Attr {
+        value: Box<Expr>,
+        attr: String,
+    },
     Int(i64),
     Float(f64),
     Str(String),
@@ -151,17 +207,39 @@ pub enum ExprKind {
     List(Vec<Expr>),
     /// `*x` in a call or tuple.
     Starred(Box<Expr>),
-    Call { func: Box<Expr>, args: Vec<Arg> },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Arg>,
+    },
     /// `value[i]`, `value[a:b, ..., None]`: one entry per comma-separated index.
-    Subscript { value: Box<Expr>, index: Vec<Expr> },
+    Subscript {
+        value: Box<Expr>,
+        index: Vec<Expr>,
+    },
     /// A slice `a:b:c` (Python subscripts) or a range `a..b` / `..` (Rust); missing parts are `None`.
-    Slice { lower: Option<Box<Expr>>, upper: Option<Box<Expr>>, step: Option<Box<Expr>> },
-    BinOp { op: BinOp, left: Box<Expr>, right: Box<Expr> },
+    Slice {
+        lower: Option<Box<Expr>>,
+        upper: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
+    },
+    BinOp {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     Neg(Box<Expr>),
     /// `body if test else orelse`
-    IfExp { test: Box<Expr>, body: Box<Expr>, orelse: Box<Expr> },
+    IfExp {
+        test: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
     /// Comparisons and boolean operators: only kept so tests can be recognised.
-    Compare { left: Box<Expr>, op: CmpOp, right: Box<Expr> },
+    Compare {
+        left: Box<Expr>,
+        op: CmpOp,
+        right: Box<Expr>,
+    },
     /// Something the frontend does not model (lambdas, comprehensions, f-strings, ...).
     Unknown,
 }

@@ -56,7 +56,10 @@ impl Default for Settings {
             analysis: AnalysisSettings::default(),
             select: Vec::new(),
             ignore: Vec::new(),
-            discover: discover::DiscoverOptions { respect_gitignore: true, ..Default::default() },
+            discover: discover::DiscoverOptions {
+                respect_gitignore: true,
+                ..Default::default()
+            },
             verify: settings::VerifyInputs::default(),
             candle_backend: layout::candle::CandleBackend::Cuda,
         }
@@ -66,8 +69,17 @@ impl Default for Settings {
 impl Settings {
     /// Is `code` enabled by `select`/`ignore` (longest matching prefix wins, as in Ruff)?
     pub fn is_enabled(&self, code: &str) -> bool {
-        let best = |list: &[String]| list.iter().filter(|p| code.starts_with(p.as_str()) || p.as_str() == "ALL").map(|p| if p == "ALL" { 0 } else { p.len() }).max();
-        let sel = if self.select.is_empty() { Some(0) } else { best(&self.select) };
+        let best = |list: &[String]| {
+            list.iter()
+                .filter(|p| code.starts_with(p.as_str()) || p.as_str() == "ALL")
+                .map(|p| if p == "ALL" { 0 } else { p.len() })
+                .max()
+        };
+        let sel = if self.select.is_empty() {
+            Some(0)
+        } else {
+            best(&self.select)
+        };
         match (sel, best(&self.ignore)) {
             (None, _) => false,
             (Some(_), None) => true,
@@ -104,10 +116,18 @@ pub fn check_paths(paths: &[PathBuf], settings: &settings::SettingsResolver) -> 
 
 /// Expand `paths` into the files to lint: the walk (gitignore, `--exclude`), then the
 /// `exclude` of each file's configuration.
-pub fn discover_files(paths: &[PathBuf], settings: &settings::SettingsResolver) -> (Vec<PathBuf>, Vec<FileError>) {
+pub fn discover_files(
+    paths: &[PathBuf],
+    settings: &settings::SettingsResolver,
+) -> (Vec<PathBuf>, Vec<FileError>) {
     let (files, walk_errors) = discover::discover(paths, settings.discover_options());
-    let mut errors: Vec<FileError> =
-        walk_errors.into_iter().map(|e| FileError { path: e.path, message: e.message }).collect();
+    let mut errors: Vec<FileError> = walk_errors
+        .into_iter()
+        .map(|e| FileError {
+            path: e.path,
+            message: e.message,
+        })
+        .collect();
     let explicit: std::collections::HashSet<&PathBuf> = paths.iter().collect();
     let mut kept = Vec::with_capacity(files.len());
     for file in files {
@@ -131,7 +151,11 @@ pub struct CheckOptions<'a> {
 }
 
 /// Lint `files` (already discovered), in parallel.
-pub fn check_files(files: &[PathBuf], settings: &settings::SettingsResolver, options: &CheckOptions) -> CheckResult {
+pub fn check_files(
+    files: &[PathBuf],
+    settings: &settings::SettingsResolver,
+    options: &CheckOptions,
+) -> CheckResult {
     let per_file: Vec<Result<Vec<Diagnostic>, FileError>> = files
         .par_iter()
         .map(|path| {
@@ -145,7 +169,10 @@ pub fn check_files(files: &[PathBuf], settings: &settings::SettingsResolver, opt
             result
         })
         .collect();
-    let mut result = CheckResult { files_checked: files.len(), ..Default::default() };
+    let mut result = CheckResult {
+        files_checked: files.len(),
+        ..Default::default()
+    };
     for r in per_file {
         match r {
             Ok(d) => result.diagnostics.extend(d),
@@ -164,7 +191,10 @@ fn dedup_errors(errors: &mut Vec<FileError>) {
 
 impl From<settings::ConfigError> for FileError {
     fn from(e: settings::ConfigError) -> Self {
-        FileError { path: PathBuf::from(settings::display_path(&e.path)), message: e.message }
+        FileError {
+            path: PathBuf::from(settings::display_path(&e.path)),
+            message: e.message,
+        }
     }
 }
 
@@ -174,14 +204,23 @@ pub fn check_file(path: &Path, settings: &Settings) -> Result<Vec<Diagnostic>, F
 }
 
 /// Read and lint one file, through `cache` when given.
-fn check_file_cached(path: &Path, settings: &Settings, cache: Option<&cache::Cache>) -> Result<Vec<Diagnostic>, FileError> {
+fn check_file_cached(
+    path: &Path,
+    settings: &Settings,
+    cache: Option<&cache::Cache>,
+) -> Result<Vec<Diagnostic>, FileError> {
     let text = read_source(path)?;
     let key = cache.map(|_| cache::CacheKey::new(text.as_bytes(), settings));
-    let hit = cache.zip(key.as_ref()).and_then(|(cache, key)| cache.get(path, key));
+    let hit = cache
+        .zip(key.as_ref())
+        .and_then(|(cache, key)| cache.get(path, key));
     if hit.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
-    let file = Arc::new(load_source(path, text).map_err(|message| FileError { path: path.to_path_buf(), message })?);
+    let file = Arc::new(load_source(path, text).map_err(|message| FileError {
+        path: path.to_path_buf(),
+        message,
+    })?);
     if let Some(restored) = hit.and_then(|cached| cache::restore(&cached, &file)) {
         return Ok(restored);
     }
@@ -194,17 +233,28 @@ fn check_file_cached(path: &Path, settings: &Settings, cache: Option<&cache::Cac
 
 /// A file's text, if it is one stridelint can lint (not too large, not binary, UTF-8).
 fn read_source(path: &Path) -> Result<String, FileError> {
-    let err = |message: String| FileError { path: path.to_path_buf(), message };
+    let err = |message: String| FileError {
+        path: path.to_path_buf(),
+        message,
+    };
     let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(err(format!("file is {} MiB, larger than the {} MiB limit", meta.len() >> 20, MAX_FILE_BYTES >> 20)));
+        return Err(err(format!(
+            "file is {} MiB, larger than the {} MiB limit",
+            meta.len() >> 20,
+            MAX_FILE_BYTES >> 20
+        )));
     }
     let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
     if bytes.contains(&0) {
         return Err(err("binary file (contains NUL bytes)".into()));
     }
-    String::from_utf8(bytes)
-        .map_err(|e| err(format!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())))
+    String::from_utf8(bytes).map_err(|e| {
+        err(format!(
+            "not valid UTF-8 (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }
 
 /// The source file the linter sees: a notebook (`.ipynb`) becomes its joined code cells.
@@ -253,19 +303,37 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     if let Some(e) = parsed.errors.first() {
         diagnostics.push(syntax_error(&file, e.span, &e.message, is_rust));
     }
-    if std::env::var_os("STRIDELINT_PARSE_ONLY").is_some() { return diagnostics; }
+    if std::env::var_os("STRIDELINT_PARSE_ONLY").is_some() {
+        return diagnostics;
+    }
     let events = analysis::analyze_module(&parsed.module, &file.text, &settings.analysis);
     if std::env::var_os("STRIDELINT_DEBUG_EVENTS").is_some() {
         // Debugging aid: every op call the interpreter reached, with its outcomes.
         for ev in &events {
             let loc = file.location(ev.span.start as usize);
-            eprintln!("{}:{}:{} {} ({}) unknown_input={}", file.path.display(), loc.row, loc.column, ev.op, ev.kind, ev.unknown_input);
+            eprintln!(
+                "{}:{}:{} {} ({}) unknown_input={}",
+                file.path.display(),
+                loc.row,
+                loc.column,
+                ev.op,
+                ev.kind,
+                ev.unknown_input
+            );
             for o in &ev.outcomes {
-                eprintln!("    in {} -> {:?} copies={:?}", analysis::value::format_layout(&o.input.layout), o.outcome, o.copies);
+                eprintln!(
+                    "    in {} -> {:?} copies={:?}",
+                    analysis::value::format_layout(&o.input.layout),
+                    o.outcome,
+                    o.copies
+                );
             }
         }
     }
-    let ctx = lints::LintContext { file: file.clone(), candle_backend: settings.candle_backend };
+    let ctx = lints::LintContext {
+        file: file.clone(),
+        candle_backend: settings.candle_backend,
+    };
     diagnostics.extend(lints::run_lints(&events, &ctx));
     diagnostics.retain(|d| settings.is_enabled(d.code));
     // (line of the directive, code) of every finding a suppression comment hid, for SL100.
@@ -279,7 +347,11 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     });
     // After a syntax error part of the file went unanalysed: its suppressions may be needed.
     if parsed.errors.is_empty() {
-        diagnostics.extend(lints::sl100_unused_suppression::check(&file, &used_suppressions, settings));
+        diagnostics.extend(lints::sl100_unused_suppression::check(
+            &file,
+            &used_suppressions,
+            settings,
+        ));
     }
     diagnostics
 }

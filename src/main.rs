@@ -9,17 +9,21 @@ use clap::{Args, Parser, Subcommand};
 
 mod cli;
 
-use stridelint::diagnostic::Severity;
-use stridelint::lints::RULES;
-use stridelint::report::{self, OutputFormat, ReportContext, RuleInfo};
 use stridelint::cache::Cache;
+use stridelint::diagnostic::Severity;
 use stridelint::fix::{plan_fixes, unified_diff, write_fixed, FixMode, WriteOutcome};
+use stridelint::lints::RULES;
 use stridelint::progress::Progress;
+use stridelint::report::{self, OutputFormat, ReportContext, RuleInfo};
 use stridelint::settings::{Config, SettingsResolver};
 use stridelint::{check_files, discover_files, CheckOptions, CheckResult};
 
 #[derive(Parser)]
-#[command(name = "stridelint", version, about = "Find tensor view errors, hidden copies and shape errors in PyTorch, candle and tch-rs model code")]
+#[command(
+    name = "stridelint",
+    version,
+    about = "Find tensor view errors, hidden copies and shape errors in PyTorch, candle and tch-rs model code"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -123,7 +127,17 @@ enum ColorChoice {
     Never,
 }
 
-const SUBCOMMANDS: &[&str] = &["check", "rule", "rules", "replay", "help", "-h", "--help", "-V", "--version"];
+const SUBCOMMANDS: &[&str] = &[
+    "check",
+    "rule",
+    "rules",
+    "replay",
+    "help",
+    "-h",
+    "--help",
+    "-V",
+    "--version",
+];
 
 fn main() -> ExitCode {
     // `stridelint src/` means `stridelint check src/`, as with Ruff.
@@ -135,7 +149,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match cli.command {
@@ -151,7 +169,13 @@ fn main() -> ExitCode {
         },
         Command::Rules => {
             for r in RULES {
-                println!("{:<7} {:<24} {:<8} {}", r.code, r.name, r.severity.as_str(), r.summary);
+                println!(
+                    "{:<7} {:<24} {:<8} {}",
+                    r.code,
+                    r.name,
+                    r.severity.as_str(),
+                    r.summary
+                );
             }
             ExitCode::SUCCESS
         }
@@ -163,7 +187,13 @@ fn main() -> ExitCode {
 fn rule_infos() -> Vec<RuleInfo> {
     RULES
         .iter()
-        .map(|r| RuleInfo { code: r.code, name: r.name, summary: r.summary, severity: r.severity, doc_markdown: r.doc })
+        .map(|r| RuleInfo {
+            code: r.code,
+            name: r.name,
+            summary: r.summary,
+            severity: r.severity,
+            doc_markdown: r.doc,
+        })
         .collect()
 }
 
@@ -183,24 +213,43 @@ fn cli_overrides(args: &CheckArgs) -> Config {
 }
 
 /// Discover and lint `paths`, with a progress bar on a terminal for long human-format runs.
-fn lint(paths: &[PathBuf], resolver: &SettingsResolver, cache: Option<&Cache>, human_format: bool) -> CheckResult {
+fn lint(
+    paths: &[PathBuf],
+    resolver: &SettingsResolver,
+    cache: Option<&Cache>,
+    human_format: bool,
+) -> CheckResult {
     let (files, errors) = discover_files(paths, resolver);
     let progress = Progress::new(files.len(), human_format);
-    let mut result = check_files(&files, resolver, &CheckOptions { cache, progress: Some(&progress) });
+    let mut result = check_files(
+        &files,
+        resolver,
+        &CheckOptions {
+            cache,
+            progress: Some(&progress),
+        },
+    );
     progress.finish();
     result.errors.splice(0..0, errors);
     result
 }
 
 fn run_check(args: CheckArgs) -> ExitCode {
-    let resolver = match SettingsResolver::from_cli(cli_overrides(&args), args.config.as_deref(), args.force_exclude) {
+    let resolver = match SettingsResolver::from_cli(
+        cli_overrides(&args),
+        args.config.as_deref(),
+        args.force_exclude,
+    ) {
         Ok(resolver) => resolver,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    let human = matches!(args.output_format, OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped);
+    let human = matches!(
+        args.output_format,
+        OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped
+    );
     // Cached findings carry no subject layout, so `--verify` always analyses afresh.
     let cache = (!args.no_cache && args.verify.verify.is_none()).then(|| {
         let dir = args
@@ -209,10 +258,18 @@ fn run_check(args: CheckArgs) -> ExitCode {
             .or_else(|| std::env::var_os("STRIDELINT_CACHE_DIR").map(PathBuf::from))
             .unwrap_or_else(|| resolver.project_root().join(stridelint::cache::DEFAULT_DIR));
         // JSON shows each finding's symbolic subject, which the cache does not store.
-        Cache::open(&dir).with_subjects_needed(matches!(args.output_format, OutputFormat::Json | OutputFormat::JsonLines))
+        Cache::open(&dir).with_subjects_needed(matches!(
+            args.output_format,
+            OutputFormat::Json | OutputFormat::JsonLines
+        ))
     });
 
-    let mut result = lint(&args.paths, &resolver, cache.as_ref(), human && !args.statistics);
+    let mut result = lint(
+        &args.paths,
+        &resolver,
+        cache.as_ref(),
+        human && !args.statistics,
+    );
     if let Some(cache) = &cache {
         if let Err(e) = cache.save() {
             eprintln!("warning: cannot write the cache: {e}");
@@ -222,8 +279,15 @@ fn run_check(args: CheckArgs) -> ExitCode {
         return add_noqa(&result);
     }
     if args.fix || args.diff {
-        let mode = if args.unsafe_fixes { FixMode::Unsafe } else { FixMode::Safe };
-        let (plans, unwritable) = stridelint::notebook::plans_on_disk(&result.diagnostics, plan_fixes(&result.diagnostics, mode));
+        let mode = if args.unsafe_fixes {
+            FixMode::Unsafe
+        } else {
+            FixMode::Safe
+        };
+        let (plans, unwritable) = stridelint::notebook::plans_on_disk(
+            &result.diagnostics,
+            plan_fixes(&result.diagnostics, mode),
+        );
         result.errors.extend(unwritable);
         if args.diff {
             let mut out = std::io::stdout().lock();
@@ -232,16 +296,26 @@ fn run_check(args: CheckArgs) -> ExitCode {
             }
             let n: usize = plans.iter().map(|p| p.3).sum();
             eprintln!("Would fix {n} findings in {} files.", plans.len());
-            return if plans.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+            return if plans.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            };
         }
         let mut fixed_count = 0;
         for (path, original, fixed, n) in &plans {
             match write_fixed(path, original, fixed) {
                 Ok(WriteOutcome::Written) => fixed_count += n,
                 Ok(WriteOutcome::ChangedOnDisk) => {
-                    eprintln!("warning: {} changed while it was being linted; not fixed", path.display())
+                    eprintln!(
+                        "warning: {} changed while it was being linted; not fixed",
+                        path.display()
+                    )
                 }
-                Err(e) => result.errors.push(stridelint::FileError { path: path.clone(), message: format!("cannot write fix: {e}") }),
+                Err(e) => result.errors.push(stridelint::FileError {
+                    path: path.clone(),
+                    message: format!("cannot write fix: {e}"),
+                }),
             }
         }
         if fixed_count > 0 {
@@ -257,8 +331,16 @@ fn run_check(args: CheckArgs) -> ExitCode {
         }
     }
     let mut diagnostics = result.diagnostics;
-    diagnostics.sort_by(|a, b| a.file.path.cmp(&b.file.path).then(a.span.start.cmp(&b.span.start)).then(a.code.cmp(b.code)));
-    if let Err(code) = cli::verify::verify_check_findings(&mut diagnostics, &args.verify, &|path| resolver.settings_for(path).ok()) {
+    diagnostics.sort_by(|a, b| {
+        a.file
+            .path
+            .cmp(&b.file.path)
+            .then(a.span.start.cmp(&b.span.start))
+            .then(a.code.cmp(b.code))
+    });
+    if let Err(code) = cli::verify::verify_check_findings(&mut diagnostics, &args.verify, &|path| {
+        resolver.settings_for(path).ok()
+    }) {
         return code;
     }
 
@@ -270,10 +352,18 @@ fn run_check(args: CheckArgs) -> ExitCode {
     };
     let rules = rule_infos();
     let version = env!("CARGO_PKG_VERSION");
-    let ctx = ReportContext { rules: &rules, version, color, show_fixes: true };
+    let ctx = ReportContext {
+        rules: &rules,
+        version,
+        color,
+        show_fixes: true,
+    };
     if let Some(path) = &args.summary {
         if let Err(e) = append_summary(path, &diagnostics, &ctx, result.files_checked) {
-            result.errors.push(stridelint::FileError { path: path.clone(), message: format!("cannot write the summary: {e}") });
+            result.errors.push(stridelint::FileError {
+                path: path.clone(),
+                message: format!("cannot write the summary: {e}"),
+            });
         }
     }
     let mut out = stdout.lock();
@@ -289,10 +379,17 @@ fn run_check(args: CheckArgs) -> ExitCode {
         }
     }
     if human && !args.quiet && !args.statistics {
-        let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
         let warnings = diagnostics.len() - errors;
         let _ = if diagnostics.is_empty() {
-            writeln!(out, "All checks passed! ({})", plural(result.files_checked, "file"))
+            writeln!(
+                out,
+                "All checks passed! ({})",
+                plural(result.files_checked, "file")
+            )
         } else {
             writeln!(
                 out,
@@ -319,10 +416,18 @@ fn run_check(args: CheckArgs) -> ExitCode {
 
 /// `--summary FILE`: append the Markdown summary (GitHub's step summary file is shared by
 /// all steps of a job, so it is appended to, never truncated).
-fn append_summary(path: &std::path::Path, diagnostics: &[stridelint::diagnostic::Diagnostic], ctx: &ReportContext, files: usize) -> std::io::Result<()> {
+fn append_summary(
+    path: &std::path::Path,
+    diagnostics: &[stridelint::diagnostic::Diagnostic],
+    ctx: &ReportContext,
+    files: usize,
+) -> std::io::Result<()> {
     let mut text = Vec::new();
     report::write_markdown_summary(&mut text, diagnostics, ctx, files)?;
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     file.write_all(&text)
 }
 
@@ -336,12 +441,26 @@ fn add_noqa(result: &CheckResult) -> ExitCode {
         match write_fixed(path, original, edited) {
             Ok(WriteOutcome::Written) => added += count,
             Ok(WriteOutcome::ChangedOnDisk) => {
-                eprintln!("warning: {} changed while it was being linted; no directive added", path.display())
+                eprintln!(
+                    "warning: {} changed while it was being linted; no directive added",
+                    path.display()
+                )
             }
-            Err(e) => errors.push(stridelint::FileError { path: path.clone(), message: format!("cannot write: {e}") }),
+            Err(e) => errors.push(stridelint::FileError {
+                path: path.clone(),
+                message: format!("cannot write: {e}"),
+            }),
         }
     }
-    eprintln!("Added {} {}.", added, if added == 1 { "noqa directive" } else { "noqa directives" });
+    eprintln!(
+        "Added {} {}.",
+        added,
+        if added == 1 {
+            "noqa directive"
+        } else {
+            "noqa directives"
+        }
+    );
     for e in &errors {
         eprintln!("error: {}: {}", e.path.display(), e.message);
     }

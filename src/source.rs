@@ -29,20 +29,42 @@ impl SourceFile {
     pub fn new(path: impl Into<PathBuf>, text: String) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        SourceFile { path: path.into(), text, line_starts, notebook: None }
+        SourceFile {
+            path: path.into(),
+            text,
+            line_starts,
+            notebook: None,
+        }
     }
 
     /// A notebook's source file: `python` is the joined code of its cells (see
     /// [`crate::notebook::Notebook::parse`]).
-    pub fn from_notebook(path: impl Into<PathBuf>, notebook: crate::notebook::Notebook, python: String) -> Self {
-        SourceFile { notebook: Some(notebook), ..SourceFile::new(path, python) }
+    pub fn from_notebook(
+        path: impl Into<PathBuf>,
+        notebook: crate::notebook::Notebook,
+        python: String,
+    ) -> Self {
+        SourceFile {
+            notebook: Some(notebook),
+            ..SourceFile::new(path, python)
+        }
     }
 
     /// A location as the user counts it: in a notebook, the 1-based cell number and the
     /// location within that cell; elsewhere `(None, location)` unchanged.
     pub fn cell_relative(&self, location: Location) -> (Option<usize>, Location) {
-        match self.notebook.as_ref().and_then(|nb| nb.cell_row(location.row - 1)) {
-            Some((cell, row)) => (Some(cell), Location { row, column: location.column }),
+        match self
+            .notebook
+            .as_ref()
+            .and_then(|nb| nb.cell_row(location.row - 1))
+        {
+            Some((cell, row)) => (
+                Some(cell),
+                Location {
+                    row,
+                    column: location.column,
+                },
+            ),
             None => (None, location),
         }
     }
@@ -83,7 +105,11 @@ impl SourceFile {
     /// Byte range of 0-based line `line` without its terminator.
     pub fn line_range(&self, line: usize) -> std::ops::Range<usize> {
         let start = self.line_starts[line];
-        let mut end = self.line_starts.get(line + 1).copied().unwrap_or(self.text.len());
+        let mut end = self
+            .line_starts
+            .get(line + 1)
+            .copied()
+            .unwrap_or(self.text.len());
         let bytes = self.text.as_bytes();
         while end > start && (bytes[end - 1] == b'\n' || bytes[end - 1] == b'\r') {
             end -= 1;
@@ -103,11 +129,17 @@ impl SourceFile {
         }
         let line = self.line_index(offset);
         let col = self.text[self.line_starts[line]..offset].chars().count();
-        Location { row: line + 1, column: col + 1 }
+        Location {
+            row: line + 1,
+            column: col + 1,
+        }
     }
 
     pub fn span_locations(&self, span: Span) -> (Location, Location) {
-        (self.location(span.start as usize), self.location(span.end as usize))
+        (
+            self.location(span.start as usize),
+            self.location(span.end as usize),
+        )
     }
 }
 
@@ -130,14 +162,15 @@ impl Suppression {
 pub fn parse_suppression(line: &str) -> Option<Suppression> {
     let bytes = line.as_bytes();
     // Quick reject: most lines carry no comment marker at all.
-    if memchr::memchr2(b'#', b'/', bytes).is_none() {
-        return None;
-    }
+    memchr::memchr2(b'#', b'/', bytes)?;
     if let Some(pos) = find_ascii_ci(line, "stridelint: ignore[") {
         let rest = &line[pos + "stridelint: ignore[".len()..];
         let end = rest.find(']')?;
         let codes = split_codes(&rest[..end]);
-        return Some(Suppression { all: codes.is_empty(), codes });
+        return Some(Suppression {
+            all: codes.is_empty(),
+            codes,
+        });
     }
     let pos = find_ascii_ci(line, "# noqa")?;
     let rest = &line[pos + "# noqa".len()..];
@@ -146,16 +179,30 @@ pub fn parse_suppression(line: &str) -> Option<Suppression> {
         let codes: Vec<String> = list
             .split(|c: char| c == ',' || c.is_whitespace())
             .map(str::trim)
-            .filter(|c| !c.is_empty() && c.chars().next().is_some_and(|ch| ch.is_ascii_alphabetic()) && c.chars().all(|ch| ch.is_ascii_alphanumeric()))
+            .filter(|c| {
+                !c.is_empty()
+                    && c.chars().next().is_some_and(|ch| ch.is_ascii_alphabetic())
+                    && c.chars().all(|ch| ch.is_ascii_alphanumeric())
+            })
             .map(str::to_string)
             .collect();
-        return Some(Suppression { all: codes.is_empty(), codes });
+        return Some(Suppression {
+            all: codes.is_empty(),
+            codes,
+        });
     }
-    Some(Suppression { all: true, codes: Vec::new() })
+    Some(Suppression {
+        all: true,
+        codes: Vec::new(),
+    })
 }
 
 fn split_codes(s: &str) -> Vec<String> {
-    s.split(',').map(str::trim).filter(|c| !c.is_empty()).map(str::to_string).collect()
+    s.split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
@@ -172,7 +219,8 @@ impl SourceFile {
     pub fn is_file_exempt(&self) -> bool {
         self.text.lines().any(|l| {
             let t = l.trim();
-            (t.starts_with('#') || t.starts_with("//")) && find_ascii_ci(t, "stridelint: noqa").is_some()
+            (t.starts_with('#') || t.starts_with("//"))
+                && find_ascii_ci(t, "stridelint: noqa").is_some()
         })
     }
 
@@ -183,7 +231,11 @@ impl SourceFile {
         let first = self.line_index(span.start as usize);
         let last = self.line_index((span.end as usize).max(span.start as usize));
         let is_rust = self.path.extension().is_some_and(|e| e == "rs");
-        let from = if is_rust && first > 0 { first - 1 } else { first };
+        let from = if is_rust && first > 0 {
+            first - 1
+        } else {
+            first
+        };
         (from..=last).find(|&line| {
             let text = &self.text[self.line_range(line)];
             if line < first && !text.trim_start().starts_with("//") {
@@ -209,12 +261,19 @@ mod tests {
 
     #[test]
     fn suppression_forms() {
-        assert_eq!(parse_suppression("x = 1  # noqa"), Some(Suppression { all: true, codes: vec![] }));
+        assert_eq!(
+            parse_suppression("x = 1  # noqa"),
+            Some(Suppression {
+                all: true,
+                codes: vec![]
+            })
+        );
         let s = parse_suppression("y = x.view(2)  # noqa: SL001, SL003").unwrap();
         assert!(s.covers("SL001") && s.covers("SL003") && !s.covers("SL002"));
         let s = parse_suppression("y = x.view(2)  # stridelint: ignore[SL001]").unwrap();
         assert!(s.covers("SL001") && !s.covers("SL002"));
-        let s = parse_suppression("let y = x.matmul(&w)?; // stridelint: ignore[SL005, SL006]").unwrap();
+        let s = parse_suppression("let y = x.matmul(&w)?; // stridelint: ignore[SL005, SL006]")
+            .unwrap();
         assert!(s.covers("SL005") && s.covers("SL006"));
         assert_eq!(parse_suppression("z = 3  # a normal comment"), None);
         assert_eq!(parse_suppression("z = 3"), None);
@@ -222,7 +281,8 @@ mod tests {
 
     #[test]
     fn rust_comment_on_previous_line_suppresses() {
-        let text = "fn f() {\n    // stridelint: ignore[SL005]\n    let y = a.matmul(&b)?;\n}\n".to_string();
+        let text = "fn f() {\n    // stridelint: ignore[SL005]\n    let y = a.matmul(&b)?;\n}\n"
+            .to_string();
         let f = SourceFile::new("m.rs", text.clone());
         let start = text.find("a.matmul").unwrap();
         let span = Span::new(start, start + 11);

@@ -1,7 +1,7 @@
 //! Bad input never crashes the whole pipeline (parse → analysis → lints): random bytes,
 //! mutated fixtures, very deep nesting, huge files, invalid UTF-8, unreadable paths.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use proptest::prelude::*;
 use stridelint::settings::SettingsResolver;
@@ -45,7 +45,12 @@ proptest! {
 
 /// Run on a thread with the default 2 MiB stack, as rayon's workers have.
 fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new().stack_size(2 << 20).spawn(f).unwrap().join().unwrap();
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
 }
 
 #[test]
@@ -80,24 +85,61 @@ fn a_file_of_tens_of_megabytes_is_linted() {
 fn invalid_utf8_binary_and_missing_paths_are_reported_and_the_rest_is_linted() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.py");
-    std::fs::write(&good, "def f(x):\n    B, T, C = x.size()\n    return x.transpose(1, 2).view(B, -1)\n").unwrap();
+    std::fs::write(
+        &good,
+        "def f(x):\n    B, T, C = x.size()\n    return x.transpose(1, 2).view(B, -1)\n",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("latin1.py"), b"# caf\xe9\nx = 1\n").unwrap();
     std::fs::write(dir.path().join("binary.py"), b"\x00\x01\x02view").unwrap();
-    let missing = PathBuf::from(dir.path().join("missing.py"));
-    let result = check_paths(&[dir.path().to_path_buf(), missing], &SettingsResolver::fixed(Settings::default()));
-    assert_eq!(result.diagnostics.len(), 1, "{:?}", result.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>());
-    let messages: Vec<String> = result.errors.iter().map(|e| format!("{}: {}", e.path.display(), e.message)).collect();
+    let missing = dir.path().join("missing.py");
+    let result = check_paths(
+        &[dir.path().to_path_buf(), missing],
+        &SettingsResolver::fixed(Settings::default()),
+    );
+    assert_eq!(
+        result.diagnostics.len(),
+        1,
+        "{:?}",
+        result
+            .diagnostics
+            .iter()
+            .map(|d| &d.message)
+            .collect::<Vec<_>>()
+    );
+    let messages: Vec<String> = result
+        .errors
+        .iter()
+        .map(|e| format!("{}: {}", e.path.display(), e.message))
+        .collect();
     assert_eq!(result.errors.len(), 3, "{messages:?}");
-    assert!(messages.iter().any(|m| m.contains("latin1.py") && m.contains("UTF-8")), "{messages:?}");
-    assert!(messages.iter().any(|m| m.contains("binary.py") && m.contains("binary")), "{messages:?}");
-    assert!(messages.iter().any(|m| m.contains("missing.py")), "{messages:?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("latin1.py") && m.contains("UTF-8")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("binary.py") && m.contains("binary")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("missing.py")),
+        "{messages:?}"
+    );
     assert!(check_file(&good, &Settings::default()).is_ok());
 }
 
 #[test]
 fn syntax_errors_are_reported_and_the_file_is_still_analysed() {
     let text = "import torch\ndef f(x):\n    B, T, C = x.size()\n    return x.transpose(1, 2).view(B, -1)\n\ndef g(:\n    pass\n";
-    let diagnostics = check_source(Path::new("broken.py"), text.to_string(), &Settings::default());
+    let diagnostics = check_source(
+        Path::new("broken.py"),
+        text.to_string(),
+        &Settings::default(),
+    );
     let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
     assert!(codes.contains(&"SL999"), "{codes:?}");
     assert!(codes.contains(&"SL001"), "{codes:?}");

@@ -14,9 +14,20 @@ fn render(fixture: &str) -> String {
     assert!(!diagnostics.is_empty(), "{fixture} should have findings");
     let rules: Vec<RuleInfo> = RULES
         .iter()
-        .map(|r| RuleInfo { code: r.code, name: r.name, summary: r.summary, severity: r.severity, doc_markdown: r.doc })
+        .map(|r| RuleInfo {
+            code: r.code,
+            name: r.name,
+            summary: r.summary,
+            severity: r.severity,
+            doc_markdown: r.doc,
+        })
         .collect();
-    let ctx = ReportContext { rules: &rules, version: "test", color: false, show_fixes: true };
+    let ctx = ReportContext {
+        rules: &rules,
+        version: "test",
+        color: false,
+        show_fixes: true,
+    };
     let mut out = Vec::new();
     write_report(&mut out, OutputFormat::Full, &diagnostics, &ctx).unwrap();
     String::from_utf8(out).unwrap()

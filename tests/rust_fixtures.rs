@@ -227,3 +227,76 @@ fn expect_markers_are_read_up_to_the_next_comment() {
     );
     assert!(expected_codes("x // stridelint: ignore[SL005]").is_empty());
 }
+
+/// Rust idioms the analysis must see through to reach the op, each in a snippet whose
+/// only finding is on the marked line: `Self::helper(..)` calls, `xs.apply(&module)`,
+/// `D::Minus(k)` dims, `IndexOp::i` with a tuple of ranges, and a literal division of a
+/// size (`d / 2`) whose quotient must be comparable with the size.
+#[test]
+fn rust_idioms_reach_the_ops() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "Self::helper",
+            "use candle_core::{Result, Tensor};\n\
+             pub struct A;\n\
+             impl A {\n\
+             \x20   fn merge(y: &Tensor, b: usize, t: usize) -> Result<Tensor> {\n\
+             \x20       y.reshape((b, t, ())) // expect: SL002\n\
+             \x20   }\n\
+             \x20   pub fn forward(&self, xs: &Tensor, h: usize) -> Result<Tensor> {\n\
+             \x20       let (b, t, c) = xs.dims3()?;\n\
+             \x20       let y = xs.reshape((b, t, h, c / h))?.transpose(1, 2)?;\n\
+             \x20       Self::merge(&y, b, t)\n\
+             \x20   }\n\
+             }\n",
+        ),
+        (
+            "xs.apply(&module)",
+            "use candle_core::{Module, Result, Tensor};\n\
+             use candle_nn::{linear, Linear, VarBuilder};\n\
+             pub struct A { proj: Linear }\n\
+             impl A {\n\
+             \x20   pub fn new(n: usize, vb: VarBuilder) -> Result<Self> {\n\
+             \x20       Ok(Self { proj: linear(n, n, vb)? })\n\
+             \x20   }\n\
+             \x20   pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {\n\
+             \x20       let (b, t, _) = xs.dims3()?;\n\
+             \x20       let y = xs.apply(&self.proj)?.transpose(1, 2)?;\n\
+             \x20       y.reshape((b, t, ())) // expect: SL002\n\
+             \x20   }\n\
+             }\n",
+        ),
+        (
+            "D::Minus(k)",
+            "use candle_core::{Result, Tensor, D};\n\
+             pub fn f(scores: &Tensor) -> Result<Tensor> {\n\
+             \x20   let (_b, _s, _t) = scores.dims3()?;\n\
+             \x20   let columns = scores.transpose(D::Minus(2), D::Minus1)?;\n\
+             \x20   candle_nn::ops::softmax_last_dim(&columns) // expect: SL006\n\
+             }\n",
+        ),
+        (
+            "x.i((.., .., a..b))",
+            "use candle_core::{IndexOp, Result, Tensor};\n\
+             pub fn f(x: &Tensor) -> Result<Tensor> {\n\
+             \x20   let (_b, _t, c) = x.dims3()?;\n\
+             \x20   let head = x.i((.., .., 0..c - 1))?;\n\
+             \x20   candle_nn::ops::softmax_last_dim(&head) // expect: SL006\n\
+             }\n",
+        ),
+        (
+            "literal division",
+            "use candle_core::{Result, Tensor, D};\n\
+             pub fn f(x: &Tensor) -> Result<Tensor> {\n\
+             \x20   let (_b, _t, d) = x.dims3()?;\n\
+             \x20   let half = x.narrow(D::Minus1, 0, d / 2)?;\n\
+             \x20   candle_nn::ops::softmax_last_dim(&half) // expect: SL006\n\
+             }\n",
+        ),
+    ];
+    for (idiom, text) in cases {
+        let expected = expected_findings(text);
+        let actual = findings(Path::new("idiom.rs"), text, &Settings::default());
+        assert_eq!(actual, expected, "{idiom}");
+    }
+}

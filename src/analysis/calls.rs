@@ -22,14 +22,23 @@ pub fn is_tensor_property(it: &Interpreter, attr: &str) -> bool {
 
 /// A parameter used as a tensor: contiguous, shape unknown (assumption 1).
 pub fn param_as_tensor(name: &str, span: Span) -> Value {
-    let step = Step { span, what: format!("parameter `{name}` (assumed contiguous)"), layout: None, prev: None };
+    let step = Step {
+        span,
+        what: format!("parameter `{name}` (assumed contiguous)"),
+        layout: None,
+        prev: None,
+    };
     Value::Tensor(TensorVal::single(None, Some(Arc::new(step))))
 }
 
 /// `self.register_buffer("name", value)` → `name`.
 pub fn register_buffer_name(e: &Expr) -> Option<String> {
-    let ExprKind::Call { func, args } = &e.kind else { return None };
-    let ExprKind::Attr { value, attr } = &func.kind else { return None };
+    let ExprKind::Call { func, args } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Attr { value, attr } = &func.kind else {
+        return None;
+    };
     if attr != "register_buffer" || !matches!(&value.kind, ExprKind::Name(n) if n == "self") {
         return None;
     }
@@ -48,7 +57,11 @@ struct CallArgs {
 }
 
 fn eval_args(it: &mut Interpreter, args: &[ir::Arg], env: &mut Env) -> CallArgs {
-    let mut out = CallArgs { positional: Vec::new(), keywords: Vec::new(), opaque_spread: false };
+    let mut out = CallArgs {
+        positional: Vec::new(),
+        keywords: Vec::new(),
+        opaque_spread: false,
+    };
     for a in args {
         let v = it.eval(&a.value, env);
         if a.double_star {
@@ -83,7 +96,13 @@ fn name_span(func: &Expr, text: &str) -> Span {
     }
 }
 
-pub fn eval_call(it: &mut Interpreter, call: &Expr, func: &Expr, args: &[ir::Arg], env: &mut Env) -> Value {
+pub fn eval_call(
+    it: &mut Interpreter,
+    call: &Expr,
+    func: &Expr,
+    args: &[ir::Arg],
+    env: &mut Env,
+) -> Value {
     // `self.register_buffer("bias", t)` stores an attribute.
     if let Some(name) = register_buffer_name(call) {
         let a = eval_args(it, args, env);
@@ -96,22 +115,37 @@ pub fn eval_call(it: &mut Interpreter, call: &Expr, func: &Expr, args: &[ir::Arg
     match &func.kind {
         ExprKind::Attr { value, attr } => {
             let recv = it.eval(value, env);
+            let learned = it.learned_count();
             let a = eval_args(it, args, env);
+            // An argument may teach a size (`x.narrow(D::Minus1, 0, d / 2)` rewrites `d` as
+            // `2·q`): the receiver, read first, must see it too.
+            let recv = if it.learned_count() > learned {
+                it.apply_subst(recv)
+            } else {
+                recv
+            };
             if it.language == Language::Rust {
                 if let Some(v) = rust_special_call(it, &recv, attr, &a, call.span, env) {
                     return v;
                 }
             }
-            if is_unknown_in_place(it, attr) && (recv.is_tensor() || matches!(recv, Value::Named { is_param: true, .. })) {
+            if is_unknown_in_place(it, attr)
+                && (recv.is_tensor() || matches!(recv, Value::Named { is_param: true, .. }))
+            {
                 // `x.t_()`, `x.unsqueeze_(0)`, `x.set_(...)`: the receiver's layout may have
                 // changed in place; forget it.
                 forget_receiver(value, env);
                 return Value::unknown_tensor();
             }
             match recv {
-                Value::Import(path) => call_qualified(it, &format!("{path}.{attr}"), a, call.span, nspan),
+                Value::Import(path) => {
+                    call_qualified(it, &format!("{path}.{attr}"), a, call.span, nspan)
+                }
                 Value::Tensor(_) => tensor_method(it, attr, recv, a, call.span, nspan),
-                Value::Named { ref name, is_param: true } => {
+                Value::Named {
+                    ref name,
+                    is_param: true,
+                } => {
                     if it.tables.method(attr).is_some() {
                         let t = param_as_tensor(name, value.span);
                         tensor_method(it, attr, t, a, call.span, nspan)
@@ -123,7 +157,9 @@ pub fn eval_call(it: &mut Interpreter, call: &Expr, func: &Expr, args: &[ir::Arg
                     let target = it.eval_attr(value, attr, func.span, env);
                     call_value(it, target, a, call.span, nspan, env)
                 }
-                Value::NnModule(m) if attr == "forward" || attr == "forward_t" => call_module(it, &m, a, call.span, nspan, env),
+                Value::NnModule(m) if attr == "forward" || attr == "forward_t" => {
+                    call_module(it, &m, a, call.span, nspan, env)
+                }
                 _ => Value::Unknown,
             }
         }
@@ -143,7 +179,14 @@ pub fn eval_call(it: &mut Interpreter, call: &Expr, func: &Expr, args: &[ir::Arg
     }
 }
 
-fn call_value(it: &mut Interpreter, target: Value, a: CallArgs, span: Span, nspan: Span, env: &mut Env) -> Value {
+fn call_value(
+    it: &mut Interpreter,
+    target: Value,
+    a: CallArgs,
+    span: Span,
+    nspan: Span,
+    env: &mut Env,
+) -> Value {
     match target {
         Value::Import(path) => call_qualified(it, &path, a, span, nspan),
         Value::NnModule(m) => call_module(it, &m, a, span, nspan, env),
@@ -154,7 +197,10 @@ fn call_value(it: &mut Interpreter, target: Value, a: CallArgs, span: Span, nspa
             let mut a = a;
             // Rust's `Self::method(self, x)`: the receiver is passed explicitly, but the
             // IR lists a method's parameters without it.
-            if it.language == Language::Rust && f.is_method && matches!(a.positional.first(), Some(Value::SelfObj)) {
+            if it.language == Language::Rust
+                && f.is_method
+                && matches!(a.positional.first(), Some(Value::SelfObj))
+            {
                 a.positional.remove(0);
             }
             let args: Vec<(Option<String>, Value)> = a
@@ -195,13 +241,27 @@ fn unknown_result(spec: &OpSpec) -> Value {
     }
 }
 
-fn call_module(it: &mut Interpreter, m: &Arc<NnModuleVal>, a: CallArgs, span: Span, nspan: Span, env: &mut Env) -> Value {
-    let Some(input) = a.positional.first().cloned() else { return Value::Unknown };
+fn call_module(
+    it: &mut Interpreter,
+    m: &Arc<NnModuleVal>,
+    a: CallArgs,
+    span: Span,
+    nspan: Span,
+    env: &mut Env,
+) -> Value {
+    let Some(input) = a.positional.first().cloned() else {
+        return Value::Unknown;
+    };
     let mut input = as_tensor(input, span);
     // A module that fixes its input's last size (`nn.Linear(in_features, ...)`) tells us
     // that size: the call fails otherwise.
-    if let (Some(ArgValue::Int(want)), Value::Tensor(TensorVal::Alts(alts))) = (m.args.get("in_features"), &input) {
-        if let [TensorAlt { layout: Some(l), .. }] = alts.as_slice() {
+    if let (Some(ArgValue::Int(want)), Value::Tensor(TensorVal::Alts(alts))) =
+        (m.args.get("in_features"), &input)
+    {
+        if let [TensorAlt {
+            layout: Some(l), ..
+        }] = alts.as_slice()
+        {
             if let Some(last) = l.shape.last() {
                 let (last, want) = (last.clone(), want.clone());
                 it.learn_equal(&last, &want, env);
@@ -209,21 +269,35 @@ fn call_module(it: &mut Interpreter, m: &Arc<NnModuleVal>, a: CallArgs, span: Sp
             }
         }
     }
-    let Value::Tensor(TensorVal::Alts(alts)) = &input else { return Value::unknown_tensor() };
+    let Value::Tensor(TensorVal::Alts(alts)) = &input else {
+        return Value::unknown_tensor();
+    };
     let mut results = Vec::new();
     for alt in alts {
         let assumptions = it.assumptions.clone();
         let d = Decider::new(&assumptions);
         let arg = ArgValue::Tensor(alt.layout.clone());
         let transfer = ops::apply_module(m.spec, &m.args, arg, &d);
-        results.push(result_value(alt, transfer.result, span, &format!("`{}(…)`", m.spec.name)));
+        results.push(result_value(
+            alt,
+            transfer.result,
+            span,
+            &format!("`{}(…)`", m.spec.name),
+        ));
     }
     let _ = nspan;
     join_all(results)
 }
 
 /// A method call on a tensor value.
-fn tensor_method(it: &mut Interpreter, method: &str, recv: Value, a: CallArgs, span: Span, nspan: Span) -> Value {
+fn tensor_method(
+    it: &mut Interpreter,
+    method: &str,
+    recv: Value,
+    a: CallArgs,
+    span: Span,
+    nspan: Span,
+) -> Value {
     let Some(spec) = it.tables.method(method) else {
         return unknown_method_result(method, recv);
     };
@@ -247,7 +321,14 @@ fn tensor_method(it: &mut Interpreter, method: &str, recv: Value, a: CallArgs, s
 ///   `m.forward(xs)`;
 /// - float math on a number, `(head_dim as f64).sqrt()` (the cast is erased): a float, so
 ///   that `(scores / scale)?` is known to be a tensor-by-scalar op.
-fn rust_special_call(it: &mut Interpreter, recv: &Value, attr: &str, a: &CallArgs, span: Span, env: &mut Env) -> Option<Value> {
+fn rust_special_call(
+    it: &mut Interpreter,
+    recv: &Value,
+    attr: &str,
+    a: &CallArgs,
+    span: Span,
+    env: &mut Env,
+) -> Option<Value> {
     if matches!(recv, Value::Int(_) | Value::Float) && RUST_FLOAT_METHODS.contains(&attr) {
         return Some(Value::Float);
     }
@@ -255,8 +336,16 @@ fn rust_special_call(it: &mut Interpreter, recv: &Value, attr: &str, a: &CallArg
         (Value::Import(path), "Minus", [Value::Int(k)]) if path.rsplit('.').next() == Some("D") => {
             Some(Value::Int(Dim::lit(0).sub(k)))
         }
-        (Value::Tensor(_) | Value::Named { is_param: true, .. }, "apply" | "apply_t", [Value::NnModule(m), ..]) => {
-            let args = CallArgs { positional: vec![recv.clone()], keywords: Vec::new(), opaque_spread: false };
+        (
+            Value::Tensor(_) | Value::Named { is_param: true, .. },
+            "apply" | "apply_t",
+            [Value::NnModule(m), ..],
+        ) => {
+            let args = CallArgs {
+                positional: vec![recv.clone()],
+                keywords: Vec::new(),
+                opaque_spread: false,
+            };
             Some(call_module(it, m, args, span, span, env))
         }
         _ => None,
@@ -265,7 +354,8 @@ fn rust_special_call(it: &mut Interpreter, recv: &Value, attr: &str, a: &CallArg
 
 /// Methods of Rust's `f32`/`f64` that return a float.
 const RUST_FLOAT_METHODS: &[&str] = &[
-    "sqrt", "powf", "powi", "exp", "ln", "log", "log2", "log10", "recip", "sin", "cos", "tanh", "to_f32", "to_f64",
+    "sqrt", "powf", "powi", "exp", "ln", "log", "log2", "log10", "recip", "sin", "cos", "tanh",
+    "to_f32", "to_f64",
 ];
 
 /// An in-place method (`name_`) the tables do not list: it may rewrite the layout.
@@ -276,7 +366,8 @@ fn is_unknown_in_place(it: &Interpreter, method: &str) -> bool {
 fn forget_receiver(recv: &Expr, env: &mut Env) {
     match &recv.kind {
         ExprKind::Name(n) => env.set(n, Value::unknown_tensor()),
-        ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") => {
+        ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
+        {
             env.self_attrs.insert(attr.clone(), Value::unknown_tensor());
         }
         _ => {}
@@ -297,28 +388,52 @@ pub fn tensor_method_by_name(
     span: Span,
     _env: &mut Env,
 ) -> Value {
-    let a = CallArgs { positional, keywords: Vec::new(), opaque_spread: false };
+    let a = CallArgs {
+        positional,
+        keywords: Vec::new(),
+        opaque_spread: false,
+    };
     tensor_method(it, method, recv, a, span, span)
 }
 
 /// `x.T`, `x.mT`, `x.shape`, `x.ndim` ...
-pub fn tensor_property(it: &mut Interpreter, t: Value, attr: &str, _recv: &Expr, span: Span, _env: &mut Env) -> Value {
-    let Some(spec) = it.tables.attribute(attr) else { return Value::Unknown };
+pub fn tensor_property(
+    it: &mut Interpreter,
+    t: Value,
+    attr: &str,
+    _recv: &Expr,
+    span: Span,
+    _env: &mut Env,
+) -> Value {
+    let Some(spec) = it.tables.attribute(attr) else {
+        return Value::Unknown;
+    };
     apply_op(it, spec, Some(t), Vec::new(), Vec::new(), span, span)
 }
 
 /// `x[...]`: basic indexing through the `__getitem__` entry of the table; each
 /// comma-separated entry is one positional argument.
-pub fn tensor_getitem(it: &mut Interpreter, e: &Expr, v: Value, index: &[Expr], env: &mut Env) -> Value {
+pub fn tensor_getitem(
+    it: &mut Interpreter,
+    e: &Expr,
+    v: Value,
+    index: &[Expr],
+    env: &mut Env,
+) -> Value {
     let t = match v {
-        Value::Named { name, is_param: true } => param_as_tensor(&name, e.span),
+        Value::Named {
+            name,
+            is_param: true,
+        } => param_as_tensor(&name, e.span),
         other => other,
     };
     let mut items = Vec::with_capacity(index.len());
     for ix in index {
         items.push(index_item(it, ix, env));
     }
-    let Some(spec) = it.tables.method("__getitem__") else { return Value::unknown_tensor() };
+    let Some(spec) = it.tables.method("__getitem__") else {
+        return Value::unknown_tensor();
+    };
     apply_op(it, spec, Some(t), items, Vec::new(), e.span, e.span)
 }
 
@@ -339,7 +454,14 @@ fn index_item(it: &mut Interpreter, ix: &Expr, env: &mut Env) -> Value {
 }
 
 /// Python operators on tensors map to the table's dunder entries (`__add__`, `__matmul__`).
-pub fn tensor_binop(it: &mut Interpreter, op: BinOp, l: Value, r: Value, span: Span, _env: &mut Env) -> Value {
+pub fn tensor_binop(
+    it: &mut Interpreter,
+    op: BinOp,
+    l: Value,
+    r: Value,
+    span: Span,
+    _env: &mut Env,
+) -> Value {
     let method = match op {
         BinOp::Add => "__add__",
         BinOp::Sub => "__sub__",
@@ -353,7 +475,10 @@ pub fn tensor_binop(it: &mut Interpreter, op: BinOp, l: Value, r: Value, span: S
     };
     let (recv, other) = if l.is_tensor() { (l, r) } else { (r, l) };
     let other = match other {
-        Value::Named { name, is_param: true } => param_as_tensor(&name, span),
+        Value::Named {
+            name,
+            is_param: true,
+        } => param_as_tensor(&name, span),
         Value::Named { .. } => Value::unknown_tensor(),
         x => x,
     };
@@ -362,7 +487,10 @@ pub fn tensor_binop(it: &mut Interpreter, op: BinOp, l: Value, r: Value, span: S
 
 fn as_tensor(v: Value, span: Span) -> Value {
     match v {
-        Value::Named { name, is_param: true } => param_as_tensor(&name, span),
+        Value::Named {
+            name,
+            is_param: true,
+        } => param_as_tensor(&name, span),
         other => other,
     }
 }
@@ -373,7 +501,12 @@ fn as_tensor(v: Value, span: Span) -> Value {
 fn to_arg(v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
     let wants_tensor = matches!(
         ty,
-        Some(ParamType::Tensor | ParamType::Tensors | ParamType::TensorOrScalar | ParamType::TensorOrNumber)
+        Some(
+            ParamType::Tensor
+                | ParamType::Tensors
+                | ParamType::TensorOrScalar
+                | ParamType::TensorOrNumber
+        )
     );
     match v {
         Value::Tensor(TensorVal::Alts(a)) if a.len() == 1 => ArgValue::Tensor(a[0].layout.clone()),
@@ -384,24 +517,37 @@ fn to_arg(v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
         Value::Str(s) => ArgValue::Str(s.clone()),
         Value::NoneVal => ArgValue::None,
         Value::Tuple(items) => {
-            if ty == Some(ParamType::Tensors) || (!items.is_empty() && items.iter().all(|i| i.is_tensor())) {
+            if ty == Some(ParamType::Tensors)
+                || (!items.is_empty() && items.iter().all(|i| i.is_tensor()))
+            {
                 ArgValue::TensorList(
                     items
                         .iter()
                         .map(|i| match i {
-                            Value::Tensor(TensorVal::Alts(a)) if a.len() == 1 => a[0].layout.clone(),
+                            Value::Tensor(TensorVal::Alts(a)) if a.len() == 1 => {
+                                a[0].layout.clone()
+                            }
                             _ => None,
                         })
                         .collect(),
                 )
             } else {
-                ArgValue::IntList(items.iter().map(|i| to_arg(i, Some(ParamType::Int))).collect())
+                ArgValue::IntList(
+                    items
+                        .iter()
+                        .map(|i| to_arg(i, Some(ParamType::Int)))
+                        .collect(),
+                )
             }
         }
         Value::Slice(parts) => {
             let [a, b, c] = &**parts;
             let part = |v: &Value| to_arg(v, Some(ParamType::Int));
-            ArgValue::Slice(Box::new(ops::SliceArg { start: part(a), stop: part(b), step: part(c) }))
+            ArgValue::Slice(Box::new(ops::SliceArg {
+                start: part(a),
+                stop: part(b),
+                step: part(c),
+            }))
         }
         Value::Ellipsis => ArgValue::Ellipsis,
         Value::Named { .. } if wants_tensor => ArgValue::Tensor(None),
@@ -438,8 +584,15 @@ fn convert_args(
     positional: &[Value],
     keywords: &[(String, Value)],
 ) -> OpArgs {
-    let pos = positional.iter().enumerate().map(|(i, v)| to_arg(v, positional_type(params, receiver, i))).collect();
-    let kw = keywords.iter().map(|(k, v)| (k.clone(), to_arg(v, keyword_type(params, k)))).collect();
+    let pos = positional
+        .iter()
+        .enumerate()
+        .map(|(i, v)| to_arg(v, positional_type(params, receiver, i)))
+        .collect();
+    let kw = keywords
+        .iter()
+        .map(|(k, v)| (k.clone(), to_arg(v, keyword_type(params, k))))
+        .collect();
     (pos, kw)
 }
 
@@ -447,11 +600,21 @@ fn convert_args(
 /// alternative of the list's first tensor, which the event reports as the op's input (the
 /// op itself reads the whole list). Rust only for now: Python's `torch.cat` results stay
 /// unknown, as the Python fixtures were settled with.
-fn tensor_list_input(it: &Interpreter, spec: &OpSpec, recv: &Option<Value>, positional: &[Value]) -> Option<TensorAlt> {
-    if it.language != Language::Rust || recv.is_some() || spec.params.first().map(|p| p.ty) != Some(ParamType::Tensors) {
+fn tensor_list_input(
+    it: &Interpreter,
+    spec: &OpSpec,
+    recv: &Option<Value>,
+    positional: &[Value],
+) -> Option<TensorAlt> {
+    if it.language != Language::Rust
+        || recv.is_some()
+        || spec.params.first().map(|p| p.ty) != Some(ParamType::Tensors)
+    {
         return None;
     }
-    let Some(Value::Tuple(items)) = positional.first() else { return None };
+    let Some(Value::Tuple(items)) = positional.first() else {
+        return None;
+    };
     match items.first() {
         Some(Value::Tensor(TensorVal::Alts(alts))) if alts.len() == 1 => Some(alts[0].clone()),
         _ => None,
@@ -486,10 +649,16 @@ fn apply_op(
         }
     }
     let what = format!("`{}`", it.text(span).chars().take(60).collect::<String>());
-    let receiver = if recv.is_some() { Some(spec.receiver.unwrap_or(0)) } else { None };
+    let receiver = if recv.is_some() {
+        Some(spec.receiver.unwrap_or(0))
+    } else {
+        None
+    };
     let (pos_converted, kw_args) = convert_args(&spec.params, receiver, &positional, &keywords);
     let list_input = tensor_list_input(it, spec, &recv, &positional);
-    let Some(alts) = primary_alts(&recv, &positional).or_else(|| list_input.clone().map(|alt| vec![alt])) else {
+    let Some(alts) =
+        primary_alts(&recv, &positional).or_else(|| list_input.clone().map(|alt| vec![alt]))
+    else {
         // Input layout unknown: still evaluate size queries etc.? Nothing certain can follow.
         it.events.push(OpEvent {
             span,
@@ -541,7 +710,14 @@ fn apply_op(
                     (t, target)
                 }
             }
-            Err(_) => (ops::Transfer { result: OpResult::Unknown, copies: Tri::Unknown, copied_numel: None }, None),
+            Err(_) => (
+                ops::Transfer {
+                    result: OpResult::Unknown,
+                    copies: Tri::Unknown,
+                    copied_numel: None,
+                },
+                None,
+            ),
         };
         let (transfer, mut target) = transfer;
         if target.is_none() && matches!(spec.kind_name(), "flatten" | "ravel") {
@@ -587,8 +763,17 @@ fn apply_op(
 
 /// The op's tensor arguments other than its input (the parameter at `input_index`), as
 /// bound: what lints comparing operands read (see [`AltOutcome::operands`]).
-fn tensor_operands(spec: &OpSpec, bound: &ops::BoundArgs<Dim>, input_index: usize) -> Vec<(String, Option<SymLayout>)> {
-    let is_tensor = |ty: ParamType| matches!(ty, ParamType::Tensor | ParamType::TensorOrScalar | ParamType::TensorOrNumber);
+fn tensor_operands(
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    input_index: usize,
+) -> Vec<(String, Option<SymLayout>)> {
+    let is_tensor = |ty: ParamType| {
+        matches!(
+            ty,
+            ParamType::Tensor | ParamType::TensorOrScalar | ParamType::TensorOrNumber
+        )
+    };
     spec.params
         .iter()
         .enumerate()
@@ -610,37 +795,79 @@ fn contiguous_unknown_shape(
     bound: &ops::BoundArgs<Dim>,
     span: Span,
 ) -> (ops::Transfer<Dim>, Option<Vec<Dim>>, Option<SymLayout>) {
-    let unknown = ops::Transfer { result: OpResult::Unknown, copies: Tri::Unknown, copied_numel: None };
+    let unknown = ops::Transfer {
+        result: OpResult::Unknown,
+        copies: Tri::Unknown,
+        copied_numel: None,
+    };
     match spec.kind_name() {
         "view" | "reshape" => {
-            let Some(target) = ops::target_shape(spec, bound) else { return (unknown, None, None) };
+            let Some(target) = ops::target_shape(spec, bound) else {
+                return (unknown, None, None);
+            };
             // Errors that do not depend on the element count (two `-1`s, a size < -1).
             let numel = Dim::opaque("numel");
             let assumptions = it.assumptions.clone();
             let d = Decider::new(&assumptions);
-            if let Err(e @ (ShapeError::MultipleInferred | ShapeError::InvalidDimension { .. })) = infer_size(&target, &numel, &d) {
-                let kind = if matches!(e, ShapeError::MultipleInferred) { OpErrorKind::TwoInferred } else { OpErrorKind::InvalidShapeDim };
-                let err = ops::OpError { kind, message: e.message() };
-                return (ops::Transfer { result: OpResult::Error(err), copies: Tri::No, copied_numel: None }, Some(target), None);
+            if let Err(e @ (ShapeError::MultipleInferred | ShapeError::InvalidDimension { .. })) =
+                infer_size(&target, &numel, &d)
+            {
+                let kind = if matches!(e, ShapeError::MultipleInferred) {
+                    OpErrorKind::TwoInferred
+                } else {
+                    OpErrorKind::InvalidShapeDim
+                };
+                let err = ops::OpError {
+                    kind,
+                    message: e.message(),
+                };
+                return (
+                    ops::Transfer {
+                        result: OpResult::Error(err),
+                        copies: Tri::No,
+                        copied_numel: None,
+                    },
+                    Some(target),
+                    None,
+                );
             }
             let mut shape = Vec::with_capacity(target.len());
             for (i, d) in target.iter().enumerate() {
                 if d.as_lit() == Some(-1) {
-                    shape.push(it.mint(&format!("{}[{i}]", it.text(span).split('.').next().unwrap_or("t"))));
+                    shape.push(it.mint(&format!(
+                        "{}[{i}]",
+                        it.text(span).split('.').next().unwrap_or("t")
+                    )));
                 } else {
                     shape.push(d.clone());
                 }
             }
             let l = SymLayout::contiguous(shape);
-            (ops::Transfer { result: OpResult::Tensor(l), copies: Tri::No, copied_numel: None }, Some(target), None)
+            (
+                ops::Transfer {
+                    result: OpResult::Tensor(l),
+                    copies: Tri::No,
+                    copied_numel: None,
+                },
+                Some(target),
+                None,
+            )
         }
         "einops_rearrange" | "einops_reduce" | "einops_repeat" => {
             // The pattern's left side names every axis of a plain `a b c` input: that is
             // the tensor's shape (contiguous, as assumed).
-            let Some(ArgValue::Str(pattern)) = bound.get("pattern") else { return (unknown, None, None) };
-            let Some(lhs) = pattern.split("->").next() else { return (unknown, None, None) };
+            let Some(ArgValue::Str(pattern)) = bound.get("pattern") else {
+                return (unknown, None, None);
+            };
+            let Some(lhs) = pattern.split("->").next() else {
+                return (unknown, None, None);
+            };
             let axes: Vec<&str> = lhs.split_whitespace().collect();
-            let plain = !axes.is_empty() && axes.iter().all(|a| a.chars().all(|c| c.is_alphanumeric() || c == '_') && !a.chars().all(|c| c.is_ascii_digit()));
+            let plain = !axes.is_empty()
+                && axes.iter().all(|a| {
+                    a.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        && !a.chars().all(|c| c.is_ascii_digit())
+                });
             if !plain {
                 return (unknown, None, None);
             }
@@ -652,14 +879,32 @@ fn contiguous_unknown_shape(
             let d = Decider::new(&assumptions);
             (ops::apply(spec, &args, &d), None, Some(layout))
         }
-        "size" if bound.get("dim").is_some_and(|d| matches!(d, ArgValue::Int(_))) => {
+        "size"
+            if bound
+                .get("dim")
+                .is_some_and(|d| matches!(d, ArgValue::Int(_))) =>
+        {
             // `x.size(-1)`: one size of a tensor of unknown shape.
             let size = it.mint_for(span);
-            (ops::Transfer { result: OpResult::Size(ArgValue::Int(size)), copies: Tri::No, copied_numel: None }, None, None)
+            (
+                ops::Transfer {
+                    result: OpResult::Size(ArgValue::Int(size)),
+                    copies: Tri::No,
+                    copied_numel: None,
+                },
+                None,
+                None,
+            )
         }
-        _ if spec.preserves_contiguous_shape() => {
-            (ops::Transfer { result: OpResult::UnknownTensor, copies: Tri::No, copied_numel: None }, None, None)
-        }
+        _ if spec.preserves_contiguous_shape() => (
+            ops::Transfer {
+                result: OpResult::UnknownTensor,
+                copies: Tri::No,
+                copied_numel: None,
+            },
+            None,
+            None,
+        ),
         _ => (unknown, None, None),
     }
 }
@@ -673,16 +918,31 @@ fn result_value(input: &TensorAlt, r: OpResult<Dim>, span: Span, what: &str) -> 
             } else if is_contiguous(&l) {
                 // A contiguous tensor's history cannot explain a later non-contiguity:
                 // the chain restarts here.
-                Some(Arc::new(Step { span, what: what.to_string(), layout: Some(l.clone()), prev: None }))
+                Some(Arc::new(Step {
+                    span,
+                    what: what.to_string(),
+                    layout: Some(l.clone()),
+                    prev: None,
+                }))
             } else {
-                Some(Arc::new(Step { span, what: what.to_string(), layout: Some(l.clone()), prev: input.chain.clone() }))
+                Some(Arc::new(Step {
+                    span,
+                    what: what.to_string(),
+                    layout: Some(l.clone()),
+                    prev: input.chain.clone(),
+                }))
             };
             Value::Tensor(TensorVal::single(Some(l), chain))
         }
         OpResult::Tensors(ls) => Value::Tuple(
             ls.into_iter()
                 .map(|l| {
-                    let step = Step { span, what: what.to_string(), layout: Some(l.clone()), prev: input.chain.clone() };
+                    let step = Step {
+                        span,
+                        what: what.to_string(),
+                        layout: Some(l.clone()),
+                        prev: input.chain.clone(),
+                    };
                     Value::Tensor(TensorVal::single(Some(l), Some(Arc::new(step))))
                 })
                 .collect(),
@@ -723,12 +983,17 @@ fn from_arg(a: ArgValue<Dim>) -> Value {
 
 fn join_all(results: Vec<Value>) -> Value {
     let mut it = results.into_iter();
-    let Some(first) = it.next() else { return Value::Unknown };
+    let Some(first) = it.next() else {
+        return Value::Unknown;
+    };
     it.fold(first, |acc, v| join(&acc, &v))
 }
 
 fn is_builtin(name: &str) -> bool {
-    matches!(name, "len" | "int" | "tuple" | "list" | "range" | "max" | "min")
+    matches!(
+        name,
+        "len" | "int" | "tuple" | "list" | "range" | "max" | "min"
+    )
 }
 
 /// The few builtins that matter for sizes.

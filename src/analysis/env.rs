@@ -25,7 +25,10 @@ impl Env {
 /// Join two environments of paths that meet. A variable bound on only one path may be
 /// unbound on the other: its value is unknown afterwards.
 pub fn join_envs(a: &Env, b: &Env) -> Env {
-    Env { vars: join_maps(&a.vars, &b.vars), self_attrs: join_maps(&a.self_attrs, &b.self_attrs) }
+    Env {
+        vars: join_maps(&a.vars, &b.vars),
+        self_attrs: join_maps(&a.self_attrs, &b.self_attrs),
+    }
 }
 
 fn join_maps(a: &HashMap<String, Value>, b: &HashMap<String, Value>) -> HashMap<String, Value> {
@@ -68,5 +71,7 @@ pub fn same_env(a: &Env, b: &Env) -> bool {
 }
 
 fn same_map(a: &HashMap<String, Value>, b: &HashMap<String, Value>) -> bool {
-    a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))
 }

@@ -55,6 +55,8 @@ pub struct Interpreter<'a> {
     subst: Vec<(String, Dim)>,
     /// The variable an assignment binds (`C = x.shape[-1]` names the size `C`).
     name_hint: Option<String>,
+    /// The span of the assigned expression `name_hint` names.
+    name_hint_span: Option<Span>,
     expr_depth: usize,
     /// While a constructor runs (see `analysis::class_info`): the environment at each of
     /// its `return`s. A Rust constructor ends with `return Self { .. }` (lowered to
@@ -81,6 +83,7 @@ impl<'a> Interpreter<'a> {
             divisibility: Vec::new(),
             subst: Vec::new(),
             name_hint: None,
+            name_hint_span: None,
             expr_depth: 0,
             constructor_exits: None,
             language: Language::Python,
@@ -95,7 +98,9 @@ impl<'a> Interpreter<'a> {
         self.subst.clear();
         self.divisibility.clear();
         if let Some(class) = &self.class {
-            self.assumptions.exact_quotients.extend(class.exact_quotients.iter().cloned());
+            self.assumptions
+                .exact_quotients
+                .extend(class.exact_quotients.iter().cloned());
             self.divisibility.extend(class.divisibility.iter().cloned());
         }
     }
@@ -129,6 +134,12 @@ impl<'a> Interpreter<'a> {
             *v = substitute(v, &name, &with);
         }
         self.subst.push((name, with));
+    }
+
+    /// How many equalities have been learned so far in this function (a value read before
+    /// a later one was learned must be re-substituted, see [`Interpreter::apply_subst`]).
+    pub fn learned_count(&self) -> usize {
+        self.subst.len()
     }
 
     /// Apply the learned equalities to a value.
@@ -194,7 +205,10 @@ impl<'a> Interpreter<'a> {
             } else if let Some(names) = &p.shape_annotation {
                 self.annotated_tensor(&p.name, names, p.span)
             } else {
-                Value::Named { name: p.name.clone(), is_param: true }
+                Value::Named {
+                    name: p.name.clone(),
+                    is_param: true,
+                }
             };
             out.push((p.name.clone(), v));
         }
@@ -202,7 +216,9 @@ impl<'a> Interpreter<'a> {
     }
 
     fn annotated_tensor(&mut self, param: &str, names: &[String], span: Span) -> Value {
-        let variadic = names.iter().any(|n| n.starts_with('*') || n == "..." || n.starts_with("#"));
+        let variadic = names
+            .iter()
+            .any(|n| n.starts_with('*') || n == "..." || n.starts_with("#"));
         let layout = if variadic {
             None
         } else {
@@ -219,7 +235,15 @@ impl<'a> Interpreter<'a> {
             Some(SymLayout::contiguous(shape))
         };
         let what = format!("parameter `{param}` (assumed contiguous)");
-        Value::Tensor(TensorVal::single(layout.clone(), Some(Arc::new(Step { span, what, layout, prev: None }))))
+        Value::Tensor(TensorVal::single(
+            layout.clone(),
+            Some(Arc::new(Step {
+                span,
+                what,
+                layout,
+                prev: None,
+            })),
+        ))
     }
 
     // ---------------------------------------------------------------- statements
@@ -242,17 +266,26 @@ impl<'a> Interpreter<'a> {
                     [Target::Name(n, _)] => Some(n.clone()),
                     _ => None,
                 };
+                self.name_hint_span = Some(value.span);
                 let v = self.eval(value, &mut env);
                 self.name_hint = None;
+                self.name_hint_span = None;
                 for t in targets {
                     self.assign(t, v.clone(), &mut env);
                 }
                 Some(env)
             }
-            Stmt::AugAssign { target, op, value, span } => {
+            Stmt::AugAssign {
+                target,
+                op,
+                value,
+                span,
+            } => {
                 let cur = match target {
                     Target::Name(n, _) => self.lookup(n, &env),
-                    Target::Attr { value: obj, attr, .. } => self.eval_attr(obj, attr, *span, &mut env),
+                    Target::Attr {
+                        value: obj, attr, ..
+                    } => self.eval_attr(obj, attr, *span, &mut env),
                     _ => Value::Unknown,
                 };
                 let rhs = self.eval(value, &mut env);
@@ -285,13 +318,21 @@ impl<'a> Interpreter<'a> {
                 });
                 None
             }
-            Stmt::If { test, body, orelse, .. } => {
+            Stmt::If {
+                test, body, orelse, ..
+            } => {
                 self.eval(test, &mut env);
                 let a = self.exec_block(body, Some(env.clone()));
                 let b = self.exec_block(orelse, Some(env));
                 join_opt(a, b)
             }
-            Stmt::Loop { target, iter, body, orelse, .. } => {
+            Stmt::Loop {
+                target,
+                iter,
+                body,
+                orelse,
+                ..
+            } => {
                 if let Some(it) = iter {
                     self.eval(it, &mut env);
                 }
@@ -307,12 +348,19 @@ impl<'a> Interpreter<'a> {
                 }
                 self.exec_block(body, Some(env))
             }
-            Stmt::Try { body, handlers, orelse, finalbody, .. } => {
+            Stmt::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+                ..
+            } => {
                 let before = env.clone();
                 let after_body = self.exec_block(body, Some(env));
                 // A handler may start after any prefix of the body: approximate its entry
                 // state by the join of the states before and after the body.
-                let handler_entry = join_opt(Some(before.clone()), after_body.clone()).unwrap_or(before);
+                let handler_entry =
+                    join_opt(Some(before.clone()), after_body.clone()).unwrap_or(before);
                 let mut out = self.exec_block(orelse, after_body);
                 for h in handlers {
                     let hend = self.exec_block(h, Some(handler_entry.clone()));
@@ -330,7 +378,12 @@ impl<'a> Interpreter<'a> {
             Stmt::Assert { test, .. } => {
                 self.eval(test, &mut env);
                 // `assert x.shape[-1] == self.dim`: the program continues only if it holds.
-                if let ExprKind::Compare { left, op: ir::CmpOp::Eq, right } = &test.kind {
+                if let ExprKind::Compare {
+                    left,
+                    op: ir::CmpOp::Eq,
+                    right,
+                } = &test.kind
+                {
                     let l = self.eval(left, &mut env);
                     let r = self.eval(right, &mut env);
                     if let (Value::Int(a), Value::Int(b)) = (self.as_size(l), self.as_size(r)) {
@@ -391,13 +444,22 @@ impl<'a> Interpreter<'a> {
 
     /// `B, T, C = x.size()` / `x.shape` on a tensor whose shape is not known yet: the
     /// unpacking tells its rank, and the names become its symbolic sizes.
-    fn try_size_unpacking(&mut self, targets: &[Target], value: &Expr, env: &mut Env) -> Option<Env> {
-        let [Target::Tuple(items, _)] = targets else { return None };
+    fn try_size_unpacking(
+        &mut self,
+        targets: &[Target],
+        value: &Expr,
+        env: &mut Env,
+    ) -> Option<Env> {
+        let [Target::Tuple(items, _)] = targets else {
+            return None;
+        };
         let recv = match self.language {
             Language::Python => size_query_receiver(value)?,
             Language::Rust => rank_checked_size_query(value, items.len())?,
         };
-        let ExprKind::Name(var) = &recv.kind else { return None };
+        let ExprKind::Name(var) = &recv.kind else {
+            return None;
+        };
         let names: Vec<&str> = items
             .iter()
             .map(|t| match t {
@@ -417,7 +479,13 @@ impl<'a> Interpreter<'a> {
         let shape: Vec<Dim> = names
             .iter()
             .enumerate()
-            .map(|(i, n)| if *n == "_" { self.mint(&format!("{var}.shape[{i}]")) } else { self.mint(n) })
+            .map(|(i, n)| {
+                if *n == "_" {
+                    self.mint(&format!("{var}.shape[{i}]"))
+                } else {
+                    self.mint(n)
+                }
+            })
             .collect();
         let layout = Some(SymLayout::contiguous(shape.clone()));
         let prev = match &current {
@@ -428,8 +496,16 @@ impl<'a> Interpreter<'a> {
             Value::Named { .. } => format!("parameter `{var}` (assumed contiguous)"),
             _ => format!("`{var}` (contiguous)"),
         };
-        let step = Step { span: value.span, what, layout: layout.clone(), prev };
-        env.set(var, Value::Tensor(TensorVal::single(layout, Some(Arc::new(step)))));
+        let step = Step {
+            span: value.span,
+            what,
+            layout: layout.clone(),
+            prev,
+        };
+        env.set(
+            var,
+            Value::Tensor(TensorVal::single(layout, Some(Arc::new(step)))),
+        );
         let mut out = env.clone();
         for (t, d) in items.iter().zip(shape) {
             self.assign(t, Value::Int(d), &mut out);
@@ -590,13 +666,21 @@ impl<'a> Interpreter<'a> {
 
     /// `x.shape[i]` / `x.size()[i]` on a tensor known only to be contiguous: one size of
     /// it, a fresh symbol named after the variable it is assigned to (or the expression).
-    fn size_of_unknown_shape(&mut self, e: &Expr, value: &Expr, index: &[Expr], env: &mut Env) -> Option<Value> {
+    fn size_of_unknown_shape(
+        &mut self,
+        e: &Expr,
+        value: &Expr,
+        index: &[Expr],
+        env: &mut Env,
+    ) -> Option<Value> {
         let [ix] = index else { return None };
         if !matches!(ix.kind, ExprKind::Int(_)) {
             return None;
         }
         let recv = size_query_receiver(value)?;
-        let ExprKind::Name(var) = &recv.kind else { return None };
+        let ExprKind::Name(var) = &recv.kind else {
+            return None;
+        };
         if !self.has_unknown_shape(&self.lookup(var, env)) {
             return None;
         }
@@ -618,7 +702,12 @@ impl<'a> Interpreter<'a> {
     pub fn mint_for(&mut self, span: Span) -> Dim {
         let name = match self.name_hint.take() {
             Some(n) => n,
-            None => self.text(span).chars().filter(|c| !c.is_whitespace()).take(40).collect(),
+            None => self
+                .text(span)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .take(40)
+                .collect(),
         };
         self.mint(&name)
     }
@@ -631,7 +720,9 @@ impl<'a> Interpreter<'a> {
                     Value::Tuple(vs) => out.extend(vs),
                     _ => return Value::Unknown,
                 }
-            } else if self.language == Language::Rust && matches!(&it.kind, ExprKind::Tuple(unit) if unit.is_empty()) {
+            } else if self.language == Language::Rust
+                && matches!(&it.kind, ExprKind::Tuple(unit) if unit.is_empty())
+            {
                 // candle's `ShapeWithOneHole`: a `()` element of a shape is the size
                 // inferred from the element count, PyTorch's `-1`.
                 out.push(Value::int(-1));
@@ -661,14 +752,20 @@ impl<'a> Interpreter<'a> {
                         return Value::Function(f.clone(), true);
                     }
                 }
-                Value::Named { name: format!("self.{attr}"), is_param: false }
+                Value::Named {
+                    name: format!("self.{attr}"),
+                    is_param: false,
+                }
             }
             Value::Named { name, is_param } => {
                 if is_param && super::calls::is_tensor_property(self, attr) {
                     let t = super::calls::param_as_tensor(&name, value.span);
                     return self.tensor_property(t, attr, value, span, env);
                 }
-                Value::Named { name: format!("{name}.{attr}"), is_param: false }
+                Value::Named {
+                    name: format!("{name}.{attr}"),
+                    is_param: false,
+                }
             }
             t @ Value::Tensor(_) => self.tensor_property(t, attr, value, span, env),
             _ => Value::Unknown,
@@ -724,21 +821,22 @@ impl<'a> Interpreter<'a> {
         let l = self.as_size(l);
         let r = self.as_size(r);
         match (op, l, r) {
-            (BinOp::Add, Value::Tuple(a), Value::Tuple(b)) => Value::Tuple(a.into_iter().chain(b).collect()),
-            (BinOp::Mul, Value::Tuple(a), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Tuple(a)) => {
-                match n.as_lit() {
-                    Some(k) if (0..=64).contains(&k) => {
-                        Value::Tuple((0..k).flat_map(|_| a.iter().cloned()).collect())
-                    }
-                    _ => Value::Unknown,
-                }
+            (BinOp::Add, Value::Tuple(a), Value::Tuple(b)) => {
+                Value::Tuple(a.into_iter().chain(b).collect())
             }
+            (BinOp::Mul, Value::Tuple(a), Value::Int(n))
+            | (BinOp::Mul, Value::Int(n), Value::Tuple(a)) => match n.as_lit() {
+                Some(k) if (0..=64).contains(&k) => {
+                    Value::Tuple((0..k).flat_map(|_| a.iter().cloned()).collect())
+                }
+                _ => Value::Unknown,
+            },
             (_, Value::Int(a), Value::Int(b)) => match op {
                 BinOp::Add => Value::Int(a.add(&b)),
                 BinOp::Sub => Value::Int(a.sub(&b)),
                 BinOp::Mul => Value::Int(a.mul(&b)),
                 BinOp::FloorDiv => {
-                    if let Some(q) = self.literal_quotient(&a, &b, env) {
+                    if let Some(q) = self.literal_quotient(&a, &b, span, env) {
                         return Value::Int(q);
                     }
                     let (q, assumption) = a.floordiv_with_assumption(&b);
@@ -758,9 +856,10 @@ impl<'a> Interpreter<'a> {
                 }
                 BinOp::Mod => Value::Int(a.modulo(&b)),
                 BinOp::Pow => match (a.as_lit(), b.as_lit()) {
-                    (Some(x), Some(y)) if (0..63).contains(&y) => {
-                        x.checked_pow(y as u32).map(Value::int).unwrap_or(Value::Unknown)
-                    }
+                    (Some(x), Some(y)) if (0..63).contains(&y) => x
+                        .checked_pow(y as u32)
+                        .map(Value::int)
+                        .unwrap_or(Value::Unknown),
                     _ => Value::Unknown,
                 },
                 // True division of sizes yields a float in Python.
@@ -779,19 +878,30 @@ impl<'a> Interpreter<'a> {
     /// quotient gets a name `q` (the variable it is assigned to, else `(n/k)`) and `n` is
     /// rewritten to `k·q` everywhere, under the recorded assumption "k divides n". `None`
     /// for anything else, and for Python (whose fixtures are pinned to the algebra's rule).
-    fn literal_quotient(&mut self, n: &Dim, k: &Dim, env: &mut Env) -> Option<Dim> {
+    fn literal_quotient(&mut self, n: &Dim, k: &Dim, span: Span, env: &mut Env) -> Option<Dim> {
         if self.language != Language::Rust || k.as_lit().is_none_or(|k| k < 2) {
             return None;
         }
         let syms = n.symbols();
-        let [symbol] = syms.as_slice() else { return None };
+        let [symbol] = syms.as_slice() else {
+            return None;
+        };
         if *n != Dim::sym(symbol) {
             return None;
         }
-        let name = self.name_hint.take().unwrap_or_else(|| format!("({n}/{k})"));
+        // `let h = n / 3;` names the quotient `h`; inside a larger expression it is `(n/3)`.
+        let hint = if self.name_hint_span == Some(span) {
+            self.name_hint.take()
+        } else {
+            None
+        };
+        let name = hint.unwrap_or_else(|| format!("({n}/{k})"));
         let quotient = self.mint(&name);
         self.learn_equal(n, &k.mul(&quotient), env);
-        let assumption = Assumption::Divides { divisor: k.to_string(), dividend: n.to_string() };
+        let assumption = Assumption::Divides {
+            divisor: k.to_string(),
+            dividend: n.to_string(),
+        };
         if !self.divisibility.contains(&assumption) {
             self.divisibility.push(assumption);
         }
@@ -811,7 +921,14 @@ impl<'a> Interpreter<'a> {
         super::calls::eval_call(self, call, func, args, env)
     }
 
-    fn tensor_property(&mut self, t: Value, attr: &str, recv: &Expr, span: Span, env: &mut Env) -> Value {
+    fn tensor_property(
+        &mut self,
+        t: Value,
+        attr: &str,
+        recv: &Expr,
+        span: Span,
+        env: &mut Env,
+    ) -> Value {
         super::calls::tensor_property(self, t, attr, recv, span, env)
     }
 
@@ -831,7 +948,10 @@ impl<'a> Interpreter<'a> {
         }
         let _ = bound_self;
         let mut params: Vec<(String, Value)> = Vec::new();
-        let mut positional = args.iter().filter(|(k, _)| k.is_none()).map(|(_, v)| v.clone());
+        let mut positional = args
+            .iter()
+            .filter(|(k, _)| k.is_none())
+            .map(|(_, v)| v.clone());
         for p in &f.params {
             if p.variadic {
                 params.push((p.name.clone(), Value::Unknown));
@@ -887,9 +1007,15 @@ fn size_query_receiver(e: &Expr) -> Option<&Expr> {
 /// Rust's rank-checked size queries whose tuple result names every size: candle's
 /// `x.dims3()?` and tch-rs's `x.size3()` (for `n` targets, `dims{n}` / `size{n}`) → `x`.
 fn rank_checked_size_query(e: &Expr, n: usize) -> Option<&Expr> {
-    let ExprKind::Call { func, args } = &e.kind else { return None };
-    let ExprKind::Attr { value, attr } = &func.kind else { return None };
-    let rank = attr.strip_prefix("dims").or_else(|| attr.strip_prefix("size"))?;
+    let ExprKind::Call { func, args } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Attr { value, attr } = &func.kind else {
+        return None;
+    };
+    let rank = attr
+        .strip_prefix("dims")
+        .or_else(|| attr.strip_prefix("size"))?;
     (args.is_empty() && rank.parse::<usize>().ok() == Some(n)).then_some(&**value)
 }
 
@@ -906,7 +1032,12 @@ fn candle_minus_dim(language: Language, path: &str, attr: &str) -> Option<i64> {
     }
 }
 
-fn slice_tuple(items: Vec<Value>, lo: Option<Value>, hi: Option<Value>, st: Option<Value>) -> Value {
+fn slice_tuple(
+    items: Vec<Value>,
+    lo: Option<Value>,
+    hi: Option<Value>,
+    st: Option<Value>,
+) -> Value {
     let n = items.len() as i64;
     let lit = |v: Option<Value>, default: i64| -> Option<i64> {
         match v {
@@ -929,21 +1060,35 @@ fn slice_tuple(items: Vec<Value>, lo: Option<Value>, hi: Option<Value>, st: Opti
     }
     let a = a.clamp(0, n) as usize;
     let b = b.clamp(0, n) as usize;
-    Value::Tuple(if a < b { items[a..b].to_vec() } else { Vec::new() })
+    Value::Tuple(if a < b {
+        items[a..b].to_vec()
+    } else {
+        Vec::new()
+    })
 }
 
 /// Forget the values a non-converging loop keeps changing.
 fn widen(head: &Env, next: &Env) -> Env {
     let mut out = next.clone();
     for (k, v) in next.vars.iter() {
-        let stable = head.vars.get(k).is_some_and(|h| super::value::same_value(h, v));
+        let stable = head
+            .vars
+            .get(k)
+            .is_some_and(|h| super::value::same_value(h, v));
         if !stable {
-            let unknown = if v.is_tensor() { Value::unknown_tensor() } else { Value::Unknown };
+            let unknown = if v.is_tensor() {
+                Value::unknown_tensor()
+            } else {
+                Value::Unknown
+            };
             out.vars.insert(k.clone(), unknown);
         }
     }
     for (k, v) in next.self_attrs.iter() {
-        let stable = head.self_attrs.get(k).is_some_and(|h| super::value::same_value(h, v));
+        let stable = head
+            .self_attrs
+            .get(k)
+            .is_some_and(|h| super::value::same_value(h, v));
         if !stable {
             out.self_attrs.insert(k.clone(), Value::Unknown);
         }

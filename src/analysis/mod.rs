@@ -33,14 +33,20 @@ pub struct AnalysisSettings {
 }
 
 /// Analyse one lowered file and return the op events of every function in it.
-pub fn analyze_module(module: &ir::Module, source: &str, settings: &AnalysisSettings) -> Vec<OpEvent> {
+pub fn analyze_module(
+    module: &ir::Module,
+    source: &str,
+    settings: &AnalysisSettings,
+) -> Vec<OpEvent> {
     let mut it = Interpreter::new(source, &settings.assumptions, Env::default());
     it.class = None;
     it.language = module.language;
     it.tables = tables::OpTables::for_language(module.language, source);
     // 1. Top level: imports, constants, and any tensor code written at module level.
     let top = module_body_without_defs(&module.body);
-    let globals = it.exec_block(&top, Some(Env::default())).unwrap_or_default();
+    let globals = it
+        .exec_block(&top, Some(Env::default()))
+        .unwrap_or_default();
     let mut globals = globals;
     for f in &module.functions {
         globals.set(&f.name, Value::Function(f.clone(), false));
@@ -69,10 +75,17 @@ pub fn analyze_module(module: &ir::Module, source: &str, settings: &AnalysisSett
 /// Statements of the module body other than function/class definitions (those are
 /// analysed on their own).
 fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
-    body.iter().filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))).cloned().collect()
+    body.iter()
+        .filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+        .cloned()
+        .collect()
 }
 
-fn analyze_function(it: &mut Interpreter, f: &Arc<Function>, class: Option<Arc<ClassInfo>>) -> Vec<OpEvent> {
+fn analyze_function(
+    it: &mut Interpreter,
+    f: &Arc<Function>,
+    class: Option<Arc<ClassInfo>>,
+) -> Vec<OpEvent> {
     it.class = class;
     it.reset_function_state();
     let params = it.standalone_params(f);
@@ -95,7 +108,10 @@ fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> Cla
         .collect();
     let mut attrs: HashMap<String, Value> = HashMap::new();
     for ctor in c.methods.iter().filter(|m| m.is_constructor) {
-        it.class = Some(Arc::new(ClassInfo { methods: info.methods.clone(), ..Default::default() }));
+        it.class = Some(Arc::new(ClassInfo {
+            methods: info.methods.clone(),
+            ..Default::default()
+        }));
         it.reset_function_state();
         let params = it.standalone_params(ctor);
         let mut env = Env::default();
@@ -110,15 +126,23 @@ fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> Cla
             attrs.extend(end.self_attrs);
         }
         events.append(&mut it.events);
-        info.exact_quotients.extend(it.assumptions.exact_quotients.iter().cloned());
+        info.exact_quotients
+            .extend(it.assumptions.exact_quotients.iter().cloned());
         info.divisibility.extend(it.divisibility.iter().cloned());
     }
     attrs.retain(|k, _| !reassigned.contains(k));
     // A constructor parameter stored on `self` is not a tensor argument of the method that
     // reads it: the contiguity assumption does not extend to it.
     for v in attrs.values_mut() {
-        if let Value::Named { name, is_param: true } = v {
-            *v = Value::Named { name: name.clone(), is_param: false };
+        if let Value::Named {
+            name,
+            is_param: true,
+        } = v
+        {
+            *v = Value::Named {
+                name: name.clone(),
+                is_param: false,
+            };
         }
     }
     info.attrs = attrs;
@@ -154,7 +178,13 @@ fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
                     walk(orelse, out);
                 }
                 Stmt::With { body, .. } => walk(body, out),
-                Stmt::Try { body, handlers, orelse, finalbody, .. } => {
+                Stmt::Try {
+                    body,
+                    handlers,
+                    orelse,
+                    finalbody,
+                    ..
+                } => {
                     walk(body, out);
                     handlers.iter().for_each(|h| walk(h, out));
                     walk(orelse, out);
@@ -187,7 +217,12 @@ fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
             .map(|o| format!("{:?}|{:?}|{:?}", o.input.layout, o.target, o.copies))
             .collect::<Vec<_>>()
             .join(";");
-        let key = (ev.span.start, ev.span.end, ev.op.clone(), format!("{}{fingerprint}", ev.unknown_input));
+        let key = (
+            ev.span.start,
+            ev.span.end,
+            ev.op.clone(),
+            format!("{}{fingerprint}", ev.unknown_input),
+        );
         if seen.insert(key) {
             out.push(ev);
         }

@@ -91,7 +91,10 @@ pub enum Value {
     /// A value without a known type but with a readable name (`config.n_head`, a parameter).
     /// Used as a size it becomes the symbol of that name; used as a tensor it is a contiguous
     /// tensor only if it is a parameter (assumption 1).
-    Named { name: String, is_param: bool },
+    Named {
+        name: String,
+        is_param: bool,
+    },
     /// An imported module or name: the dotted path it stands for (`F` → `torch.nn.functional`).
     Import(String),
     /// An `nn.Module`-like object created by a known constructor, with its bound arguments.
@@ -135,10 +138,14 @@ pub fn join(a: &Value, b: &Value) -> Value {
         }
         (Value::Bool(x), Value::Bool(y)) if x == y => a.clone(),
         (Value::Str(x), Value::Str(y)) if x == y => a.clone(),
-        (Value::NoneVal, Value::NoneVal) | (Value::Float, Value::Float) | (Value::SelfObj, Value::SelfObj) => a.clone(),
+        (Value::NoneVal, Value::NoneVal)
+        | (Value::Float, Value::Float)
+        | (Value::SelfObj, Value::SelfObj) => a.clone(),
         (Value::Named { name: n1, .. }, Value::Named { name: n2, .. }) if n1 == n2 => a.clone(),
         (Value::Import(x), Value::Import(y)) if x == y => a.clone(),
-        (Value::Function(f, s1), Value::Function(g, s2)) if Arc::ptr_eq(f, g) && s1 == s2 => a.clone(),
+        (Value::Function(f, s1), Value::Function(g, s2)) if Arc::ptr_eq(f, g) && s1 == s2 => {
+            a.clone()
+        }
         (Value::NnModule(x), Value::NnModule(y)) if Arc::ptr_eq(x, y) => a.clone(),
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):
         // the result may be either, which no certain finding can rest on.
@@ -174,7 +181,9 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| p.same_layout(q)))
         }
         (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q)),
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Named { name: x, .. }, Value::Named { name: y, .. }) => x == y,
@@ -209,7 +218,11 @@ pub fn format_shape(shape: &[Dim]) -> String {
 pub fn format_layout(layout: &Option<SymLayout>) -> String {
     match layout {
         None => "contiguous, shape unknown".to_string(),
-        Some(l) => format!("{} strides {}", format_shape(&l.shape), format_shape(&l.strides)),
+        Some(l) => format!(
+            "{} strides {}",
+            format_shape(&l.shape),
+            format_shape(&l.strides)
+        ),
     }
 }
 
@@ -222,10 +235,15 @@ pub fn substitute(v: &Value, name: &str, with: &Dim) -> Value {
     };
     match v {
         Value::Int(d) => Value::Int(d.substitute(name, with)),
-        Value::Tuple(items) => Value::Tuple(items.iter().map(|i| substitute(i, name, with)).collect()),
+        Value::Tuple(items) => {
+            Value::Tuple(items.iter().map(|i| substitute(i, name, with)).collect())
+        }
         Value::Tensor(TensorVal::Alts(alts)) => Value::Tensor(TensorVal::Alts(
             alts.iter()
-                .map(|a| TensorAlt { layout: a.layout.as_ref().map(layout), chain: a.chain.clone() })
+                .map(|a| TensorAlt {
+                    layout: a.layout.as_ref().map(layout),
+                    chain: a.chain.clone(),
+                })
                 .collect(),
         )),
         other => other.clone(),

@@ -473,13 +473,23 @@ impl Dim {
     /// replaced only when `value` is a single term (so the quotient stays exact); otherwise,
     /// and inside opaque atoms, the symbol is kept — still correct, since `name == value`.
     pub fn substitute(&self, name: &str, value: &Dim) -> Dim {
-        if !self.terms.iter().any(|t| t.mono.iter().any(|(a, _)| matches!(a, Atom::Symbol(s) if &**s == name))) {
+        if !self.terms.iter().any(|t| {
+            t.mono
+                .iter()
+                .any(|(a, _)| matches!(a, Atom::Symbol(s) if &**s == name))
+        }) {
             return self.clone();
         }
         let single_term = value.terms.len() == 1;
         let mut out = Dim::lit(0);
         for t in self.terms.iter() {
-            let mut factor = Dim { terms: vec![Term { coeff: t.coeff.clone(), mono: Vec::new() }].into() };
+            let mut factor = Dim {
+                terms: vec![Term {
+                    coeff: t.coeff,
+                    mono: Vec::new(),
+                }]
+                .into(),
+            };
             for (atom, exp) in &t.mono {
                 let is_target = matches!(atom, Atom::Symbol(s) if &**s == name);
                 let power = if is_target && *exp < 0 && single_term {
@@ -491,7 +501,13 @@ impl Dim {
                 } else if is_target && *exp > 0 {
                     (0..*exp).fold(Dim::lit(1), |acc, _| acc.mul(value))
                 } else {
-                    Dim { terms: vec![Term { coeff: Coeff { num: 1, den: 1 }, mono: vec![(atom.clone(), *exp)] }].into() }
+                    Dim {
+                        terms: vec![Term {
+                            coeff: Coeff { num: 1, den: 1 },
+                            mono: vec![(atom.clone(), *exp)],
+                        }]
+                        .into(),
+                    }
                 };
                 factor = factor.mul(&power);
             }
@@ -506,9 +522,16 @@ impl Dim {
         if t.coeff.num == 0 {
             return None;
         }
-        let (num, den) = if t.coeff.num < 0 { (-t.coeff.den, -t.coeff.num) } else { (t.coeff.den, t.coeff.num) };
+        let (num, den) = if t.coeff.num < 0 {
+            (-t.coeff.den, -t.coeff.num)
+        } else {
+            (t.coeff.den, t.coeff.num)
+        };
         let mono = t.mono.iter().map(|(a, e)| (a.clone(), -e)).collect();
-        Dim::from_terms(vec![Term { coeff: Coeff { num, den }, mono }])
+        Dim::from_terms(vec![Term {
+            coeff: Coeff { num, den },
+            mono,
+        }])
     }
 
     /// Every named symbol this size mentions, also inside opaque atoms; sorted, unique.
@@ -557,7 +580,9 @@ impl Dim {
             let mut relaxed = difference.clone();
             for (x, h) in &assumptions.exact_quotients {
                 let mentions = relaxed.symbols();
-                if mentions.iter().any(|s| s == x) && h.symbols().iter().all(|s| mentions.contains(s)) {
+                if mentions.iter().any(|s| s == x)
+                    && h.symbols().iter().all(|s| mentions.contains(s))
+                {
                     let q = Dim::sym(&format!("{x}/{h}"));
                     relaxed = relaxed.substitute(x, &h.mul(&q));
                 }
@@ -1255,10 +1280,16 @@ mod tests {
         let h = Dim::sym("h");
         // B·T·C with C := n_embd
         let e = Dim::sym("B").mul(&Dim::sym("T")).mul(&c);
-        assert_eq!(e.substitute("C", &n), Dim::sym("B").mul(&Dim::sym("T")).mul(&n));
+        assert_eq!(
+            e.substitute("C", &n),
+            Dim::sym("B").mul(&Dim::sym("T")).mul(&n)
+        );
         // C/h with C := 3·n → 3·n/h ; with h := 2·k → C/(2·k)
         let q = c.floordiv(&h);
-        assert_eq!(q.substitute("C", &Dim::lit(3).mul(&n)), Dim::lit(3).mul(&n).floordiv(&h));
+        assert_eq!(
+            q.substitute("C", &Dim::lit(3).mul(&n)),
+            Dim::lit(3).mul(&n).floordiv(&h)
+        );
         let k = Dim::sym("k");
         let two_k = Dim::lit(2).mul(&k);
         assert_eq!(q.substitute("h", &two_k).mul(&two_k), c);
@@ -1279,7 +1310,10 @@ mod tests {
         Dim::lit(v)
     }
     fn with_min(min_symbolic_size: i64) -> Assumptions {
-        Assumptions { min_symbolic_size, ..Default::default() }
+        Assumptions {
+            min_symbolic_size,
+            ..Default::default()
+        }
     }
     fn min_size(name: &str, min: i64) -> Assumption {
         Assumption::MinSize {

@@ -27,7 +27,10 @@ pub struct Assumptions {
 
 impl Default for Assumptions {
     fn default() -> Self {
-        Assumptions { min_symbolic_size: 2, exact_quotients: Vec::new() }
+        Assumptions {
+            min_symbolic_size: 2,
+            exact_quotients: Vec::new(),
+        }
     }
 }
 
@@ -60,15 +63,23 @@ pub struct Comparison {
 
 impl Comparison {
     pub fn exact(ordering: Ordering) -> Self {
-        Comparison { ordering: Some(ordering), used: Vec::new() }
+        Comparison {
+            ordering: Some(ordering),
+            used: Vec::new(),
+        }
     }
     pub fn unknown() -> Self {
-        Comparison { ordering: None, used: Vec::new() }
+        Comparison {
+            ordering: None,
+            used: Vec::new(),
+        }
     }
 }
 
 /// A size or stride value: `i64` or a symbolic [`Dim`](super::dim::Dim).
-pub trait Size: Clone + PartialEq + Eq + Hash + fmt::Debug + fmt::Display + Send + Sync + 'static {
+pub trait Size:
+    Clone + PartialEq + Eq + Hash + fmt::Debug + fmt::Display + Send + Sync + 'static
+{
     fn lit(v: i64) -> Self;
     /// The literal value, when the size is a known constant.
     fn as_lit(&self) -> Option<i64>;
@@ -123,11 +134,17 @@ pub struct Decider<'a> {
     used: RefCell<BTreeSet<Assumption>>,
 }
 
-static CONCRETE: Assumptions = Assumptions { min_symbolic_size: 2, exact_quotients: Vec::new() };
+static CONCRETE: Assumptions = Assumptions {
+    min_symbolic_size: 2,
+    exact_quotients: Vec::new(),
+};
 
 impl<'a> Decider<'a> {
     pub fn new(assumptions: &'a Assumptions) -> Self {
-        Decider { assumptions, used: RefCell::new(BTreeSet::new()) }
+        Decider {
+            assumptions,
+            used: RefCell::new(BTreeSet::new()),
+        }
     }
 
     /// A decider for concrete (`i64`) work: no assumption is ever needed.
@@ -156,8 +173,12 @@ impl<'a> Decider<'a> {
             Some(o) => Tri::from_bool(o == Ordering::Equal),
             None => {
                 let one = S::lit(1);
-                if self.cmp(a, &b.add(&one)).is_some_and(|o| o != Ordering::Less)
-                    || self.cmp(a, &b.sub(&one)).is_some_and(|o| o != Ordering::Greater)
+                if self
+                    .cmp(a, &b.add(&one))
+                    .is_some_and(|o| o != Ordering::Less)
+                    || self
+                        .cmp(a, &b.sub(&one))
+                        .is_some_and(|o| o != Ordering::Greater)
                 {
                     Tri::No
                 } else {
@@ -209,6 +230,8 @@ impl<'a> Decider<'a> {
 
     /// Forget recorded assumptions (reuse the decider for an unrelated question).
     pub fn take_used(&self) -> Vec<Assumption> {
-        std::mem::take(&mut *self.used.borrow_mut()).into_iter().collect()
+        std::mem::take(&mut *self.used.borrow_mut())
+            .into_iter()
+            .collect()
     }
 }

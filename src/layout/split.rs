@@ -48,7 +48,10 @@ pub fn split<S: Size>(
         let pieces = if dec.eq(&exact.mul(split_size), dim_size).is_yes() {
             exact
         } else {
-            dim_size.add(split_size).sub(&S::lit(1)).floordiv(split_size)
+            dim_size
+                .add(split_size)
+                .sub(&S::lit(1))
+                .floordiv(split_size)
         };
         literal_count(&pieces)?.max(1)
     };

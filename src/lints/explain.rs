@@ -9,7 +9,10 @@ use crate::layout::{infer_size, Assumptions, Decider, Dim, Tri};
 /// Labels for the steps that produced the input layout, oldest first (at most 6).
 pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
     let mut steps: Vec<Label> = chain_steps(&alt.input.chain)
-        .map(|s| Label { span: s.span, message: format!("{}: {}", s.what, format_layout(&s.layout)) })
+        .map(|s| Label {
+            span: s.span,
+            message: format!("{}: {}", s.what, format_layout(&s.layout)),
+        })
         .collect();
     steps.truncate(6);
     steps.reverse();
@@ -34,7 +37,10 @@ pub fn notes_for(ev: &OpEvent, alt: &AltOutcome) -> Vec<String> {
         notes.push(format!("holds for all sizes with {}", items.join(", ")));
     }
     if ev.outcomes.len() > 1 {
-        notes.push(format!("holds on all {} paths that reach this call", ev.outcomes.len()));
+        notes.push(format!(
+            "holds on all {} paths that reach this call",
+            ev.outcomes.len()
+        ));
     }
     notes
 }
@@ -44,7 +50,11 @@ pub fn notes_for(ev: &OpEvent, alt: &AltOutcome) -> Vec<String> {
 /// "merges dims 2 (n_head) and 3 (D), which are not adjacent in memory (stride(2) = T·D,
 /// but size(3)·stride(3) = D)". Falls back to the first non-adjacent pair when the target's
 /// grouping cannot be worked out.
-pub fn describe_non_adjacent(layout: &SymLayout, target: Option<&[Dim]>, assumptions: &Assumptions) -> Option<String> {
+pub fn describe_non_adjacent(
+    layout: &SymLayout,
+    target: Option<&[Dim]>,
+    assumptions: &Assumptions,
+) -> Option<String> {
     let d = Decider::new(assumptions);
     let is_one = |x: &Dim| d.eq_lit(x, 1).is_yes();
     // "dims 2 (H) and 3 (D)" + "(stride(2) = T·D, but size(3)·stride(3) = D)" when not adjacent.
@@ -52,8 +62,14 @@ pub fn describe_non_adjacent(layout: &SymLayout, target: Option<&[Dim]>, assumpt
         let needed = layout.shape[j].mul(&layout.strides[j]);
         d.ne(&layout.strides[i], &needed).is_yes().then(|| {
             (
-                format!("dims {i} ({}) and {j} ({})", layout.shape[i], layout.shape[j]),
-                format!("stride({i}) = {}, but size({j})·stride({j}) = {}", layout.strides[i], needed),
+                format!(
+                    "dims {i} ({}) and {j} ({})",
+                    layout.shape[i], layout.shape[j]
+                ),
+                format!(
+                    "stride({i}) = {}, but size({j})·stride({j}) = {}",
+                    layout.strides[i], needed
+                ),
             )
         })
     };
@@ -61,15 +77,22 @@ pub fn describe_non_adjacent(layout: &SymLayout, target: Option<&[Dim]>, assumpt
     let resolved = target.and_then(|t| infer_size(t, &layout.numel(), &d).ok());
     if let Some(target) = resolved.as_deref() {
         for group in merged_groups(&layout.shape, target, &d) {
-            let dims: Vec<usize> = group.into_iter().filter(|&i| !is_one(&layout.shape[i])).collect();
+            let dims: Vec<usize> = group
+                .into_iter()
+                .filter(|&i| !is_one(&layout.shape[i]))
+                .collect();
             for w in dims.windows(2) {
                 if let Some((which, why)) = pair(w[0], w[1]) {
-                    return Some(format!("it merges {which}, which are not adjacent in memory ({why})"));
+                    return Some(format!(
+                        "it merges {which}, which are not adjacent in memory ({why})"
+                    ));
                 }
             }
         }
     }
-    let dims: Vec<usize> = (0..layout.shape.len()).filter(|&i| !is_one(&layout.shape[i])).collect();
+    let dims: Vec<usize> = (0..layout.shape.len())
+        .filter(|&i| !is_one(&layout.shape[i]))
+        .collect();
     dims.windows(2)
         .find_map(|w| pair(w[0], w[1]))
         .map(|(which, why)| format!("{which} are not adjacent in memory ({why})"))

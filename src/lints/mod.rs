@@ -84,7 +84,8 @@ pub static RULES: &[Rule] = &[
     Rule {
         code: "SL006",
         name: "requires-contiguous",
-        summary: "fused kernel (`softmax_last_dim`, `rms_norm`, `rope`, …) on a non-contiguous tensor",
+        summary:
+            "fused kernel (`softmax_last_dim`, `rms_norm`, `rope`, …) on a non-contiguous tensor",
         severity: Severity::Error,
         doc: include_str!("../../rules/lints/SL006.md"),
         check: Some(sl006_requires_contiguous::check),

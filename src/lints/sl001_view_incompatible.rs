@@ -7,7 +7,7 @@
 
 use crate::analysis::event::{OpEvent, Outcome};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Subject, Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity, Subject};
 use crate::ir::Span;
 use crate::ops::OpErrorKind;
 
@@ -17,16 +17,20 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
     if ev.kind != "view" && ev.kind != "view_as" {
         return None;
     }
-    let fails = |o: &crate::analysis::event::AltOutcome| {
-        matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::ViewIncompatible)
-    };
+    let fails = |o: &crate::analysis::event::AltOutcome| matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::ViewIncompatible);
     if !ev.all(fails) {
         return None;
     }
     let alt = &ev.outcomes[0];
     let input = alt.input.layout.as_ref()?;
-    let target = alt.target.as_ref().map(|t| format_shape(t)).unwrap_or_else(|| "the target shape".into());
-    let why = describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions).map(|s| format!(": {s}")).unwrap_or_default();
+    let target = alt
+        .target
+        .as_ref()
+        .map(|t| format_shape(t))
+        .unwrap_or_else(|| "the target shape".into());
+    let why = describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions)
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
     let message = format!(
         "`{}` cannot view {} strides {} as {}{}",
         ev.op,
@@ -67,7 +71,10 @@ fn contiguous_fix(text: &str, name_span: Span) -> Option<Fix> {
     Some(Fix {
         message: "Insert `.contiguous()` before the view".into(),
         applicability: Applicability::Safe,
-        edits: vec![Edit { span: Span::new(dot, dot), content: ".contiguous()".into() }],
+        edits: vec![Edit {
+            span: Span::new(dot, dot),
+            content: ".contiguous()".into(),
+        }],
     })
 }
 
@@ -82,6 +89,9 @@ pub fn reshape_fix(text: &str, name_span: Span) -> Option<Fix> {
     Some(Fix {
         message: format!("Replace `{name}` with `{replacement}`"),
         applicability: Applicability::Unsafe,
-        edits: vec![Edit { span: name_span, content: replacement.into() }],
+        edits: vec![Edit {
+            span: name_span,
+            content: replacement.into(),
+        }],
     })
 }

@@ -6,7 +6,7 @@
 
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Subject, Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Severity, Subject};
 
 use super::{chain_labels, describe_non_adjacent, notes_for, LintContext};
 
@@ -24,8 +24,14 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         .as_ref()
         .map(|n| format!("{n} elements"))
         .unwrap_or_else(|| "the whole tensor".into());
-    let why = describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions).map(|s| format!("; {s}")).unwrap_or_default();
-    let target = alt.target.as_ref().map(|t| format!(" to {}", format_shape(t))).unwrap_or_default();
+    let why = describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions)
+        .map(|s| format!("; {s}"))
+        .unwrap_or_default();
+    let target = alt
+        .target
+        .as_ref()
+        .map(|t| format!(" to {}", format_shape(t)))
+        .unwrap_or_default();
     let message = format!(
         "`{}`{} copies {} of {} strides {}{}",
         ev.op,

@@ -23,7 +23,9 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         return None;
     }
     let alt = &ev.outcomes[0];
-    let Outcome::Error(err) = &alt.outcome else { return None };
+    let Outcome::Error(err) = &alt.outcome else {
+        return None;
+    };
     Some(Diagnostic {
         code: "SL003",
         severity: Severity::Error,
@@ -45,7 +47,10 @@ fn fails_with_sizes_of_one(o: &AltOutcome, ev: &OpEvent) -> bool {
         // No target shape to re-check (e.g. `view_as`): only literal-free errors count.
         return matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::TwoInferred || e.kind == OpErrorKind::InvalidShapeDim);
     };
-    let weak = Assumptions { min_symbolic_size: 1, exact_quotients: ev.assumptions.exact_quotients.clone() };
+    let weak = Assumptions {
+        min_symbolic_size: 1,
+        exact_quotients: ev.assumptions.exact_quotients.clone(),
+    };
     let d = Decider::new(&weak);
     matches!(infer_size(target, &input.numel(), &d), Err(e) if e != ShapeError::Undecided)
 }

@@ -16,7 +16,9 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         return None;
     }
     let alt = &ev.outcomes[0];
-    let Outcome::Error(err) = &alt.outcome else { return None };
+    let Outcome::Error(err) = &alt.outcome else {
+        return None;
+    };
     let rank = alt.input.layout.as_ref().map(|l| l.shape.len());
     let message = match rank {
         Some(r) => format!("`{}` on a {r}-d tensor: {}", ev.op, err.message),

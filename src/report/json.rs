@@ -121,7 +121,10 @@ impl<'a> JsonDiagnostic<'a> {
                 op: s.op.clone(),
                 shape: s.layout.shape.iter().map(|d| d.to_string()).collect(),
                 strides: s.layout.strides.iter().map(|d| d.to_string()).collect(),
-                target: s.target.as_ref().map(|t| t.iter().map(|d| d.to_string()).collect()),
+                target: s
+                    .target
+                    .as_ref()
+                    .map(|t| t.iter().map(|d| d.to_string()).collect()),
             }),
         }
     }

@@ -1,3 +1,4 @@
+#![allow(clippy::single_range_in_vec_init)]
 //! [`parse_python_for_lint`] must lower every kept block exactly as a whole-file parse does.
 //! These tests parse files both ways and compare the lowered IR (as `Debug` text, spans
 //! included) of every top-level item that lies in a kept block.

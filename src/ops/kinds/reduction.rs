@@ -63,13 +63,22 @@ pub fn reduction_with_indices<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outc
 /// `topk(k, dim)`: values and indices are new contiguous tensors whose `dim` has size `k`.
 pub fn topk<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
-    let k = args.get("k").and_then(ArgValue::as_size).ok_or_else(|| Transfer::unknown_tensor())?;
-    let dim = args.get("dim").and_then(ArgValue::as_i64).ok_or_else(|| Transfer::unknown_tensor())?;
+    let k = args
+        .get("k")
+        .and_then(ArgValue::as_size)
+        .ok_or_else(|| Transfer::unknown_tensor())?;
+    let dim = args
+        .get("dim")
+        .and_then(ArgValue::as_i64)
+        .ok_or_else(|| Transfer::unknown_tensor())?;
     let d = crate::layout::wrap_dim(dim, input.rank())
         .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::DimOutOfRange))?;
     let mut shape = input.shape.clone();
     if shape.is_empty() {
-        return Ok(Transfer::tensors(vec![Layout::contiguous(shape.clone()), Layout::contiguous(shape)]));
+        return Ok(Transfer::tensors(vec![
+            Layout::contiguous(shape.clone()),
+            Layout::contiguous(shape),
+        ]));
     }
     shape[d] = k;
     let out = Layout::contiguous(shape);
