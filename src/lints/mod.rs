@@ -108,11 +108,13 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
 /// Run every rule on every event of a file; one diagnostic per (rule, call site).
 pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::new();
+    // One finding per (rule, call site): a set, since generated files can hold 100k findings.
+    let mut seen = std::collections::HashSet::new();
     for ev in events {
         for r in RULES {
             let Some(check) = r.check else { continue };
             if let Some(d) = check(ev, ctx) {
-                if !out.iter().any(|o| o.code == d.code && o.span == d.span) {
+                if seen.insert((d.code, d.span)) {
                     out.push(d);
                 }
             }
