@@ -14,8 +14,6 @@
 //! - `annotations`: jaxtyping shape annotations on parameters;
 //! - `syntax_errors`: locating and describing `ERROR` / `MISSING` nodes;
 //! - `prefilter`: the cheap text scan that decides whether a file is worth parsing at all;
-//! - `top_level` and `relevant_ranges`: the text scan that splits a file into top-level
-//!   blocks and picks the ones [`parse_python_for_lint`] parses.
 //!
 //! Robustness contract: [`parse_python`] never panics and never recurses deeper than a fixed
 //! bound, whatever the input (fuzzed bytes, 100 000-term sums, 10 000 nested parentheses);
@@ -38,19 +36,15 @@ mod expressions;
 mod fields;
 mod literals;
 mod lowerer;
-#[cfg(test)]
-mod partial_parse_tests;
 mod prefilter;
-mod relevant_ranges;
 mod statements;
 mod syntax_errors;
 #[cfg(test)]
 mod tests;
-mod top_level;
 
 use std::cell::RefCell;
 
-use tree_sitter::{Parser, Point, Range, Tree};
+use tree_sitter::{Parser, Tree};
 
 use crate::ir;
 
@@ -98,88 +92,19 @@ pub fn parse_python(source: &str) -> ParseOutcome {
     ParseOutcome { module, errors }
 }
 
-/// Like [`parse_python`], but parses only the top-level blocks that can matter to the layout
-/// lints: all statements that are not definitions, the `def`/`class` blocks that mention a
-/// layout op, and the definitions those refer to (see `relevant_ranges`). Parsing is most of
-/// the cost of linting, and most definitions in model files never touch a layout op.
-///
-/// The kept blocks are lowered exactly as a whole-file parse lowers them (spans are in the
-/// file's byte offsets); skipped definitions are simply absent from the module, and syntax
-/// errors are only reported inside kept blocks. Whenever the block scan is unsure of the
-/// boundaries, this parses the whole file.
-pub fn parse_python_for_lint(source: &str) -> ParseOutcome {
-    if u32::try_from(source.len()).is_err() {
-        return failed_outcome("file is too large to parse (over 4 GiB)");
-    }
-    let Some(byte_ranges) = relevant_ranges::ranges_worth_parsing(source) else {
-        return parse_python(source);
-    };
-    let included = included_ranges(source, &byte_ranges);
-    let Some(tree) = parse_tree_in_ranges(source, &included) else {
-        return parse_python(source);
-    };
-    let root = tree.root_node();
-    let errors = syntax_errors::collect(root, source, MAX_REPORTED_ERRORS);
-    let module = lowerer::Lowerer::new(source).lower_module(root);
-    ParseOutcome { module, errors }
-}
-
-/// tree-sitter ranges (bytes plus row/column points) for sorted, disjoint byte ranges.
-fn included_ranges(source: &str, byte_ranges: &[std::ops::Range<usize>]) -> Vec<Range> {
-    let bytes = source.as_bytes();
-    // Points are computed in one pass: rows counted from the previous boundary onwards.
-    let mut row = 0;
-    let mut counted_to = 0;
-    let mut last_line_start = 0;
-    let mut point_at = |offset: usize| {
-        for newline in memchr::memchr_iter(b'\n', &bytes[counted_to..offset]) {
-            row += 1;
-            last_line_start = counted_to + newline + 1;
-        }
-        counted_to = offset;
-        Point::new(row, offset - last_line_start)
-    };
-    byte_ranges
-        .iter()
-        .map(|range| Range {
-            start_byte: range.start,
-            start_point: point_at(range.start),
-            end_byte: range.end,
-            end_point: point_at(range.end),
-        })
-        .collect()
-}
-
-/// Runs tree-sitter with this thread's parser (or a fresh one if it is somehow in use).
 fn parse_tree(source: &str) -> Option<Tree> {
-    parse_tree_in_ranges(source, &[])
-}
-
-/// Parses only the `included` ranges of `source` (all of it when `included` is empty). The
-/// cached parser is always left set to parse whole documents, as [`parse_tree`] expects.
-fn parse_tree_in_ranges(source: &str, included: &[Range]) -> Option<Tree> {
-    let parse = |parser: &mut Parser| {
-        if included.is_empty() {
-            return parser.parse(source, None);
-        }
-        parser.set_included_ranges(included).ok()?;
-        let tree = parser.parse(source, None);
-        // An empty list means "the whole document"; it cannot be rejected.
-        let _ = parser.set_included_ranges(&[]);
-        tree
-    };
     let parse_with_cached = |cell: &RefCell<Option<Parser>>| {
         let mut slot = cell.try_borrow_mut().ok()?;
         if slot.is_none() {
             *slot = Some(new_parser()?);
         }
-        parse(slot.as_mut()?)
+        slot.as_mut()?.parse(source, None)
     };
     PARSER
         .try_with(parse_with_cached)
         .ok()
         .flatten()
-        .or_else(|| parse(&mut new_parser()?))
+        .or_else(|| new_parser()?.parse(source, None))
 }
 
 fn new_parser() -> Option<Parser> {
