@@ -9,16 +9,12 @@
 //!
 //! Run `cargo test --test fixtures -- --nocapture` for the per-fixture table.
 
+mod fixture_support;
+use fixture_support::{describe_mismatch, Finding};
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use stridelint::{check_source, Settings};
-
-/// One finding, as the fixtures write it: 1-based line and rule code.
-type Finding = (usize, String);
-
-const EXPECT_MARKER: &str = "# expect:";
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,49 +23,15 @@ fn fixture_dir() -> PathBuf {
 }
 
 fn fixture_paths() -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
-        .expect("fixtures/python exists")
-        .map(|entry| entry.expect("readable directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "py"))
-        .collect();
-    paths.sort();
-    paths
+    fixture_support::fixture_paths("python", "py")
 }
 
-/// The codes of one line's `# expect:` marker. The list ends at the next `#`, so a
-/// suppression comment may follow it (`# expect: SL001  # noqa: SL002`). A malformed code
-/// is a broken fixture, not a linter failure, so it panics with the line.
 fn expected_codes(line: &str) -> Vec<String> {
-    let Some(at) = line.find(EXPECT_MARKER) else {
-        return Vec::new();
-    };
-    let rest = &line[at + EXPECT_MARKER.len()..];
-    let list = rest.split('#').next().unwrap_or_default();
-    list.split(',')
-        .map(str::trim)
-        .filter(|code| !code.is_empty())
-        .map(|code| {
-            let well_formed = code.len() == 5
-                && code.starts_with("SL")
-                && code[2..].bytes().all(|b| b.is_ascii_digit());
-            assert!(
-                well_formed,
-                "malformed expect marker {code:?} in line: {line}"
-            );
-            code.to_string()
-        })
-        .collect()
+    fixture_support::expected_codes(line, &fixture_support::PYTHON)
 }
 
 fn expected_findings(text: &str) -> BTreeSet<Finding> {
-    text.lines()
-        .enumerate()
-        .flat_map(|(index, line)| {
-            expected_codes(line)
-                .into_iter()
-                .map(move |code| (index + 1, code))
-        })
-        .collect()
+    fixture_support::expected_findings(text, &fixture_support::PYTHON)
 }
 
 fn actual_findings(path: &Path, text: &str) -> BTreeSet<Finding> {
@@ -82,28 +44,6 @@ fn actual_findings(path: &Path, text: &str) -> BTreeSet<Finding> {
             )
         })
         .collect()
-}
-
-/// What went wrong in one fixture, written for a reader who has the file open.
-fn describe_mismatch(name: &str, text: &str, missing: &[&Finding], extra: &[&Finding]) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let source_of = |line: usize| lines.get(line - 1).map_or("", |l| l.trim());
-    let mut report = format!("{name}:\n");
-    for (line, code) in missing {
-        let _ = writeln!(
-            report,
-            "  missing {code} at line {line}: {}",
-            source_of(*line)
-        );
-    }
-    for (line, code) in extra {
-        let _ = writeln!(
-            report,
-            "  unexpected {code} at line {line}: {}",
-            source_of(*line)
-        );
-    }
-    report
 }
 
 #[test]

@@ -1,0 +1,105 @@
+// Each test binary uses the markers of one language only.
+#![allow(dead_code)]
+
+//! The fixture harness shared by `tests/fixtures.rs` (Python) and `tests/rust_fixtures.rs`
+//! (Rust): fixture discovery, `expect:` markers, and the mismatch report.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One finding, as the fixtures write it: 1-based line and rule code.
+pub type Finding = (usize, String);
+
+/// How a language writes its markers: `# expect:` / `//` comments.
+pub struct Markers {
+    pub expect: &'static str,
+    /// The comment leader that ends the code list (a suppression may follow the marker).
+    pub comment: &'static str,
+}
+
+pub const PYTHON: Markers = Markers {
+    expect: "# expect:",
+    comment: "#",
+};
+pub const RUST: Markers = Markers {
+    expect: "// expect:",
+    comment: "//",
+};
+
+/// `fixtures/<sub>/*.<ext>`, sorted.
+pub fn fixture_paths(sub: &str, ext: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(sub);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{} exists: {e}", dir.display()))
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// The codes of one line's marker. The list ends at the next comment, so a suppression
+/// comment may follow it (`# expect: SL001  # noqa: SL002`). A malformed code is a broken
+/// fixture, not a linter failure, so it panics with the line.
+pub fn expected_codes(line: &str, m: &Markers) -> Vec<String> {
+    let Some(at) = line.find(m.expect) else {
+        return Vec::new();
+    };
+    let rest = &line[at + m.expect.len()..];
+    let list = rest.split(m.comment).next().unwrap_or_default();
+    list.split(',')
+        .map(str::trim)
+        .filter(|code| !code.is_empty())
+        .map(|code| {
+            let well_formed = code.len() == 5
+                && code.starts_with("SL")
+                && code[2..].bytes().all(|b| b.is_ascii_digit());
+            assert!(
+                well_formed,
+                "malformed expect marker {code:?} in line: {line}"
+            );
+            code.to_string()
+        })
+        .collect()
+}
+
+pub fn expected_findings(text: &str, m: &Markers) -> BTreeSet<Finding> {
+    text.lines()
+        .enumerate()
+        .flat_map(|(index, line)| {
+            expected_codes(line, m)
+                .into_iter()
+                .map(move |code| (index + 1, code))
+        })
+        .collect()
+}
+
+/// What went wrong in one fixture, written for a reader who has the file open.
+pub fn describe_mismatch(
+    name: &str,
+    text: &str,
+    missing: &[&Finding],
+    extra: &[&Finding],
+) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let source_of = |line: usize| lines.get(line - 1).map_or("", |l| l.trim());
+    let mut report = format!("{name}:\n");
+    for (line, code) in missing {
+        let _ = writeln!(
+            report,
+            "  missing {code} at line {line}: {}",
+            source_of(*line)
+        );
+    }
+    for (line, code) in extra {
+        let _ = writeln!(
+            report,
+            "  unexpected {code} at line {line}: {}",
+            source_of(*line)
+        );
+    }
+    report
+}
