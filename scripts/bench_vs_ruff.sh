@@ -26,7 +26,7 @@ python3 - "$BIN" "$TREE" "$ROUNDS" <<'PY'
 import statistics, subprocess, sys, time
 binary, tree, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cmds = {
-    "stridelint": [binary, "check", tree, "--output-format", "concise", "--exit-zero", "--quiet"],
+    "stridelint": [binary, "check", tree, "--no-cache", "--output-format", "concise", "--exit-zero", "--quiet"],
     "ruff": ["ruff", "check", "--no-cache", "--exit-zero", "--quiet", "--isolated", tree],
 }
 times = {k: [] for k in cmds}

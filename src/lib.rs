@@ -297,7 +297,7 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     let parsed = if is_rust {
         frontend::rust::parse_rust(&file.text)
     } else {
-        frontend::python::parse_python(&file.text)
+        parse_python_for_lint(&file.text)
     };
     let mut diagnostics = Vec::new();
     if let Some(e) = parsed.errors.first() {
@@ -354,6 +354,18 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
         ));
     }
     diagnostics
+}
+
+/// Python files are parsed in part (see [`frontend::python::parse_python_for_lint`]);
+/// `STRIDELINT_FULL_PARSE=1` parses them whole, to check that both give the same findings
+/// (`scripts/check_partial_parse.sh`).
+fn parse_python_for_lint(text: &str) -> frontend::python::ParseOutcome {
+    static FULL_PARSE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *FULL_PARSE.get_or_init(|| std::env::var_os("STRIDELINT_FULL_PARSE").is_some()) {
+        frontend::python::parse_python(text)
+    } else {
+        frontend::python::parse_python_for_lint(text)
+    }
 }
 
 /// tree-sitter recovers from a Python syntax error and the rest of the file is analysed;

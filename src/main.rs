@@ -139,6 +139,11 @@ const SUBCOMMANDS: &[&str] = &[
     "--version",
 ];
 
+/// mimalloc: linting allocates many small short-lived objects (syntax nodes, IR, layouts)
+/// from two threads, where it is markedly faster than the system allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // `stridelint src/` means `stridelint check src/`, as with Ruff.
     let mut argv: Vec<String> = std::env::args().collect();

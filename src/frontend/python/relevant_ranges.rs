@@ -1,0 +1,560 @@
+//! Choosing which pieces of a file are worth parsing for the layout lints.
+//!
+//! A file is cut into pieces by its outline (`top_level`): top-level statements, top-level
+//! functions, and each top-level class cut into its header, its methods and its other
+//! body statements. What the analysis does decides what it needs:
+//!
+//! - it reports on calls of the ops in the pre-filter's list, so a function or method whose
+//!   text names one of them is an entry point worth analysing;
+//! - it follows calls into the file's own functions (`f(x)`) and into methods of the same
+//!   class (`self.m(x)`), by name: a kept piece keeps every definition it refers to — a
+//!   function by its bare name, a method as `self.m` — (the callee decides the layout the
+//!   caller sees), and a definition that refers to a kept one is kept too (the caller's
+//!   arguments decide the layout the callee sees). Only these two forms count because only
+//!   they are followed: a method name in a docstring ("the forward pass") is not a call;
+//! - a method is analysed with what the class's `__init__` stored on `self`, minus what any
+//!   other method reassigns: a kept class keeps its constructor, its body statements, and
+//!   every method that may assign a `self` attribute;
+//! - top-level statements (imports, constants, module-level code) are always kept.
+//!
+//! Everything else — definitions that neither name a layout op nor are connected to one
+//! that does — cannot change a finding, and is not parsed.
+
+use std::ops::Range;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use super::prefilter::may_contain_layout_ops;
+use super::top_level::{
+    defined_name, identifier_at, scan_outline, skip_blanks, BlockKind, IndentedLine,
+};
+
+/// A definition (function or method) that may be skipped.
+#[derive(Debug)]
+struct Definition {
+    range: Range<usize>,
+    name: Range<usize>,
+    is_method: bool,
+}
+
+/// What a piece is, which decides when it is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A top-level statement: always kept.
+    Statement,
+    /// A class header or a class body statement that is not a `def`: kept with its class.
+    ClassPart(usize),
+    /// A function or method: kept when its definition is.
+    Definition(usize),
+}
+
+#[derive(Debug)]
+struct Piece {
+    range: Range<usize>,
+    role: Role,
+}
+
+/// The file cut into pieces, in source order, covering it entirely.
+#[derive(Debug, Default)]
+struct Pieces {
+    pieces: Vec<Piece>,
+    definitions: Vec<Definition>,
+    /// For each class, the indices of its methods in `definitions`.
+    classes: Vec<Vec<usize>>,
+}
+
+/// The byte ranges of `source` worth parsing, in order and not touching each other, or
+/// `None` when the whole file should be parsed: the scanner was unsure of the boundaries,
+/// or every piece is kept anyway.
+pub(super) fn ranges_worth_parsing(source: &str) -> Option<Vec<Range<usize>>> {
+    let pieces = cut_into_pieces(source)?;
+    if pieces.definitions.is_empty() {
+        return None;
+    }
+    let kept = KeptDefinitions::decide(source, &pieces)?;
+    let piece_kept = |piece: &Piece| match piece.role {
+        Role::Statement => true,
+        Role::ClassPart(class) => kept.class_kept(&pieces, class),
+        Role::Definition(definition) => kept.definitions[definition],
+    };
+    if pieces.pieces.iter().all(piece_kept) {
+        return None;
+    }
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for piece in pieces.pieces.iter().filter(|p| piece_kept(p)) {
+        match ranges.last_mut() {
+            Some(last) if last.end == piece.range.start => last.end = piece.range.end,
+            _ => ranges.push(piece.range.clone()),
+        }
+    }
+    Some(ranges)
+}
+
+/// Cuts `source` into pieces; `None` when the outline is unclear.
+fn cut_into_pieces(source: &str) -> Option<Pieces> {
+    let outline = scan_outline(source)?;
+    let bytes = source.as_bytes();
+    let mut pieces = Pieces::default();
+    for block in &outline.blocks {
+        match &block.kind {
+            BlockKind::Definition {
+                name,
+                is_class: false,
+            } => {
+                let index = pieces.definitions.len();
+                pieces.definitions.push(Definition {
+                    range: block.range.clone(),
+                    name: name.clone(),
+                    is_method: false,
+                });
+                pieces.pieces.push(Piece {
+                    range: block.range.clone(),
+                    role: Role::Definition(index),
+                });
+            }
+            BlockKind::Definition { is_class: true, .. } => {
+                let lines = lines_within(&outline.indented, &block.range);
+                if !cut_class(bytes, block.range.clone(), lines, &mut pieces) {
+                    // A class whose body the scanner cannot cut is kept whole.
+                    pieces.pieces.push(Piece {
+                        range: block.range.clone(),
+                        role: Role::Statement,
+                    });
+                }
+            }
+            BlockKind::Statement | BlockKind::Decorators => pieces.pieces.push(Piece {
+                range: block.range.clone(),
+                role: Role::Statement,
+            }),
+        }
+    }
+    Some(pieces)
+}
+
+/// The indented statement lines that start inside `range`.
+fn lines_within<'a>(lines: &'a [IndentedLine], range: &Range<usize>) -> &'a [IndentedLine] {
+    let first = lines.partition_point(|line| line.start < range.start);
+    let end = lines.partition_point(|line| line.start < range.end);
+    &lines[first..end]
+}
+
+/// Cuts a class block into its header (decorators, `class` line, up to the first body
+/// statement), its methods (with their decorators) and its other body statements. Returns
+/// `false`, adding nothing, when the body is not a plain indented block (a one-line class,
+/// a dedent inside it, decorators on nothing).
+fn cut_class(
+    bytes: &[u8],
+    block: Range<usize>,
+    lines: &[IndentedLine],
+    pieces: &mut Pieces,
+) -> bool {
+    let Some(body_indent) = lines.first().map(|line| line.indent) else {
+        return false;
+    };
+    if lines.iter().any(|line| line.indent < body_indent) {
+        return false;
+    }
+    let class = pieces.classes.len();
+    // Each member: (start, what it is), where a method is `Some(name)`.
+    let mut members: Vec<(usize, Option<Range<usize>>)> = Vec::new();
+    let mut decorators_start: Option<usize> = None;
+    for line in lines.iter().filter(|line| line.indent == body_indent) {
+        let at = line.start + line.indent;
+        if bytes[at] == b'@' {
+            decorators_start.get_or_insert(line.start);
+            continue;
+        }
+        let method_name = method_name_at(bytes, at);
+        match (decorators_start.take(), &method_name) {
+            (Some(start), Some(_)) => members.push((start, method_name)),
+            // Decorated nested class: an ordinary body statement, decorators included.
+            (Some(start), None) => members.push((start, None)),
+            (None, _) => members.push((line.start, method_name)),
+        }
+    }
+    if decorators_start.is_some() {
+        return false;
+    }
+    let mut methods = Vec::new();
+    pieces.pieces.push(Piece {
+        range: block.start..members[0].0,
+        role: Role::ClassPart(class),
+    });
+    for (index, (start, name)) in members.iter().enumerate() {
+        let end = members.get(index + 1).map_or(block.end, |next| next.0);
+        let role = match name {
+            Some(name) => {
+                let definition = pieces.definitions.len();
+                pieces.definitions.push(Definition {
+                    range: *start..end,
+                    name: name.clone(),
+                    is_method: true,
+                });
+                methods.push(definition);
+                Role::Definition(definition)
+            }
+            None => Role::ClassPart(class),
+        };
+        pieces.pieces.push(Piece {
+            range: *start..end,
+            role,
+        });
+    }
+    pieces.classes.push(methods);
+    true
+}
+
+/// The name of the method defined by the statement at `at` (`def m` / `async def m`).
+fn method_name_at(bytes: &[u8], at: usize) -> Option<Range<usize>> {
+    let word = identifier_at(bytes, at);
+    match &bytes[word.clone()] {
+        b"def" => defined_name(bytes, word.end),
+        b"async" => {
+            let after = skip_blanks(bytes, word.end);
+            let next = identifier_at(bytes, after);
+            (after > word.end && &bytes[next.clone()] == b"def")
+                .then(|| defined_name(bytes, next.end))
+                .flatten()
+        }
+        _ => None,
+    }
+}
+
+/// Which definitions are kept, decided to a fixed point.
+struct KeptDefinitions {
+    definitions: Vec<bool>,
+}
+
+impl KeptDefinitions {
+    fn decide(source: &str, pieces: &Pieces) -> Option<Self> {
+        let bytes = source.as_bytes();
+        let text = |range: &Range<usize>| &source[range.clone()];
+        let definitions = &pieces.definitions;
+        // Names, and the reference key of each definition: a function is referred to by its
+        // bare name, a method as `self.name`, so the two are different keys.
+        let mut names: Vec<&str> = Vec::new();
+        let mut key_of: Vec<usize> = Vec::with_capacity(definitions.len());
+        for definition in definitions {
+            let name = text(&definition.name);
+            let id = names.iter().position(|&n| n == name).unwrap_or_else(|| {
+                names.push(name);
+                names.len() - 1
+            });
+            key_of.push(reference_key(id, definition.is_method));
+        }
+        // The analysis never calls a constructor by name; `super().__init__()` is not a
+        // reference that matters.
+        let constructor = names
+            .iter()
+            .position(|&n| n == "__init__")
+            .map(|id| reference_key(id, true));
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&names)
+            .ok()?;
+        // The references each piece makes.
+        let mentions: Vec<Vec<usize>> = pieces
+            .pieces
+            .iter()
+            .map(|piece| {
+                let mut found: Vec<usize> = automaton
+                    .find_overlapping_iter(&bytes[piece.range.clone()])
+                    .filter_map(|m| {
+                        let (start, end) =
+                            (piece.range.start + m.start(), piece.range.start + m.end());
+                        let key = reference_at(bytes, start, end, m.pattern().as_usize())?;
+                        (Some(key) != constructor).then_some(key)
+                    })
+                    .collect();
+                found.sort_unstable();
+                found.dedup();
+                found
+            })
+            .collect();
+        let mut kept = KeptDefinitions {
+            definitions: definitions
+                .iter()
+                .map(|d| may_contain_layout_ops(text(&d.range)))
+                .collect(),
+        };
+        loop {
+            let before = kept.definitions.clone();
+            // Kept classes keep their constructor and every method that may assign `self.x`.
+            for (class, methods) in pieces.classes.iter().enumerate() {
+                if kept.class_kept(pieces, class) {
+                    for &method in methods {
+                        let body = text(&definitions[method].range);
+                        if Some(key_of[method]) == constructor || may_assign_self(body) {
+                            kept.definitions[method] = true;
+                        }
+                    }
+                }
+            }
+            let piece_kept = |piece: &Piece, kept: &KeptDefinitions| match piece.role {
+                Role::Statement => true,
+                Role::ClassPart(class) => kept.class_kept(pieces, class),
+                Role::Definition(definition) => kept.definitions[definition],
+            };
+            // Names mentioned by kept pieces (callees), and names of kept definitions.
+            let mut mentioned_by_kept = vec![false; 2 * names.len()];
+            let mut kept_names = vec![false; 2 * names.len()];
+            for (piece, mentioned) in pieces.pieces.iter().zip(&mentions) {
+                if piece_kept(piece, &kept) {
+                    mentioned
+                        .iter()
+                        .for_each(|&id| mentioned_by_kept[id] = true);
+                    if let Role::Definition(definition) = piece.role {
+                        kept_names[key_of[definition]] = true;
+                    }
+                }
+            }
+            for (piece, mentioned) in pieces.pieces.iter().zip(&mentions) {
+                let Role::Definition(definition) = piece.role else {
+                    continue;
+                };
+                let is_callee = mentioned_by_kept[key_of[definition]];
+                let is_caller = mentioned.iter().any(|&id| kept_names[id]);
+                if is_callee || is_caller {
+                    kept.definitions[definition] = true;
+                }
+            }
+            if kept.definitions == before {
+                return Some(kept);
+            }
+        }
+    }
+
+    /// A class is kept when any of its methods is.
+    fn class_kept(&self, pieces: &Pieces, class: usize) -> bool {
+        pieces.classes[class].iter().any(|&m| self.definitions[m])
+    }
+}
+
+/// Whether a method's text may assign an attribute of `self`: `self.x = …`, `self.x += …`,
+/// `self.x: T = …`, a tuple target starting with `self.x,`, or `register_buffer`. A
+/// superset of what the analysis counts as a reassignment; only ever keeps more.
+fn may_assign_self(text: &str) -> bool {
+    if text.contains("register_buffer") {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, b"self.").any(|at| {
+        if at > 0 && is_identifier_byte(bytes[at - 1]) {
+            return false;
+        }
+        let name_end = identifier_at(bytes, at + 5).end;
+        let after = skip_blanks(bytes, name_end);
+        let rest = &bytes[after.min(bytes.len())..];
+        match rest {
+            [b'=', next, ..] => *next != b'=',
+            [b':', next, ..] => *next != b'=',
+            [op, b'=', ..] => b"+-*/%@&|^".contains(op),
+            [b'/' | b'*' | b'>' | b'<', _, b'=', ..] => true,
+            [b',', ..] => line_starts_with_target(bytes, at),
+            _ => false,
+        }
+    })
+}
+
+/// Whether only indentation and opening brackets precede `at` on its line (`self.a, b = …`,
+/// `(self.a, b) = …`).
+fn line_starts_with_target(bytes: &[u8], at: usize) -> bool {
+    bytes[..at]
+        .iter()
+        .rev()
+        .take_while(|&&b| b != b'\n')
+        .all(|&b| matches!(b, b' ' | b'\t' | b'(' | b'['))
+}
+
+fn is_identifier_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || !byte.is_ascii()
+}
+
+/// The key under which name `id` is referred to: bare (functions) or as `self.name`.
+fn reference_key(id: usize, as_method: bool) -> usize {
+    2 * id + usize::from(as_method)
+}
+
+/// The reference made by the name `id` found at `bytes[start..end]`: a method reference
+/// after `self.`, a bare reference when no `.` precedes it, none when it is part of a longer
+/// identifier or an attribute of something else.
+fn reference_at(bytes: &[u8], start: usize, end: usize, id: usize) -> Option<usize> {
+    if bytes.get(end).is_some_and(|&b| is_identifier_byte(b)) {
+        return None;
+    }
+    match start.checked_sub(1).map(|at| bytes[at]) {
+        Some(b'.') => {
+            let receiver = &bytes[..start - 1];
+            let is_self = receiver.ends_with(b"self")
+                && !receiver
+                    .len()
+                    .checked_sub(5)
+                    .is_some_and(|at| is_identifier_byte(receiver[at]));
+            is_self.then(|| reference_key(id, true))
+        }
+        Some(b) if is_identifier_byte(b) => None,
+        _ => Some(reference_key(id, false)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept_text(source: &str) -> Option<String> {
+        let ranges = ranges_worth_parsing(source)?;
+        Some(ranges.into_iter().map(|r| &source[r]).collect())
+    }
+
+    #[test]
+    fn definitions_without_layout_tokens_are_skipped() {
+        let source = "import torch\ndef loss(a, b):\n    return (a - b).abs()\ndef attend(q):\n    return q.transpose(1, 2)\n";
+        assert_eq!(
+            kept_text(source).unwrap(),
+            "import torch\ndef attend(q):\n    return q.transpose(1, 2)\n"
+        );
+    }
+
+    #[test]
+    fn callees_are_kept_transitively() {
+        let source = concat!(
+            "def inner(x):\n    return x[:, ::2]\n",
+            "def middle(x):\n    return inner(x) + 1\n",
+            "def middle_unused(x):\n    return x\n",
+            "def top(x):\n    return middle(x).view(-1)\n",
+        );
+        assert_eq!(
+            kept_text(source).unwrap(),
+            concat!(
+                "def inner(x):\n    return x[:, ::2]\n",
+                "def middle(x):\n    return inner(x) + 1\n",
+                "def top(x):\n    return middle(x).view(-1)\n",
+            )
+        );
+    }
+
+    #[test]
+    fn callers_are_kept_transitively() {
+        // `merge` fails only for the layout `forward` gives it; `forward` names no op.
+        let source = concat!(
+            "class Block(nn.Module):\n",
+            "    def __init__(self, d):\n        super().__init__()\n        self.d = d\n\n",
+            "    def forward(self, x):\n        return self.merge(x[:, :, 1:])\n\n",
+            "    def extra_repr(self):\n        return f'd={self.d}'\n\n",
+            "    def merge(self, x):\n        return x.view(-1)\n",
+            "def unrelated(y):\n    return y + 1\n",
+        );
+        assert_eq!(
+            kept_text(source).unwrap(),
+            concat!(
+                "class Block(nn.Module):\n",
+                "    def __init__(self, d):\n        super().__init__()\n        self.d = d\n\n",
+                "    def forward(self, x):\n        return self.merge(x[:, :, 1:])\n\n",
+                "    def merge(self, x):\n        return x.view(-1)\n",
+            )
+        );
+    }
+
+    #[test]
+    fn classes_without_kept_methods_are_skipped_whole() {
+        let source = concat!(
+            "import torch\n",
+            "class Config:\n    \"\"\"Doc.\"\"\"\n    size = 3\n    def __init__(self):\n        self.size = 4\n",
+            "def f(x):\n    return x.reshape(-1)\n",
+        );
+        assert_eq!(
+            kept_text(source).unwrap(),
+            "import torch\ndef f(x):\n    return x.reshape(-1)\n"
+        );
+    }
+
+    #[test]
+    fn methods_that_may_assign_self_stay_with_their_class() {
+        let source = concat!(
+            "class A:\n    scale = 2\n",
+            "    def __init__(self):\n        self.h = 4\n",
+            "    def set_heads(self, h):\n        self.h = h\n",
+            "    def pair(self, h):\n        self.h, self.w = h, h\n",
+            "    def bump(self):\n        self.h += 1\n",
+            "    def reads(self):\n        return self.h == 4\n",
+            "    @torch.no_grad()\n    def forward(self, x):\n        return x.view(self.h, -1)\n",
+        );
+        let kept = kept_text(source).unwrap();
+        for part in [
+            "scale = 2",
+            "def __init__",
+            "set_heads",
+            "def pair",
+            "def bump",
+        ] {
+            assert!(kept.contains(part), "{part} missing from {kept}");
+        }
+        assert!(kept.contains("    @torch.no_grad()\n    def forward"));
+        assert!(!kept.contains("def reads"), "{kept}");
+    }
+
+    #[test]
+    fn self_assignment_detection() {
+        for text in [
+            "self.x = 1",
+            "self.x: int = 1",
+            "self.x //= 2",
+            "self.x **= 2",
+            "self.x |= m",
+            "    self.a, b = t",
+            "    (self.a, b) = t",
+            "self.register_buffer('x', t)",
+        ] {
+            assert!(may_assign_self(text), "{text}");
+        }
+        for text in [
+            "y = self.x == 1",
+            "f(a, self.x, b)",
+            "self.x(3)",
+            "self.x.y = 2",
+            "myself.x = 1",
+        ] {
+            assert!(!may_assign_self(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn only_calls_the_analysis_follows_count_as_references() {
+        // A docstring naming `forward`, an attribute of another object named like a
+        // module function: neither keeps anything.
+        let source = concat!(
+            "def helper(x):\n    return x[:, ::2]\n",
+            "class A:\n    def forward(self, x):\n        return x + 1\n",
+            "class B:\n    def run(self, x):\n        \"\"\"Like forward.\"\"\"\n",
+            "        return other.helper(x).view(-1)\n",
+        );
+        assert_eq!(
+            kept_text(source).unwrap(),
+            concat!(
+                "class B:\n    def run(self, x):\n        \"\"\"Like forward.\"\"\"\n",
+                "        return other.helper(x).view(-1)\n",
+            )
+        );
+    }
+
+    #[test]
+    fn only_whole_words_count_as_references() {
+        let source = "def norm(x):\n    return x\ndef f(x):\n    return normalize(x).view(-1)\n";
+        assert_eq!(
+            kept_text(source).unwrap(),
+            "def f(x):\n    return normalize(x).view(-1)\n"
+        );
+    }
+
+    #[test]
+    fn whole_file_is_parsed_when_everything_is_kept_or_unclear() {
+        assert_eq!(kept_text("import torch\ny = x.view(-1)\n"), None);
+        assert_eq!(kept_text("def f(x):\n    return x.view(-1)\n"), None);
+        assert_eq!(kept_text("x = (\ndef f(): pass\n"), None);
+        // A tab in the indentation: the byte count is not Python's column.
+        assert_eq!(
+            kept_text("class A:\n\tdef f(self):\n\t\treturn 1\ndef g(x):\n    return x.view(-1)\n"),
+            None
+        );
+    }
+}
