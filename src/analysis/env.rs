@@ -1,7 +1,8 @@
 //! Environments: local variables of the function being interpreted, and the
 //! attributes of `self` established by the class's constructor.
 
-use std::collections::HashMap;
+// Fx hashing: the keys are short variable names, hashed on every lookup and join.
+use rustc_hash::FxHashMap as HashMap;
 
 use super::value::{join, same_value, Value};
 
@@ -32,7 +33,7 @@ pub fn join_envs(a: &Env, b: &Env) -> Env {
 }
 
 fn join_maps(a: &HashMap<String, Value>, b: &HashMap<String, Value>) -> HashMap<String, Value> {
-    let mut out = HashMap::with_capacity(a.len().max(b.len()));
+    let mut out = HashMap::with_capacity_and_hasher(a.len().max(b.len()), Default::default());
     for (k, va) in a {
         let v = match b.get(k) {
             Some(vb) => join(va, vb),

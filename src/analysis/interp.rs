@@ -3,7 +3,7 @@
 //! handing every tensor op to [`super::calls`], which applies the op tables and records
 //! an [`OpEvent`](super::event::OpEvent) for the lints.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use crate::ir::{self, BinOp, Expr, ExprKind, Function, Language, Span, Stmt, Target};
@@ -79,7 +79,7 @@ impl<'a> Interpreter<'a> {
             class: None,
             call_stack: Vec::new(),
             returns: None,
-            minted: HashSet::new(),
+            minted: HashSet::default(),
             divisibility: Vec::new(),
             subst: Vec::new(),
             name_hint: None,

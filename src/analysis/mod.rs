@@ -8,7 +8,7 @@
 //! caller's argument values (bounded depth). Every tensor-op call reached is recorded as
 //! an [`event::OpEvent`] that the lints read.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use crate::ir::{self, Class, Function, Stmt, Target};
@@ -106,7 +106,7 @@ fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> Cla
         .filter(|m| !m.is_constructor)
         .flat_map(|m| assigned_self_attrs(&m.body))
         .collect();
-    let mut attrs: HashMap<String, Value> = HashMap::new();
+    let mut attrs: HashMap<String, Value> = HashMap::default();
     for ctor in c.methods.iter().filter(|m| m.is_constructor) {
         it.class = Some(Arc::new(ClassInfo {
             methods: info.methods.clone(),
@@ -209,7 +209,7 @@ fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
 /// occurs, whatever other contexts do — so events are only deduplicated when identical.
 fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
     let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
-    let mut seen: HashSet<(u32, u32, String, String)> = HashSet::new();
+    let mut seen: HashSet<(u32, u32, String, String)> = HashSet::default();
     for ev in events {
         let fingerprint = ev
             .outcomes

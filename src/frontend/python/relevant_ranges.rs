@@ -22,7 +22,7 @@
 
 use std::ops::Range;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::prefilter::may_contain_layout_ops;
 use super::top_level::{
@@ -250,6 +250,8 @@ impl KeptDefinitions {
             .map(|id| reference_key(id, true));
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
+            // Built per file and run over it once: a DFA would cost more to build than to use.
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&names)
             .ok()?;
         // The references each piece makes.
