@@ -207,3 +207,73 @@ fn skipped_share_of_real_tree() {
     }
     println!("kept {kept} of {total} bytes that pass the pre-filter");
 }
+
+/// The fixture model files, to edit in the property test below.
+fn fixture_sources() -> Vec<String> {
+    python_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/python"))
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .collect()
+}
+
+/// Lines inserted by the property test: definitions, calls, `self` assignments, blocks.
+const INSERTED_LINES: &[&str] = &[
+    "def helper(self, x):",
+    "def helper(x):",
+    "return x.view(-1)",
+    "return helper(x)[:, ::2]",
+    "return self.helper(x)",
+    "self.n_head = 4",
+    "x = x.transpose(1, 2)",
+    "y = x.reshape(2, -1)",
+    "pass",
+    "@torch.no_grad()",
+    "class Extra(nn.Module):",
+    "'''doc'''",
+    "# view",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
+
+    /// Edited model files (lines removed, duplicated, inserted at the indentation of their
+    /// neighbour) that still parse: every kept piece lowers as in a full parse, and the
+    /// parsed ranges are sorted, disjoint and made of whole lines.
+    #[test]
+    fn partial_parse_of_edited_fixtures_matches_full(
+        which in 0usize..64,
+        edits in proptest::collection::vec((0usize..10_000, 0u8..3, 0usize..64), 1..6),
+    ) {
+        let sources = fixture_sources();
+        let mut lines: Vec<String> = sources[which % sources.len()].lines().map(String::from).collect();
+        for (at, kind, pick) in edits {
+            let index = at % (lines.len() + 1);
+            match kind {
+                0 if index < lines.len() => {
+                    lines.remove(index);
+                }
+                1 if index < lines.len() => lines.insert(index, lines[index].clone()),
+                _ => {
+                    let neighbour = lines.get(index).or(lines.last()).map_or("", String::as_str);
+                    let indent: String = neighbour.chars().take_while(|c| *c == ' ').collect();
+                    let line = INSERTED_LINES[pick % INSERTED_LINES.len()];
+                    lines.insert(index, format!("{indent}{line}"));
+                }
+            }
+        }
+        let source = lines.join("\n") + "\n";
+        proptest::prop_assume!(parse_python(&source).errors.is_empty());
+        assert_partial_parse_matches_full(&source, "edited fixture");
+        if let Some(ranges) = ranges_worth_parsing(&source) {
+            let bytes = source.as_bytes();
+            for pair in ranges.windows(2) {
+                assert!(pair[0].end < pair[1].start, "{ranges:?}");
+            }
+            for range in &ranges {
+                assert!(!range.is_empty());
+                assert!(range.start == 0 || bytes[range.start - 1] == b'\n', "{range:?}");
+                assert!(range.end == bytes.len() || bytes[range.end - 1] == b'\n', "{range:?}");
+            }
+        }
+    }
+}
