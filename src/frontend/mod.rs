@@ -7,3 +7,4 @@
 
 pub mod python;
 pub mod rust;
+pub mod token_filter;

@@ -6,9 +6,7 @@
 //! `flatten` covers `flatten_all`/`flatten_from`/`flatten_to`, `squeeze` covers `unsqueeze`,
 //! and `rope` covers `rope_i`/`rope_thd`.
 
-use std::sync::OnceLock;
-
-use aho_corasick::AhoCorasick;
+use crate::frontend::token_filter::TokenFilter;
 
 /// Tokens whose presence makes a Rust file worth parsing.
 ///
@@ -47,19 +45,8 @@ pub const RUST_LAYOUT_OP_TOKENS: &[&str] = &[
 
 /// Cheap pre-filter: does `source` contain any token of [`RUST_LAYOUT_OP_TOKENS`]?
 pub fn may_contain_layout_ops_rust(source: &str) -> bool {
-    match matcher() {
-        Some(matcher) => matcher.is_match(source.as_bytes()),
-        // The automaton cannot fail to build from these literals; if it somehow did,
-        // parsing every file is the safe answer.
-        None => true,
-    }
-}
-
-fn matcher() -> Option<&'static AhoCorasick> {
-    static MATCHER: OnceLock<Option<AhoCorasick>> = OnceLock::new();
-    MATCHER
-        .get_or_init(|| AhoCorasick::new(RUST_LAYOUT_OP_TOKENS).ok())
-        .as_ref()
+    static FILTER: TokenFilter = TokenFilter::new(RUST_LAYOUT_OP_TOKENS);
+    FILTER.matches(source)
 }
 
 #[cfg(test)]
