@@ -180,7 +180,13 @@ pub enum Target {
     Tuple(Vec<Target>, Span),
     /// `*rest` inside a tuple target
     Starred(Box<Target>, Span),
-    /// `x[i] = ...` or anything else that cannot be tracked; the interpreter invalidates it.
+    /// `x[i] = ...`: an item of `value` is written. On a list the list changes; on a tensor
+    /// the data does, in place, never its layout.
+    Item {
+        value: Box<Expr>,
+        span: Span,
+    },
+    /// Anything else that cannot be tracked (`x.y.z = ...` on other objects, ...).
     Other(Span),
 }
 

@@ -312,13 +312,14 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
         for ev in &events {
             let loc = file.location(ev.span.start as usize);
             eprintln!(
-                "{}:{}:{} {} ({}) unknown_input={}",
+                "{}:{}:{} {} ({}) unknown_input={} from_caller={}",
                 file.path.display(),
                 loc.row,
                 loc.column,
                 ev.op,
                 ev.kind,
-                ev.unknown_input
+                ev.unknown_input,
+                ev.from_caller
             );
             for o in &ev.outcomes {
                 eprintln!(

@@ -129,6 +129,13 @@ pub fn eval_call(
                     return v;
                 }
             }
+            if matches!(recv, Value::Tuple(_)) && LIST_MUTATORS.contains(&attr.as_str()) {
+                // `shape.append(n)`: the list changed; its value is no longer known.
+                if let ExprKind::Name(name) = &value.kind {
+                    env.set(name, Value::Unknown);
+                }
+                return Value::Unknown;
+            }
             if is_unknown_in_place(it, attr)
                 && (recv.is_tensor() || matches!(recv, Value::Named { is_param: true, .. }))
             {
@@ -358,6 +365,11 @@ const RUST_FLOAT_METHODS: &[&str] = &[
     "to_f32", "to_f64",
 ];
 
+/// Methods that change a Python list in place.
+const LIST_MUTATORS: &[&str] = &[
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+];
+
 /// An in-place method (`name_`) the tables do not list: it may rewrite the layout.
 fn is_unknown_in_place(it: &Interpreter, method: &str) -> bool {
     method.ends_with('_') && !method.starts_with("__") && it.tables.method(method).is_none()
@@ -551,6 +563,8 @@ fn to_arg(v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
         }
         Value::Ellipsis => ArgValue::Ellipsis,
         Value::Named { .. } if wants_tensor => ArgValue::Tensor(None),
+        // Where anything goes (`torch.tensor(data)`), a name of unknown type may be a list.
+        Value::Named { .. } if ty == Some(ParamType::Any) => ArgValue::Unknown,
         Value::Named { name, .. } => ArgValue::Int(Dim::sym(name)),
         _ => ArgValue::Unknown,
     }
@@ -642,13 +656,22 @@ fn apply_op(
     nspan: Span,
 ) -> Value {
     let recv = recv.map(|r| as_tensor(r, span));
+    let what = format!("`{}`", it.text(span).chars().take(60).collect::<String>());
+    // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
+    // tensor: their first argument is a size or data, never the input.
+    let is_factory = matches!(
+        spec.kind_name(),
+        "create" | "arange" | "linspace" | "eye" | "tensor_literal"
+    );
+    if recv.is_none() && is_factory {
+        return apply_factory(it, spec, &positional, &keywords, span, nspan, &what);
+    }
     let mut positional = positional;
     if recv.is_none() {
         if let Some(first) = positional.first_mut() {
             *first = as_tensor(first.clone(), span);
         }
     }
-    let what = format!("`{}`", it.text(span).chars().take(60).collect::<String>());
     let receiver = if recv.is_some() {
         Some(spec.receiver.unwrap_or(0))
     } else {
@@ -670,6 +693,7 @@ fn apply_op(
             unknown_input: true,
             divisibility: it.divisibility.clone(),
             assumptions: it.assumptions.clone(),
+            from_caller: it.in_followed_call(),
         });
         return unknown_result(spec);
     };
@@ -757,8 +781,66 @@ fn apply_op(
         unknown_input,
         divisibility: it.divisibility.clone(),
         assumptions: it.assumptions.clone(),
+        from_caller: it.in_followed_call(),
     });
     join_all(results)
+}
+
+/// A factory call: the op is applied once, without an input tensor; a result it can lay
+/// out (`zeros(B, T)` is a contiguous (B, T)) starts a new chain.
+fn apply_factory(
+    it: &mut Interpreter,
+    spec: &'static OpSpec,
+    positional: &[Value],
+    keywords: &[(String, Value)],
+    span: Span,
+    nspan: Span,
+    what: &str,
+) -> Value {
+    let (pos_args, kw_args) = convert_args(&spec.params, None, positional, keywords);
+    let assumptions = it.assumptions.clone();
+    let d = Decider::new(&assumptions);
+    let result = match ops::bind(spec, None, pos_args, kw_args) {
+        Ok(bound) => ops::apply(spec, &bound, &d).result,
+        Err(_) => OpResult::Unknown,
+    };
+    let outcome = match &result {
+        OpResult::Tensor(l) => Outcome::Ok(Some(l.clone())),
+        OpResult::Error(e) => Outcome::Error(e.clone()),
+        _ => Outcome::Unknown,
+    };
+    let known = matches!(outcome, Outcome::Ok(Some(_)));
+    it.events.push(OpEvent {
+        span,
+        name_span: nspan,
+        op: spec.name.clone(),
+        kind: spec.kind_name().to_string(),
+        tags: spec.tags.clone(),
+        outcomes: vec![AltOutcome {
+            input: TensorAlt {
+                layout: None,
+                chain: None,
+            },
+            target: None,
+            outcome,
+            copies: Tri::No,
+            copied_numel: None,
+            assumptions: d.used(),
+            operands: Vec::new(),
+        }],
+        unknown_input: !known,
+        divisibility: it.divisibility.clone(),
+        assumptions: it.assumptions.clone(),
+        from_caller: it.in_followed_call(),
+    });
+    let nothing = TensorAlt {
+        layout: None,
+        chain: None,
+    };
+    match result {
+        OpResult::Tensor(_) | OpResult::Tensors(_) => result_value(&nothing, result, span, what),
+        _ => unknown_result(spec),
+    }
 }
 
 /// The op's tensor arguments other than its input (the parameter at `input_index`), as

@@ -58,6 +58,9 @@ pub struct OpEvent {
     /// The assumptions the decisions were made under (settings + exact quotients), so a
     /// lint can ask further questions (e.g. to explain a finding) under the same ones.
     pub assumptions: Assumptions,
+    /// Recorded inside a call the interpreter followed, with the caller's arguments; false
+    /// in the body of the function being analysed on its own (parameters assumed contiguous).
+    pub from_caller: bool,
 }
 
 impl OpEvent {

@@ -45,6 +45,10 @@ pub struct Interpreter<'a> {
     pub class: Option<Arc<ClassInfo>>,
     /// Functions currently being interpreted (recursion guard).
     call_stack: Vec<*const Function>,
+    /// Functions (by span start) entered from a caller with its argument values.
+    pub reached_from_callers: HashSet<u32>,
+    /// How many followed calls (`call_local`) the code being interpreted is nested in.
+    followed_calls: usize,
     /// Returned values of the function being interpreted (joined).
     returns: Option<Value>,
     /// Symbols minted for sizes read from tensors of unknown shape, and the tensor they belong to.
@@ -78,6 +82,8 @@ impl<'a> Interpreter<'a> {
             events: Vec::new(),
             class: None,
             call_stack: Vec::new(),
+            reached_from_callers: HashSet::default(),
+            followed_calls: 0,
             returns: None,
             minted: HashSet::default(),
             divisibility: Vec::new(),
@@ -194,6 +200,12 @@ impl<'a> Interpreter<'a> {
         ret.unwrap_or(Value::Unknown)
     }
 
+    /// Whether the code being interpreted is inside a call followed from another function
+    /// (its parameters hold the caller's values, not the standalone assumptions).
+    pub fn in_followed_call(&self) -> bool {
+        self.followed_calls > 0
+    }
+
     /// Values for the parameters of `f` when it is analysed on its own: tensors that
     /// enter a function are assumed contiguous (assumption 1); jaxtyping annotations name
     /// their sizes.
@@ -289,7 +301,13 @@ impl<'a> Interpreter<'a> {
                     _ => Value::Unknown,
                 };
                 let rhs = self.eval(value, &mut env);
-                let v = self.binop(*op, cur, rhs, *span, &mut env);
+                let result = self.binop(*op, cur.clone(), rhs, *span, &mut env);
+                // On a tensor, `x op= y` runs in place (`__iadd__`, `__itruediv__`, ...): `x`
+                // keeps its storage, shape and strides, whatever the result of `x op y` would be.
+                let v = match cur {
+                    Value::Tensor(_) => cur,
+                    _ => result,
+                };
                 self.assign(target, v, &mut env);
                 Some(env)
             }
@@ -523,6 +541,15 @@ impl<'a> Interpreter<'a> {
             }
             Target::Tuple(items, _) => self.assign_tuple(items, v, env),
             Target::Starred(inner, _) => self.assign(inner, Value::Unknown, env),
+            // `xs[i] = v` changes a list (its value is no longer known); a tensor's item
+            // write (`x[:, 0] = v`) keeps its layout.
+            Target::Item { value, .. } => {
+                if let ExprKind::Name(name) = &value.kind {
+                    if matches!(self.lookup(name, env), Value::Tuple(_)) {
+                        env.set(name, Value::Unknown);
+                    }
+                }
+            }
             Target::Other(_) => {}
         }
     }
@@ -976,7 +1003,11 @@ impl<'a> Interpreter<'a> {
             params.push((p.name.clone(), v));
         }
         // The callee sees the file's globals but not the caller's locals.
-        self.run_function(f, params)
+        self.reached_from_callers.insert(f.span.start);
+        self.followed_calls += 1;
+        let result = self.run_function(f, params);
+        self.followed_calls -= 1;
+        result
     }
 }
 

@@ -11,7 +11,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
-use crate::ir::{self, Class, Function, Stmt, Target};
+use crate::ir::{self, Class, Function, Span, Stmt, Target};
 use crate::layout::Assumptions;
 
 pub mod calls;
@@ -54,22 +54,72 @@ pub fn analyze_module(
     it.globals = globals;
     let mut events = std::mem::take(&mut it.events);
 
-    // 2. Free functions on their own.
+    // 2. Free functions on their own. The events of a function's own body, analysed with
+    // its parameters assumed contiguous, are kept by function until step 4.
+    // (function, events of its own body, events of the calls it led into), in order.
+    let mut analysed: Vec<(Option<&Function>, Vec<OpEvent>, Vec<OpEvent>)> = Vec::new();
     for f in &module.functions {
-        events.extend(analyze_function(&mut it, f, None));
+        let (own, followed) = analyze_function(&mut it, f, None);
+        analysed.push((Some(f), own, followed));
     }
 
     // 3. Classes: constructor first, then each method.
     for c in &module.classes {
-        let info = Arc::new(class_info(&mut it, c, &mut events));
+        let mut constructor_events = Vec::new();
+        let info = Arc::new(class_info(&mut it, c, &mut constructor_events));
+        analysed.push((None, Vec::new(), constructor_events));
         for m in &c.methods {
             if m.is_constructor {
                 continue;
             }
-            events.extend(analyze_function(&mut it, m, Some(info.clone())));
+            let (own, followed) = analyze_function(&mut it, m, Some(info.clone()));
+            analysed.push((Some(m), own, followed));
+        }
+    }
+
+    // 4. A private Python helper (`_name`) that the file's own code calls is analysed
+    // through those calls, with the layouts its callers really pass; assuming its
+    // parameters contiguous as well would report copies that no caller makes (a helper
+    // given a transposed tensor, say). So at each op call in it that some caller reaches
+    // with a known layout, only the callers' analyses count; its standalone analysis (its
+    // body and the calls it led into, which rest on the same assumption) still speaks
+    // where no caller reaches, or where no caller's layout is known.
+    let reached_private_helper = |f: Option<&Function>| {
+        f.is_some_and(|f| {
+            module.language == ir::Language::Python
+                && is_private_name(&f.name)
+                && it.reached_from_callers.contains(&f.span.start)
+        })
+    };
+    // For each op call reached from a caller: whether some such visit knew the layout.
+    let mut caller_visits: HashMap<Span, bool> = HashMap::default();
+    for (f, _, followed) in &analysed {
+        if reached_private_helper(*f) {
+            continue;
+        }
+        for event in followed {
+            *caller_visits.entry(event.span).or_insert(false) |= !event.unknown_input;
+        }
+    }
+    for (f, own, followed) in analysed {
+        if reached_private_helper(f) {
+            let callers_decide = |e: &OpEvent| caller_visits.get(&e.span) == Some(&true);
+            events.extend(
+                own.into_iter()
+                    .chain(followed)
+                    .filter(|e| !callers_decide(e)),
+            );
+        } else {
+            events.extend(own);
+            events.extend(followed);
         }
     }
     dedup_events(events)
+}
+
+/// `_helper` and `__mangled`, but not dunders (`__call__`), which Python itself calls.
+fn is_private_name(name: &str) -> bool {
+    name.starts_with('_') && !(name.starts_with("__") && name.ends_with("__"))
 }
 
 /// Statements of the module body other than function/class definitions (those are
@@ -81,16 +131,20 @@ fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
         .collect()
 }
 
+/// Analyses `f` on its own; returns the events of its own body and those of the calls it
+/// led into (recorded with its argument values), apart.
 fn analyze_function(
     it: &mut Interpreter,
     f: &Arc<Function>,
     class: Option<Arc<ClassInfo>>,
-) -> Vec<OpEvent> {
+) -> (Vec<OpEvent>, Vec<OpEvent>) {
     it.class = class;
     it.reset_function_state();
     let params = it.standalone_params(f);
     it.run_function(f, params);
     std::mem::take(&mut it.events)
+        .into_iter()
+        .partition(|event| !event.from_caller)
 }
 
 /// Run the constructor(s) to learn the attributes of `self`. Attributes that any other

@@ -150,6 +150,7 @@ mod tests {
             unknown_input: false,
             divisibility: Vec::new(),
             assumptions: Assumptions::default(),
+            from_caller: false,
         }
     }
 

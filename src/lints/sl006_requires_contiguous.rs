@@ -93,6 +93,7 @@ mod tests {
             unknown_input,
             divisibility: Vec::new(),
             assumptions: Assumptions::default(),
+            from_caller: false,
         }
     }
 

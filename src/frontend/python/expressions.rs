@@ -464,6 +464,13 @@ impl<'t> Lowerer<'t> {
                     span,
                 )
             }
+            "subscript" => match self.field(node, self.fields.value) {
+                Some(value) => Target::Item {
+                    value: Box::new(self.lower_expr(value)),
+                    span,
+                },
+                None => Target::Other(span),
+            },
             "list_splat_pattern" | "list_splat" => match self.first_named_child(node) {
                 Some(inner) => Target::Starred(Box::new(self.lower_target(inner)), span),
                 None => Target::Other(span),

@@ -113,6 +113,7 @@ fn show_target(target: &Target) -> String {
             )
         }
         Target::Starred(inner, _) => format!("*{}", show_target(inner)),
+        Target::Item { value, .. } => format!("{}[…]", show(value)),
         Target::Other(_) => "<other>".into(),
     }
 }
@@ -570,7 +571,7 @@ fn assignment_forms() {
         (a, *rest) = f(*args, k=1, **kw)
         ((h, w), (c, *_)) = shape
         self.weight = w
-        <other> = v
+        cache[…] = v
         x = 3
         other
         x Add= 1
@@ -1004,6 +1005,7 @@ fn max_ir_depth(module: &Module) -> usize {
                     pending.extend(elements.iter().map(|t| (Item::Target(t), below)))
                 }
                 Target::Starred(inner, _) => pending.push((Item::Target(inner), below)),
+                Target::Item { value, .. } => pending.push((Item::Expr(value), below)),
                 Target::Name(..) | Target::Other(_) => {}
             },
             Item::Expr(expr) => {

@@ -96,6 +96,7 @@ fn show_target(target: &Target) -> String {
             items.iter().map(show_target).collect::<Vec<_>>().join(", ")
         ),
         Target::Starred(inner, _) => format!("*{}", show_target(inner)),
+        Target::Item { value, .. } => format!("{}[…]", show(value)),
         Target::Other(_) => "<other>".into(),
     }
 }
