@@ -656,7 +656,7 @@ fn apply_op(
     nspan: Span,
 ) -> Value {
     let recv = recv.map(|r| as_tensor(r, span));
-    let what = format!("`{}`", it.text(span).chars().take(60).collect::<String>());
+    let what = step_description(it, span, nspan);
     // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
     // tensor: their first argument is a size or data, never the input.
     let is_factory = matches!(
@@ -784,6 +784,27 @@ fn apply_op(
         from_caller: it.in_followed_call(),
     });
     join_all(results)
+}
+
+/// How a chain label names the step at `span` (the call) whose op name is at `nspan`: a
+/// method call by its own part (`.transpose(1, 2)`, so that the steps of a chain starting at
+/// the same receiver read apart), anything else by its text; long texts are cut.
+fn step_description(it: &Interpreter, span: Span, nspan: Span) -> String {
+    const MAX_CHARS: usize = 60;
+    let method_start = (nspan.start as usize).checked_sub(1);
+    let is_method = nspan.start > span.start
+        && method_start.is_some_and(|dot| it.text(Span::new(dot, dot + 1)) == ".");
+    let text = match (is_method, method_start) {
+        (true, Some(dot)) => it.text(Span::new(dot, span.end as usize)),
+        _ => it.text(span),
+    };
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() > MAX_CHARS {
+        let cut: String = text.chars().take(MAX_CHARS - 1).collect();
+        format!("`{cut}…`")
+    } else {
+        format!("`{text}`")
+    }
 }
 
 /// A factory call: the op is applied once, without an input tensor; a result it can lay
