@@ -56,10 +56,15 @@ pub fn arange<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
                 ArgValue::Float(x) => Some(*x),
                 other => other.as_i64().map(|i| i as f64),
             };
-            match (as_f64(&start), as_f64(&end), as_f64(&step)) {
-                (Some(a), Some(b), Some(s)) if s != 0.0 => S::lit(((b - a) / s).ceil() as i64),
-                _ => return Err(unknown()),
+            // A float whose value the analysis does not know arrives as NaN.
+            let length = match (as_f64(&start), as_f64(&end), as_f64(&step)) {
+                (Some(a), Some(b), Some(s)) if s != 0.0 => ((b - a) / s).ceil(),
+                _ => f64::NAN,
+            };
+            if !length.is_finite() {
+                return Err(unknown());
             }
+            S::lit(length.max(0.0) as i64)
         }
     };
     Ok(Transfer::tensor(Layout::contiguous(vec![length])))
@@ -123,6 +128,24 @@ mod tests {
 
     fn shape(t: Transfer<i64>) -> Option<Vec<i64>> {
         t.layout().map(|l| l.shape.clone())
+    }
+
+    /// `arange` over floats the analysis does not know (NaN) has an unknown length, not 0.
+    #[test]
+    fn arange_of_unknown_floats_is_unknown() {
+        let unknown = function(
+            "torch.arange",
+            vec![A::Float(f64::NAN), A::Float(f64::NAN)],
+            vec![],
+        );
+        assert_eq!(shape(unknown), None);
+        // torch.arange(0.0, 2.5, 0.5).shape == (5,)
+        let known = function(
+            "torch.arange",
+            vec![A::Float(0.0), A::Float(2.5), A::Float(0.5)],
+            vec![],
+        );
+        assert_eq!(shape(known), Some(vec![5]));
     }
 
     /// Shapes observed on torch 2.15.
