@@ -683,18 +683,7 @@ fn apply_op(
         primary_alts(&recv, &positional).or_else(|| list_input.clone().map(|alt| vec![alt]))
     else {
         // Input layout unknown: still evaluate size queries etc.? Nothing certain can follow.
-        it.events.push(OpEvent {
-            span,
-            name_span: nspan,
-            op: spec.name.clone(),
-            kind: spec.kind_name().to_string(),
-            tags: spec.tags.clone(),
-            outcomes: Vec::new(),
-            unknown_input: true,
-            divisibility: it.divisibility.clone(),
-            assumptions: it.assumptions.clone(),
-            from_caller: it.in_followed_call(),
-        });
+        record_event(it, spec, span, nspan, Vec::new(), true);
         return unknown_result(spec);
     };
     let mut outcomes = Vec::with_capacity(alts.len());
@@ -771,6 +760,19 @@ fn apply_op(
         });
         results.push(result_value(alt, transfer.result, span, &what));
     }
+    record_event(it, spec, span, nspan, outcomes, unknown_input);
+    join_all(results)
+}
+
+/// Records what the op at `span` did (one outcome per input alternative) for the lints.
+fn record_event(
+    it: &mut Interpreter,
+    spec: &OpSpec,
+    span: Span,
+    nspan: Span,
+    outcomes: Vec<AltOutcome>,
+    unknown_input: bool,
+) {
     it.events.push(OpEvent {
         span,
         name_span: nspan,
@@ -783,7 +785,6 @@ fn apply_op(
         assumptions: it.assumptions.clone(),
         from_caller: it.in_followed_call(),
     });
-    join_all(results)
 }
 
 /// How a chain label names the step at `span` (the call) whose op name is at `nspan`: a
@@ -831,33 +832,20 @@ fn apply_factory(
         _ => Outcome::Unknown,
     };
     let known = matches!(outcome, Outcome::Ok(Some(_)));
-    it.events.push(OpEvent {
-        span,
-        name_span: nspan,
-        op: spec.name.clone(),
-        kind: spec.kind_name().to_string(),
-        tags: spec.tags.clone(),
-        outcomes: vec![AltOutcome {
-            input: TensorAlt {
-                layout: None,
-                chain: None,
-            },
-            target: None,
-            outcome,
-            copies: Tri::No,
-            copied_numel: None,
-            assumptions: d.used(),
-            operands: Vec::new(),
-        }],
-        unknown_input: !known,
-        divisibility: it.divisibility.clone(),
-        assumptions: it.assumptions.clone(),
-        from_caller: it.in_followed_call(),
-    });
     let nothing = TensorAlt {
         layout: None,
         chain: None,
     };
+    let factory_outcome = AltOutcome {
+        input: nothing.clone(),
+        target: None,
+        outcome,
+        copies: Tri::No,
+        copied_numel: None,
+        assumptions: d.used(),
+        operands: Vec::new(),
+    };
+    record_event(it, spec, span, nspan, vec![factory_outcome], !known);
     match result {
         OpResult::Tensor(_) | OpResult::Tensors(_) => result_value(&nothing, result, span, what),
         _ => unknown_result(spec),
