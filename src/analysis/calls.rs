@@ -783,6 +783,7 @@ fn record_event(
         unknown_input,
         divisibility: it.divisibility.clone(),
         assumptions: it.assumptions.clone(),
+        table: spec.source,
         from_caller: it.in_followed_call(),
     });
 }

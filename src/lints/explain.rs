@@ -50,6 +50,26 @@ pub fn notes_for(ev: &OpEvent, alt: &AltOutcome) -> Vec<String> {
 /// "merges dims 2 (n_head) and 3 (D), which are not adjacent in memory (stride(2) = T·D,
 /// but size(3)·stride(3) = D)". Falls back to the first non-adjacent pair when the target's
 /// grouping cannot be worked out.
+/// Why `layout` is not contiguous, e.g. "it is not contiguous (stride(1) = 3·H, where a
+/// contiguous tensor has H)": the innermost dim whose stride differs from the contiguous one.
+pub fn describe_non_contiguous(layout: &SymLayout, assumptions: &Assumptions) -> Option<String> {
+    let d = Decider::new(assumptions);
+    let mut contiguous_stride = Dim::lit(1);
+    for i in (0..layout.shape.len()).rev() {
+        let size = &layout.shape[i];
+        if !d.eq_lit(size, 1).is_yes() {
+            if d.ne(&layout.strides[i], &contiguous_stride).is_yes() {
+                return Some(format!(
+                    "it is not contiguous (stride({i}) = {}, where a contiguous tensor has {})",
+                    layout.strides[i], contiguous_stride
+                ));
+            }
+            contiguous_stride = contiguous_stride.mul(size);
+        }
+    }
+    None
+}
+
 pub fn describe_non_adjacent(
     layout: &SymLayout,
     target: Option<&[Dim]>,

@@ -8,6 +8,7 @@ use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::format_shape;
 use crate::diagnostic::{Diagnostic, Severity, Subject};
 
+use super::explain::describe_non_contiguous;
 use super::{chain_labels, describe_non_adjacent, notes_for, LintContext};
 
 pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
@@ -24,9 +25,20 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         .as_ref()
         .map(|n| format!("{n} elements"))
         .unwrap_or_else(|| "the whole tensor".into());
-    let why = describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions)
-        .map(|s| format!("; {s}"))
-        .unwrap_or_default();
+    // candle's `reshape` copies whenever its input is not contiguous, whether or not the
+    // merged dims could be viewed (spec §10.2); torch and tch-rs copy only when they cannot.
+    let why = if ev.table == "rules/candle.toml" {
+        describe_non_contiguous(input, &ev.assumptions).map(|s| {
+            format!(
+                "candle's `{}` copies every non-contiguous input, and {s}",
+                ev.op
+            )
+        })
+    } else {
+        describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions)
+    }
+    .map(|s| format!("; {s}"))
+    .unwrap_or_default();
     let target = alt
         .target
         .as_ref()
@@ -56,4 +68,44 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         verify: None,
         subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: alt.target.clone() }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::{check_source, Settings};
+
+    fn messages(path: &str, source: &str) -> Vec<String> {
+        check_source(Path::new(path), source.to_string(), &Settings::default())
+            .into_iter()
+            .filter(|d| d.code == "SL002")
+            .map(|d| d.message)
+            .collect()
+    }
+
+    /// candle copies any non-contiguous input; torch only when the dims cannot be merged.
+    #[test]
+    fn the_reason_follows_the_library() {
+        let candle = messages(
+            "model.rs",
+            "use candle_core::{Tensor, D};\nfn f(x: &Tensor) -> candle_core::Result<Tensor> {\n    let (b, t, c) = x.dims3()?;\n    x.transpose(1, 2)?.reshape((b, c * t))\n}\n",
+        );
+        assert_eq!(candle.len(), 1, "{candle:?}");
+        assert!(
+            candle[0].contains("candle's `reshape` copies every non-contiguous input, and it is not contiguous (stride(2) = c, where a contiguous tensor has 1)"),
+            "{}",
+            candle[0]
+        );
+        let torch = messages(
+            "model.py",
+            "def f(x):\n    b, t, c = x.shape\n    return x.transpose(1, 2).reshape(b, c * t)\n",
+        );
+        assert_eq!(torch.len(), 1, "{torch:?}");
+        assert!(
+            torch[0].contains("which are not adjacent in memory"),
+            "{}",
+            torch[0]
+        );
+    }
 }

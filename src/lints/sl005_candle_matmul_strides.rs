@@ -150,6 +150,7 @@ mod tests {
             unknown_input: false,
             divisibility: Vec::new(),
             assumptions: Assumptions::default(),
+            table: "rules/candle.toml",
             from_caller: false,
         }
     }

@@ -93,6 +93,7 @@ mod tests {
             unknown_input,
             divisibility: Vec::new(),
             assumptions: Assumptions::default(),
+            table: "rules/candle.toml",
             from_caller: false,
         }
     }
