@@ -728,6 +728,7 @@ fn apply_op(
                     result: OpResult::Unknown,
                     copies: Tri::Unknown,
                     copied_numel: None,
+                    copied_reshape: None,
                 },
                 None,
             ),
@@ -755,6 +756,7 @@ fn apply_op(
             outcome,
             copies: transfer.copies,
             copied_numel: transfer.copied_numel.clone(),
+            copied_reshape: transfer.copied_reshape.clone(),
             assumptions: d.used(),
             operands,
         });
@@ -843,6 +845,7 @@ fn apply_factory(
         outcome,
         copies: Tri::No,
         copied_numel: None,
+        copied_reshape: None,
         assumptions: d.used(),
         operands: Vec::new(),
     };
@@ -891,6 +894,7 @@ fn contiguous_unknown_shape(
         result: OpResult::Unknown,
         copies: Tri::Unknown,
         copied_numel: None,
+        copied_reshape: None,
     };
     match spec.kind_name() {
         "view" | "reshape" => {
@@ -918,6 +922,7 @@ fn contiguous_unknown_shape(
                         result: OpResult::Error(err),
                         copies: Tri::No,
                         copied_numel: None,
+                        copied_reshape: None,
                     },
                     Some(target),
                     None,
@@ -940,6 +945,7 @@ fn contiguous_unknown_shape(
                     result: OpResult::Tensor(l),
                     copies: Tri::No,
                     copied_numel: None,
+                    copied_reshape: None,
                 },
                 Some(target),
                 None,
@@ -983,6 +989,7 @@ fn contiguous_unknown_shape(
                     result: OpResult::Size(ArgValue::Int(size)),
                     copies: Tri::No,
                     copied_numel: None,
+                    copied_reshape: None,
                 },
                 None,
                 None,
@@ -993,6 +1000,7 @@ fn contiguous_unknown_shape(
                 result: OpResult::UnknownTensor,
                 copies: Tri::No,
                 copied_numel: None,
+                copied_reshape: None,
             },
             None,
             None,

@@ -28,6 +28,9 @@ pub struct AltOutcome {
     /// Does the op materialise a copy of its input?
     pub copies: Tri,
     pub copied_numel: Option<Dim>,
+    /// For an op made of steps (einops), the reshape that copies: this intermediate layout
+    /// to this shape. `None` when the copy is of the input itself.
+    pub copied_reshape: Option<(SymLayout, Vec<Dim>)>,
     /// Assumptions the decisions used.
     pub assumptions: Vec<Assumption>,
     /// The op's other tensor arguments as it received them, by parameter name (`other`

@@ -66,7 +66,20 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         ),
         fix: None,
         verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: alt.target.clone() }),
+        // What is copied: the input, or for einops the permuted intermediate its final
+        // reshape copies (what `--verify` replays).
+        subject: Some(match &alt.copied_reshape {
+            Some((copied, shape)) => Subject {
+                op: ev.op.clone(),
+                layout: copied.clone(),
+                target: Some(shape.clone()),
+            },
+            None => Subject {
+                op: ev.op.clone(),
+                layout: input.clone(),
+                target: alt.target.clone(),
+            },
+        }),
     })
 }
 

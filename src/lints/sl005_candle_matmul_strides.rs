@@ -144,6 +144,7 @@ mod tests {
                 outcome: Outcome::Ok(Some(out)),
                 copies: Tri::No,
                 copied_numel: None,
+                copied_reshape: None,
                 assumptions: Vec::new(),
                 operands: vec![(RHS_PARAM.into(), Some(rhs))],
             }],

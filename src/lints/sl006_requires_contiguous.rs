@@ -87,6 +87,7 @@ mod tests {
                 outcome,
                 copies: Tri::No,
                 copied_numel: None,
+                copied_reshape: None,
                 assumptions: Vec::new(),
                 operands: Vec::new(),
             }],

@@ -16,6 +16,9 @@ pub struct Transfer<S> {
     pub copies: Tri,
     /// Elements copied when `copies` is `Yes` (the input's numel), for cost reports.
     pub copied_numel: Option<S>,
+    /// For an op made of steps (einops), the step that copies: a reshape of this
+    /// intermediate layout to this shape. `None` when the copy is of the input itself.
+    pub copied_reshape: Option<(Layout<S>, Vec<S>)>,
 }
 
 /// The value a call produces.
@@ -81,6 +84,7 @@ impl<S: Size> Transfer<S> {
             result,
             copies: Tri::No,
             copied_numel: None,
+            copied_reshape: None,
         }
     }
 

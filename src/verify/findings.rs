@@ -290,11 +290,20 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
             },
             Tri::Unknown => undecided(),
         },
+        // The finding records the step that copies: a reshape of the permuted intermediate.
         ("SL002", OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat) => {
-            Recheck::NotReplayable(format!(
-                "`{}` copies an intermediate permuted layout that the finding does not record",
-                subject.op
-            ))
+            match subject.target.as_deref() {
+                Some(target) => match layout::reshape(input, target, &dec) {
+                    Ok(result) => copy_verdict(&subject.op, result.copies, result.layout.as_ref()),
+                    Err(error) => Recheck::Disagrees {
+                        concrete: format!("`{}` fails: {error}", subject.op),
+                    },
+                },
+                None => Recheck::NotReplayable(format!(
+                    "`{}` copies an intermediate permuted layout that the finding does not record",
+                    subject.op
+                )),
+            }
         }
         _ => Recheck::NotReplayable(format!(
             "{code} on `{}` (kind `{}`) is not a claim --verify knows how to re-check",
@@ -803,6 +812,25 @@ mod tests {
             SourceLanguage::Rust
         );
         assert_eq!(SourceLanguage::of(std::path::Path::new("m.py")), PY);
+    }
+
+    /// An einops finding records the permuted intermediate its final reshape copies:
+    /// `b h n d -> b n (h d)` on a contiguous (2, 3, 5, 4) copies the (2, 5, 3, 4) permutation.
+    #[test]
+    fn einops_findings_replay_the_reshape_that_copies() {
+        let permuted = Layout::new(vec![2, 5, 3, 4], vec![60, 4, 20, 1], 0);
+        let subject = concrete("einops.rearrange", permuted.clone(), Some(vec![2, 5, 12]));
+        assert!(
+            matches!(recheck("SL002", &subject, PY), Recheck::Agrees { .. }),
+            "{:?}",
+            recheck("SL002", &subject, PY)
+        );
+        let contiguous = Layout::new(vec![2, 5, 3, 4], vec![60, 12, 4, 1], 0);
+        let subject = concrete("einops.rearrange", contiguous, Some(vec![2, 5, 12]));
+        assert!(matches!(
+            recheck("SL002", &subject, PY),
+            Recheck::Disagrees { .. }
+        ));
     }
 
     #[test]

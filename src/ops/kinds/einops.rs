@@ -94,13 +94,13 @@ fn run<S: Size>(
     let error = |e: LayoutError| Transfer::from_layout_error(e, OpErrorKind::ElementCount);
     let mut layout = input.clone();
     let mut copies = Tri::No;
-    let mut copied_numel = None;
+    let mut copied_reshape = None;
     let mut reshape_step =
         |layout: &Layout<S>, shape: &[S], copies: &mut Tri| -> Result<Layout<S>, Transfer<S>> {
             let result = reshape(layout, shape, d).map_err(error)?;
             *copies = copies.or(result.copies);
             if result.copies.is_yes() {
-                copied_numel = Some(layout.numel());
+                copied_reshape = Some((layout.clone(), shape.to_vec()));
             }
             result.layout.ok_or_else(|| Transfer::unknown_tensor())
         };
@@ -132,7 +132,8 @@ fn run<S: Size>(
     }
     let mut transfer = Transfer::tensor(layout);
     transfer.copies = copies;
-    transfer.copied_numel = copied_numel;
+    transfer.copied_numel = copied_reshape.as_ref().map(|(copied, _)| copied.numel());
+    transfer.copied_reshape = copied_reshape;
     Ok(transfer)
 }
 
