@@ -10,17 +10,9 @@
 //! Run `cargo test --test fixtures -- --nocapture` for the per-fixture table.
 
 mod fixture_support;
-use fixture_support::{describe_mismatch, Finding};
+use fixture_support::Finding;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-
-use stridelint::{check_source, Settings};
-
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join("python")
-}
+use std::path::PathBuf;
 
 fn fixture_paths() -> Vec<PathBuf> {
     fixture_support::fixture_paths("python", "py")
@@ -34,56 +26,12 @@ fn expected_findings(text: &str) -> BTreeSet<Finding> {
     fixture_support::expected_findings(text, &fixture_support::PYTHON)
 }
 
-fn actual_findings(path: &Path, text: &str) -> BTreeSet<Finding> {
-    check_source(path, text.to_string(), &Settings::default())
-        .iter()
-        .map(|d| {
-            (
-                d.file.location(d.span.start as usize).row,
-                d.code.to_string(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn every_fixture_reports_exactly_its_expected_findings() {
-    let paths = fixture_paths();
-    assert!(
-        !paths.is_empty(),
-        "no fixtures found in {}",
-        fixture_dir().display()
-    );
-    let mut failures = Vec::new();
-    for path in &paths {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(path).expect("fixture is UTF-8");
-        let expected = expected_findings(&text);
-        let actual = actual_findings(path, &text);
-        let missing: Vec<&Finding> = expected.difference(&actual).collect();
-        let extra: Vec<&Finding> = actual.difference(&expected).collect();
-        let verdict = if missing.is_empty() && extra.is_empty() {
-            "ok"
-        } else {
-            "FAIL"
-        };
-        println!(
-            "{verdict:<4} {name:<36} expected {:>2}, reported {:>2}, missing {:>2}, extra {:>2}",
-            expected.len(),
-            actual.len(),
-            missing.len(),
-            extra.len()
-        );
-        if verdict != "ok" {
-            failures.push(describe_mismatch(&name, &text, &missing, &extra));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} fixtures disagree with their `# expect:` markers:\n\n{}",
-        failures.len(),
-        paths.len(),
-        failures.join("\n")
+    fixture_support::assert_every_fixture_matches(
+        &fixture_paths(),
+        &fixture_support::PYTHON,
+        "fixtures",
     );
 }
 

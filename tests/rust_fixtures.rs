@@ -10,12 +10,12 @@
 //! Run `cargo test --test rust_fixtures -- --nocapture` for the per-fixture table.
 
 mod fixture_support;
-use fixture_support::{describe_mismatch, Finding};
+use fixture_support::Finding;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use stridelint::layout::CandleBackend;
-use stridelint::{check_source, Settings};
+use stridelint::Settings;
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -36,55 +36,15 @@ fn expected_findings(text: &str) -> BTreeSet<Finding> {
 }
 
 fn findings(path: &Path, text: &str, settings: &Settings) -> BTreeSet<Finding> {
-    check_source(path, text.to_string(), settings)
-        .iter()
-        .map(|d| {
-            (
-                d.file.location(d.span.start as usize).row,
-                d.code.to_string(),
-            )
-        })
-        .collect()
+    fixture_support::reported_findings(path, text, settings)
 }
 
 #[test]
 fn every_rust_fixture_reports_exactly_its_expected_findings() {
-    let paths = fixture_paths();
-    assert!(
-        !paths.is_empty(),
-        "no fixtures in {}",
-        fixture_dir().display()
-    );
-    let mut failures = Vec::new();
-    for path in &paths {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(path).expect("fixture is UTF-8");
-        let expected = expected_findings(&text);
-        let actual = findings(path, &text, &Settings::default());
-        let missing: Vec<&Finding> = expected.difference(&actual).collect();
-        let extra: Vec<&Finding> = actual.difference(&expected).collect();
-        let verdict = if missing.is_empty() && extra.is_empty() {
-            "ok"
-        } else {
-            "FAIL"
-        };
-        println!(
-            "{verdict:<4} {name:<32} expected {:>2}, reported {:>2}, missing {:>2}, extra {:>2}",
-            expected.len(),
-            actual.len(),
-            missing.len(),
-            extra.len()
-        );
-        if verdict != "ok" {
-            failures.push(describe_mismatch(&name, &text, &missing, &extra));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} Rust fixtures disagree with their `// expect:` markers:\n\n{}",
-        failures.len(),
-        paths.len(),
-        failures.join("\n")
+    fixture_support::assert_every_fixture_matches(
+        &fixture_paths(),
+        &fixture_support::RUST,
+        "Rust fixtures",
     );
 }
 

@@ -103,3 +103,59 @@ pub fn describe_mismatch(
     }
     report
 }
+
+/// The findings stridelint reports in one file, as (line, code).
+pub fn reported_findings(
+    path: &Path,
+    text: &str,
+    settings: &stridelint::Settings,
+) -> BTreeSet<Finding> {
+    stridelint::check_source(path, text.to_string(), settings)
+        .iter()
+        .map(|d| {
+            (
+                d.file.location(d.span.start as usize).row,
+                d.code.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Lints every fixture in `paths` and asserts that each reports exactly the findings its
+/// markers expect. Prints a row per fixture (`--nocapture`) and, on failure, every
+/// disagreement of every fixture at once.
+pub fn assert_every_fixture_matches(paths: &[PathBuf], markers: &Markers, what: &str) {
+    assert!(!paths.is_empty(), "no {what} found");
+    let mut failures = Vec::new();
+    for path in paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).expect("fixture is UTF-8");
+        let expected = expected_findings(&text, markers);
+        let actual = reported_findings(path, &text, &stridelint::Settings::default());
+        let missing: Vec<&Finding> = expected.difference(&actual).collect();
+        let extra: Vec<&Finding> = actual.difference(&expected).collect();
+        let verdict = if missing.is_empty() && extra.is_empty() {
+            "ok"
+        } else {
+            "FAIL"
+        };
+        println!(
+            "{verdict:<4} {name:<36} expected {:>2}, reported {:>2}, missing {:>2}, extra {:>2}",
+            expected.len(),
+            actual.len(),
+            missing.len(),
+            extra.len()
+        );
+        if verdict != "ok" {
+            failures.push(describe_mismatch(&name, &text, &missing, &extra));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} {what} disagree with their `{}` markers:\n\n{}",
+        failures.len(),
+        paths.len(),
+        markers.expect,
+        failures.join("\n")
+    );
+}
