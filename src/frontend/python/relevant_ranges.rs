@@ -281,9 +281,22 @@ impl References {
         for (definition, &key) in references.key_of.iter().enumerate() {
             references.definitions_by_key[key].push(definition);
         }
+        // Most identifiers are no definition's name: rule them out by length and first byte
+        // before hashing them.
+        let (shortest, longest) = ids.keys().fold((usize::MAX, 0), |(lo, hi), name| {
+            (lo.min(name.len()), hi.max(name.len()))
+        });
+        let mut starts_a_name = [false; 256];
+        for name in ids.keys() {
+            starts_a_name[usize::from(name[0])] = true;
+        }
         for (index, piece) in pieces.pieces.iter().enumerate() {
             let range = piece.range.clone();
             let mut found: Vec<usize> = identifiers(bytes, range)
+                .filter(|word| {
+                    (shortest..=longest).contains(&word.len())
+                        && starts_a_name[usize::from(bytes[word.start])]
+                })
                 .filter_map(|word| {
                     let id = *ids.get(&bytes[word.clone()])?;
                     reference_at(bytes, word.start, id)
@@ -308,6 +321,17 @@ impl References {
     }
 }
 
+/// [`is_identifier_byte`] as a table, for the scan over every byte of a file.
+const IDENTIFIER_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = is_identifier_byte(byte as u8);
+        byte += 1;
+    }
+    table
+};
+
 /// The identifiers in `bytes[range]` (maximal runs of identifier bytes not starting with a
 /// digit), comments and strings included.
 fn identifiers(bytes: &[u8], range: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
@@ -315,12 +339,12 @@ fn identifiers(bytes: &[u8], range: Range<usize>) -> impl Iterator<Item = Range<
     let mut at = range.start;
     std::iter::from_fn(move || {
         while at < end {
-            if !is_identifier_byte(bytes[at]) {
+            if !IDENTIFIER_BYTE[usize::from(bytes[at])] {
                 at += 1;
                 continue;
             }
             let start = at;
-            while at < end && is_identifier_byte(bytes[at]) {
+            while at < end && IDENTIFIER_BYTE[usize::from(bytes[at])] {
                 at += 1;
             }
             if !bytes[start].is_ascii_digit() {
@@ -439,7 +463,7 @@ fn line_starts_with_target(bytes: &[u8], at: usize) -> bool {
         .all(|&b| matches!(b, b' ' | b'\t' | b'(' | b'['))
 }
 
-fn is_identifier_byte(byte: u8) -> bool {
+const fn is_identifier_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_' || !byte.is_ascii()
 }
 
