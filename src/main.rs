@@ -46,9 +46,17 @@ enum Command {
 
 #[derive(Args)]
 struct CheckArgs {
-    /// Files or directories to lint (directories are searched recursively).
+    /// Files or directories to lint (directories are searched recursively); `-` reads one
+    /// file from standard input (name it with `--stdin-filename`).
     #[arg(default_value = ".")]
     paths: Vec<PathBuf>,
+    /// The name of the file read from standard input (`-`): where findings are reported,
+    /// which configuration applies, and its language (`.rs` is Rust). Default `stdin.py`.
+    #[arg(long, value_name = "PATH")]
+    stdin_filename: Option<PathBuf>,
+    /// Write the report to FILE instead of standard output (e.g. `-o results.sarif`).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output_file: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "full")]
     output_format: OutputFormat,
@@ -224,7 +232,16 @@ fn lint(
     cache: Option<&Cache>,
     human_format: bool,
 ) -> CheckResult {
-    let (files, errors) = discover_files(paths, resolver);
+    let (stdin, paths): (Vec<&PathBuf>, Vec<PathBuf>) = {
+        let (stdin, rest): (Vec<&PathBuf>, Vec<&PathBuf>) =
+            paths.iter().partition(|p| p.as_os_str() == "-");
+        (stdin, rest.into_iter().cloned().collect())
+    };
+    let (files, errors) = if paths.is_empty() && !stdin.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        discover_files(&paths, resolver)
+    };
     let progress = Progress::new(files.len(), human_format);
     let mut result = check_files(
         &files,
@@ -236,10 +253,53 @@ fn lint(
     );
     progress.finish();
     result.errors.splice(0..0, errors);
+    if !stdin.is_empty() {
+        lint_stdin(resolver, &mut result);
+    }
     result
 }
 
+/// The name under which `-` (standard input) is linted; set from `--stdin-filename`.
+static STDIN_FILENAME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Lints standard input as one file named by `--stdin-filename` (default `stdin.py`).
+fn lint_stdin(resolver: &SettingsResolver, result: &mut CheckResult) {
+    let name = STDIN_FILENAME
+        .get()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("stdin.py"));
+    let mut bytes = Vec::new();
+    let read = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes);
+    let text = read
+        .map_err(|e| e.to_string())
+        .and_then(|_| String::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string()));
+    let settings = resolver.settings_for(&name).map_err(|e| e.to_string());
+    match (text, settings) {
+        (Ok(text), Ok(settings)) => {
+            if resolver.is_excluded(&name, false).unwrap_or(false) {
+                return;
+            }
+            result
+                .diagnostics
+                .extend(stridelint::check_source(&name, text, &settings));
+            result.files_checked += 1;
+        }
+        (Err(message), _) | (_, Err(message)) => result.errors.push(stridelint::FileError {
+            path: name,
+            message: format!("standard input: {message}"),
+        }),
+    }
+}
+
 fn run_check(args: CheckArgs) -> ExitCode {
+    let reads_stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if reads_stdin && (args.fix || args.diff || args.add_noqa) {
+        eprintln!("error: --fix, --diff and --add-noqa edit files; they cannot be used with `-` (standard input)");
+        return ExitCode::from(2);
+    }
+    if let Some(name) = &args.stdin_filename {
+        let _ = STDIN_FILENAME.set(name.clone());
+    }
     let resolver = match SettingsResolver::from_cli(
         cli_overrides(&args),
         args.config.as_deref(),
@@ -353,7 +413,11 @@ fn run_check(args: CheckArgs) -> ExitCode {
     let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        ColorChoice::Auto => {
+            args.output_file.is_none()
+                && stdout.is_terminal()
+                && std::env::var_os("NO_COLOR").is_none()
+        }
     };
     let rules = rule_infos();
     let version = env!("CARGO_PKG_VERSION");
@@ -371,7 +435,16 @@ fn run_check(args: CheckArgs) -> ExitCode {
             });
         }
     }
-    let mut out = stdout.lock();
+    let mut out: Box<dyn Write> = match &args.output_file {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Box::new(std::io::BufWriter::new(file)),
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => Box::new(stdout.lock()),
+    };
     let written = if args.statistics {
         report::write_statistics(&mut out, &diagnostics, &ctx)
     } else {
@@ -405,6 +478,12 @@ fn run_check(args: CheckArgs) -> ExitCode {
                 plural(result.files_checked, "file")
             )
         };
+    }
+    if let Err(e) = out.flush() {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write output: {e}");
+            return ExitCode::from(2);
+        }
     }
     drop(out);
     for e in &result.errors {

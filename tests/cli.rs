@@ -284,3 +284,66 @@ fn the_github_action_annotates_and_writes_the_step_summary() {
     );
     assert!(written.contains("in 2 files."), "{written}");
 }
+
+/// `-` lints standard input under `--stdin-filename`, with the configuration that applies
+/// to that name (as editors and formatters pass buffers); edits are refused.
+#[test]
+fn standard_input_is_linted_under_its_given_name() {
+    let dir = project(&[("pkg/stridelint.toml", "ignore = [\"SL001\"]\n")]);
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stridelint"))
+            .current_dir(dir.path())
+            .args(args)
+            .arg("--no-cache")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(VIEW_BUG.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&[
+        "check",
+        "-",
+        "--stdin-filename",
+        "models/model.py",
+        "--output-format",
+        "concise",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("models/model.py:4:12: SL001"),
+        "{}",
+        stdout(&out)
+    );
+    // Under `pkg/`, `pkg/stridelint.toml` applies and ignores SL001.
+    let ignored = run(&["check", "-", "--stdin-filename", "pkg/model.py"]);
+    assert_eq!(ignored.status.code(), Some(0), "{}", stdout(&ignored));
+    let fix = run(&["check", "-", "--fix"]);
+    assert_eq!(fix.status.code(), Some(2));
+    assert!(stderr(&fix).contains("standard input"), "{}", stderr(&fix));
+}
+
+/// `-o FILE` writes the report there, uncoloured, and nothing to standard output.
+#[test]
+fn output_file_receives_the_report() {
+    let dir = project(&[("model.py", VIEW_BUG)]);
+    let out = stridelint(
+        dir.path(),
+        &["check", ".", "--output-format", "json", "-o", "report.json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let report = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    let findings: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(findings[0]["code"], "SL001");
+    let missing_dir = stridelint(dir.path(), &["check", ".", "-o", "no/such/dir/r.txt"]);
+    assert_eq!(missing_dir.status.code(), Some(2));
+}
