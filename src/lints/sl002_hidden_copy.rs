@@ -73,11 +73,13 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
                 op: ev.op.clone(),
                 layout: copied.clone(),
                 target: Some(shape.clone()),
+                table: ev.table,
             },
             None => Subject {
                 op: ev.op.clone(),
                 layout: input.clone(),
                 target: alt.target.clone(),
+                table: ev.table,
             },
         }),
     })

@@ -49,7 +49,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         ),
         fix: None,
         verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: None }),
+        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: None, table: ev.table }),
     })
 }
 

@@ -87,6 +87,8 @@ pub struct ConcreteSubject {
     pub target: Option<Vec<i64>>,
     /// Every name the sizes mention, with the value used.
     pub dims: BTreeMap<String, i64>,
+    /// The op table the op came from (see [`Subject::table`]).
+    pub table: &'static str,
 }
 
 /// The answer of [`concretize`].
@@ -141,6 +143,7 @@ pub fn concretize(subject: &Subject, dims: &BTreeMap<String, i64>) -> Concretiza
             layout,
             target,
             dims,
+            table: subject.table,
         }),
         Err(size) => {
             let values: Vec<String> = dims.iter().map(|(n, v)| format!("{n} = {v}")).collect();
@@ -219,6 +222,9 @@ impl SourceLanguage {
 }
 
 /// Re-checks the claim of finding `code` (SL001 or SL002) on the concrete subject.
+const CANDLE_TABLE: &str = "rules/candle.toml";
+const TCH_TABLE: &str = "rules/tch.toml";
+
 pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) -> Recheck {
     let tables = match language {
         SourceLanguage::Python => vec![OpTable::torch()],
@@ -248,10 +254,17 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
                 ViewOutcome::Unknown => undecided(),
             }
         }
+        // candle copies exactly when the input is not contiguous; a finding whose table is
+        // not recorded may be candle or tch-rs, whose copies need that too.
         ("SL002", OpKind::Reshape | OpKind::Flatten | OpKind::Ravel)
-            if language == SourceLanguage::Rust =>
+            if language == SourceLanguage::Rust && subject.table != TCH_TABLE =>
         {
+            let candle = subject.table == CANDLE_TABLE;
             match input.is_contiguous(&dec) {
+                Tri::No if candle => Recheck::Agrees {
+                    concrete: "the input is not contiguous, and candle's reshape copies exactly then".to_string(),
+                    complete: true,
+                },
                 Tri::No => Recheck::Agrees {
                     concrete: "the input is not contiguous: candle's reshape copies exactly then, and tch-rs (PyTorch) only then".to_string(),
                     complete: false,
@@ -610,6 +623,7 @@ mod tests {
             op: op.to_string(),
             layout: transposed,
             target,
+            table: "rules/torch.toml",
         }
     }
 
@@ -679,6 +693,7 @@ mod tests {
             op: "view".into(),
             layout: Layout::contiguous(vec![sym("B"), quotient]),
             target: None,
+            table: "rules/torch.toml",
         };
         match concretize(&subject, &dims(&[("B", 2), ("C", 100), ("h", 12)])) {
             Concretization::NotIntegral(why) => {
@@ -694,6 +709,7 @@ mod tests {
             op: "view".into(),
             layout: Layout::contiguous(vec![Dim::opaque("x.shape[2]"), Dim::lit(3)]),
             target: None,
+            table: "rules/torch.toml",
         };
         assert_eq!(
             concretize(&subject, &BTreeMap::new()),
@@ -713,6 +729,7 @@ mod tests {
             layout,
             target,
             dims: BTreeMap::new(),
+            table: "",
         }
     }
 
@@ -805,6 +822,24 @@ mod tests {
         let contiguous = concrete("reshape", Layout::contiguous(vec![3i64, 4]), Some(vec![12]));
         assert!(matches!(
             recheck("SL002", &contiguous, SourceLanguage::Rust),
+            Recheck::Disagrees { .. }
+        ));
+        // With the table recorded the answer is complete: candle copies, tch-rs (PyTorch's
+        // rule) returns a view.
+        let candle = ConcreteSubject {
+            table: CANDLE_TABLE,
+            ..split.clone()
+        };
+        assert!(matches!(
+            recheck("SL002", &candle, SourceLanguage::Rust),
+            Recheck::Agrees { complete: true, .. }
+        ));
+        let tch = ConcreteSubject {
+            table: TCH_TABLE,
+            ..split.clone()
+        };
+        assert!(matches!(
+            recheck("SL002", &tch, SourceLanguage::Rust),
             Recheck::Disagrees { .. }
         ));
         assert_eq!(
@@ -943,6 +978,7 @@ mod tests {
             op: "view".into(),
             layout: Layout::contiguous(vec![b, t, h, d]),
             target: Some(merge_target()),
+            table: "rules/torch.toml",
         };
         let v = verifier
             .verify(
