@@ -54,9 +54,8 @@ pub fn analyze_module(
     it.globals = globals;
     let mut events = std::mem::take(&mut it.events);
 
-    // 2. Free functions on their own. The events of a function's own body, analysed with
-    // its parameters assumed contiguous, are kept by function until step 4.
-    // (function, events of its own body, events of the calls it led into), in order.
+    // 2. Free functions on their own. Each analysis is kept as (function, events of its own
+    // body, events of the calls it led into) until step 4 decides which count.
     let mut analysed: Vec<(Option<&Function>, Vec<OpEvent>, Vec<OpEvent>)> = Vec::new();
     for f in &module.functions {
         let (own, followed) = analyze_function(&mut it, f, None);
