@@ -202,12 +202,12 @@ fn use_mimalloc_for_tree_sitter() {
         // parsers are made and `Once` orders it before every use), with a complete, matching
         // set of C allocation functions.
         unsafe {
-            tree_sitter::set_allocator(
-                Some(libmimalloc_sys::mi_malloc),
-                Some(libmimalloc_sys::mi_calloc),
-                Some(libmimalloc_sys::mi_realloc),
-                Some(libmimalloc_sys::mi_free),
-            );
+            tree_sitter::set_allocator(Some(tree_sitter::Allocator {
+                malloc: libmimalloc_sys::mi_malloc,
+                calloc: libmimalloc_sys::mi_calloc,
+                realloc: libmimalloc_sys::mi_realloc,
+                free: libmimalloc_sys::mi_free,
+            }));
         }
     });
 }
