@@ -84,9 +84,9 @@ pub struct Subject {
     pub layout: crate::layout::Layout<crate::layout::Dim>,
     /// The target shape as written (may hold `-1`), when the op has one.
     pub target: Option<Vec<crate::layout::Dim>>,
-    /// The op table the op came from (`rules/candle.toml` copies on every non-contiguous
-    /// input; `rules/tch.toml` and `rules/torch.toml` only where no view exists).
-    pub table: &'static str,
+    /// The library rules the op follows (candle's `reshape` copies on every non-contiguous
+    /// input; PyTorch's and tch-rs's only where no view exists).
+    pub semantics: crate::ops::Semantics,
 }
 
 impl Diagnostic {

@@ -297,17 +297,17 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     let parsed = if is_rust {
         frontend::rust::parse_rust(&file.text)
     } else {
-        parse_python_for_lint(&file.text)
+        parse_python_file(&file.text)
     };
     let mut diagnostics = Vec::new();
     if let Some(e) = parsed.errors.first() {
         diagnostics.push(syntax_error(&file, e.span, &e.message, is_rust));
     }
-    if std::env::var_os("STRIDELINT_PARSE_ONLY").is_some() {
+    if debug_flags().parse_only {
         return diagnostics;
     }
     let events = analysis::analyze_module(&parsed.module, &file.text, &settings.analysis);
-    if std::env::var_os("STRIDELINT_DEBUG_EVENTS").is_some() {
+    if debug_flags().print_events {
         // Debugging aid: every op call the interpreter reached, with its outcomes.
         for ev in &events {
             let loc = file.location(ev.span.start as usize);
@@ -357,12 +357,32 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     diagnostics
 }
 
-/// Python files are parsed in part (see [`frontend::python::parse_python_for_lint`]);
-/// `STRIDELINT_FULL_PARSE=1` parses them whole, to check that both give the same findings
-/// (`scripts/check_partial_parse.sh`).
-fn parse_python_for_lint(text: &str) -> frontend::python::ParseOutcome {
-    static FULL_PARSE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *FULL_PARSE.get_or_init(|| std::env::var_os("STRIDELINT_FULL_PARSE").is_some()) {
+/// Debugging switches from the environment, read once rather than per file:
+/// `STRIDELINT_FULL_PARSE` (parse Python files whole, to compare with the partial parse:
+/// `scripts/check_partial_parse.sh`), `STRIDELINT_PARSE_ONLY` (skip the analysis, to time
+/// parsing), `STRIDELINT_DEBUG_EVENTS` (print every op call the interpreter reached).
+struct DebugFlags {
+    full_parse: bool,
+    parse_only: bool,
+    print_events: bool,
+}
+
+fn debug_flags() -> &'static DebugFlags {
+    static FLAGS: std::sync::OnceLock<DebugFlags> = std::sync::OnceLock::new();
+    FLAGS.get_or_init(|| {
+        let set = |name: &str| std::env::var_os(name).is_some();
+        DebugFlags {
+            full_parse: set("STRIDELINT_FULL_PARSE"),
+            parse_only: set("STRIDELINT_PARSE_ONLY"),
+            print_events: set("STRIDELINT_DEBUG_EVENTS"),
+        }
+    })
+}
+
+/// Python files are parsed in part (see [`frontend::python::parse_python_for_lint`]),
+/// or whole under `STRIDELINT_FULL_PARSE`.
+fn parse_python_file(text: &str) -> frontend::python::ParseOutcome {
+    if debug_flags().full_parse {
         frontend::python::parse_python(text)
     } else {
         frontend::python::parse_python_for_lint(text)

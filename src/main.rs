@@ -2,7 +2,7 @@
 //! the exit code (0 clean, 1 findings, 2 usage or I/O error) — Ruff's conventions.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -226,18 +226,18 @@ fn cli_overrides(args: &CheckArgs) -> Config {
 }
 
 /// Discover and lint `paths`, with a progress bar on a terminal for long human-format runs.
+/// A path `-` is standard input, linted under `stdin_filename` (default `stdin.py`).
 fn lint(
     paths: &[PathBuf],
+    stdin_filename: Option<&Path>,
     resolver: &SettingsResolver,
     cache: Option<&Cache>,
     human_format: bool,
 ) -> CheckResult {
-    let (stdin, paths): (Vec<&PathBuf>, Vec<PathBuf>) = {
-        let (stdin, rest): (Vec<&PathBuf>, Vec<&PathBuf>) =
-            paths.iter().partition(|p| p.as_os_str() == "-");
-        (stdin, rest.into_iter().cloned().collect())
-    };
-    let (files, errors) = if paths.is_empty() && !stdin.is_empty() {
+    let is_stdin = |p: &PathBuf| p.as_os_str() == "-";
+    let reads_stdin = paths.iter().any(is_stdin);
+    let paths: Vec<PathBuf> = paths.iter().filter(|p| !is_stdin(p)).cloned().collect();
+    let (files, errors) = if paths.is_empty() && reads_stdin {
         (Vec::new(), Vec::new())
     } else {
         discover_files(&paths, resolver)
@@ -253,21 +253,15 @@ fn lint(
     );
     progress.finish();
     result.errors.splice(0..0, errors);
-    if !stdin.is_empty() {
-        lint_stdin(resolver, &mut result);
+    if reads_stdin {
+        let name = stdin_filename.map_or_else(|| PathBuf::from("stdin.py"), Path::to_path_buf);
+        lint_stdin(name, resolver, &mut result);
     }
     result
 }
 
-/// The name under which `-` (standard input) is linted; set from `--stdin-filename`.
-static STDIN_FILENAME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-
-/// Lints standard input as one file named by `--stdin-filename` (default `stdin.py`).
-fn lint_stdin(resolver: &SettingsResolver, result: &mut CheckResult) {
-    let name = STDIN_FILENAME
-        .get()
-        .cloned()
-        .unwrap_or_else(|| PathBuf::from("stdin.py"));
+/// Lints standard input as one file called `name`.
+fn lint_stdin(name: PathBuf, resolver: &SettingsResolver, result: &mut CheckResult) {
     let mut bytes = Vec::new();
     let read = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes);
     let text = read
@@ -296,9 +290,6 @@ fn run_check(args: CheckArgs) -> ExitCode {
     if reads_stdin && (args.fix || args.diff || args.add_noqa) {
         eprintln!("error: --fix, --diff and --add-noqa edit files; they cannot be used with `-` (standard input)");
         return ExitCode::from(2);
-    }
-    if let Some(name) = &args.stdin_filename {
-        let _ = STDIN_FILENAME.set(name.clone());
     }
     let resolver = match SettingsResolver::from_cli(
         cli_overrides(&args),
@@ -331,6 +322,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
 
     let mut result = lint(
         &args.paths,
+        args.stdin_filename.as_deref(),
         &resolver,
         cache.as_ref(),
         human && !args.statistics,
@@ -385,7 +377,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
         }
         if fixed_count > 0 {
             // Report what remains after fixing.
-            let again = lint(&args.paths, &resolver, cache.as_ref(), false);
+            let again = lint(&args.paths, None, &resolver, cache.as_ref(), false);
             if let Some(cache) = &cache {
                 let _ = cache.save();
             }

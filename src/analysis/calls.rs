@@ -659,11 +659,7 @@ fn apply_op(
     let what = step_description(it, span, nspan);
     // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
     // tensor: their first argument is a size or data, never the input.
-    let is_factory = matches!(
-        spec.kind_name(),
-        "create" | "arange" | "linspace" | "eye" | "tensor_literal"
-    );
-    if recv.is_none() && is_factory {
+    if recv.is_none() && spec.kind.is_factory() {
         return apply_factory(it, spec, &positional, &keywords, span, nspan, &what);
     }
     let mut positional = positional;
@@ -785,7 +781,7 @@ fn record_event(
         unknown_input,
         divisibility: it.divisibility.clone(),
         assumptions: it.assumptions.clone(),
-        table: spec.source,
+        semantics: spec.semantics,
         from_caller: it.in_followed_call(),
     });
 }

@@ -3,7 +3,7 @@
 
 use crate::ir::Span;
 use crate::layout::{Assumption, Assumptions, Dim, Tri};
-use crate::ops::OpError;
+use crate::ops::{OpError, Semantics};
 
 use super::value::{SymLayout, TensorAlt};
 
@@ -61,10 +61,9 @@ pub struct OpEvent {
     /// The assumptions the decisions were made under (settings + exact quotients), so a
     /// lint can ask further questions (e.g. to explain a finding) under the same ones.
     pub assumptions: Assumptions,
-    /// The op table the op came from (`rules/torch.toml`, `rules/candle.toml`, ...): the
-    /// same name can follow different rules (candle's `reshape` copies every
-    /// non-contiguous input).
-    pub table: &'static str,
+    /// The library rules the op follows (its table's `semantics`): the same name can
+    /// behave differently (candle's `reshape` copies every non-contiguous input).
+    pub semantics: Semantics,
     /// Recorded inside a call the interpreter followed, with the caller's arguments; false
     /// in the body of the function being analysed on its own (parameters assumed contiguous).
     pub from_caller: bool,

@@ -89,9 +89,14 @@ pub fn parse_python(source: &str) -> ParseOutcome {
     if u32::try_from(source.len()).is_err() {
         return failed_outcome("file is too large to parse (over 4 GiB)");
     }
-    let Some(tree) = parse_tree(source) else {
-        return failed_outcome("the Python parser could not be initialised");
-    };
+    match parse_tree(source) {
+        Some(tree) => lower_tree(&tree, source),
+        None => failed_outcome("the Python parser could not be initialised"),
+    }
+}
+
+/// The syntax errors and the IR of a parsed (whole or partial) tree.
+fn lower_tree(tree: &Tree, source: &str) -> ParseOutcome {
     let root = tree.root_node();
     let errors = syntax_errors::collect(root, source, MAX_REPORTED_ERRORS);
     let module = lowerer::Lowerer::new(source).lower_module(root);
@@ -115,13 +120,10 @@ pub fn parse_python_for_lint(source: &str) -> ParseOutcome {
         return parse_python(source);
     };
     let included = included_ranges(source, &byte_ranges);
-    let Some(tree) = parse_tree_in_ranges(source, &included) else {
-        return parse_python(source);
-    };
-    let root = tree.root_node();
-    let errors = syntax_errors::collect(root, source, MAX_REPORTED_ERRORS);
-    let module = lowerer::Lowerer::new(source).lower_module(root);
-    ParseOutcome { module, errors }
+    match parse_tree_in_ranges(source, &included) {
+        Some(tree) => lower_tree(&tree, source),
+        None => parse_python(source),
+    }
 }
 
 /// tree-sitter ranges (bytes plus row/column points) for sorted, disjoint byte ranges.

@@ -24,12 +24,27 @@ impl TokenFilter {
     /// (fixed literals never make that happen) every text passes: parsing it is the safe
     /// answer.
     pub fn matches(&self, text: &str) -> bool {
-        let automaton = self
-            .automaton
-            .get_or_init(|| AhoCorasick::new(self.tokens).ok());
-        match automaton {
+        match self.automaton() {
             Some(automaton) => automaton.is_match(text.as_bytes()),
             None => true,
         }
+    }
+
+    /// Where the tokens start in `text`, in order (leftmost, non-overlapping); `None` when
+    /// the automaton cannot be built (then every text should count as matching).
+    pub fn match_starts(&self, text: &str) -> Option<Vec<usize>> {
+        let automaton = self.automaton()?;
+        Some(
+            automaton
+                .find_iter(text.as_bytes())
+                .map(|m| m.start())
+                .collect(),
+        )
+    }
+
+    fn automaton(&self) -> Option<&AhoCorasick> {
+        self.automaton
+            .get_or_init(|| AhoCorasick::new(self.tokens).ok())
+            .as_ref()
     }
 }

@@ -55,7 +55,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         )),
         fix,
         verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: alt.target.clone(), table: ev.table }),
+        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: alt.target.clone(), semantics: ev.semantics }),
     })
 }
 

@@ -7,6 +7,7 @@
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::format_shape;
 use crate::diagnostic::{Diagnostic, Severity, Subject};
+use crate::ops::Semantics;
 
 use super::explain::describe_non_contiguous;
 use super::{chain_labels, describe_non_adjacent, notes_for, LintContext};
@@ -27,7 +28,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         .unwrap_or_else(|| "the whole tensor".into());
     // candle's `reshape` copies whenever its input is not contiguous, whether or not the
     // merged dims could be viewed (spec §10.2); torch and tch-rs copy only when they cannot.
-    let why = if ev.table == "rules/candle.toml" {
+    let why = if ev.semantics == Semantics::Candle {
         describe_non_contiguous(input, &ev.assumptions).map(|s| {
             format!(
                 "candle's `{}` copies every non-contiguous input, and {s}",
@@ -73,13 +74,13 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
                 op: ev.op.clone(),
                 layout: copied.clone(),
                 target: Some(shape.clone()),
-                table: ev.table,
+                semantics: ev.semantics,
             },
             None => Subject {
                 op: ev.op.clone(),
                 layout: input.clone(),
                 target: alt.target.clone(),
-                table: ev.table,
+                semantics: ev.semantics,
             },
         }),
     })

@@ -83,7 +83,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         ),
         fix: None,
         verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: lhs.clone(), target: None, table: ev.table }),
+        subject: Some(Subject { op: ev.op.clone(), layout: lhs.clone(), target: None, semantics: ev.semantics }),
     })
 }
 
@@ -151,7 +151,7 @@ mod tests {
             unknown_input: false,
             divisibility: Vec::new(),
             assumptions: Assumptions::default(),
-            table: "rules/candle.toml",
+            semantics: crate::ops::Semantics::Candle,
             from_caller: false,
         }
     }

@@ -49,7 +49,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         ),
         fix: None,
         verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: None, table: ev.table }),
+        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: None, semantics: ev.semantics }),
     })
 }
 
@@ -94,7 +94,7 @@ mod tests {
             unknown_input,
             divisibility: Vec::new(),
             assumptions: Assumptions::default(),
-            table: "rules/candle.toml",
+            semantics: crate::ops::Semantics::Candle,
             from_caller: false,
         }
     }

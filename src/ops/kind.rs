@@ -212,6 +212,19 @@ impl OpKind {
     /// Kinds that have candle semantics (spec §10): either a candle rule in
     /// `kinds/candle.rs`, or PyTorch's rule because candle's geometry is the same there.
     /// The loader rejects `semantics = "candle"` on any other kind.
+    /// Kinds that make a new tensor from sizes or data and take no input tensor
+    /// (`torch.zeros(B, T)`: `B` is a size, not the input).
+    pub fn is_factory(self) -> bool {
+        matches!(
+            self,
+            OpKind::Create
+                | OpKind::Arange
+                | OpKind::Linspace
+                | OpKind::Eye
+                | OpKind::TensorLiteral
+        )
+    }
+
     pub fn supports(self, semantics: Semantics) -> bool {
         match semantics {
             Semantics::Torch => true,

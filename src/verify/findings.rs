@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 
 use crate::diagnostic::{Diagnostic, Subject};
 use crate::layout::{self, Decider, Dim, Layout, Tri, ViewOutcome};
-use crate::ops::{OpKind, OpTable};
+use crate::ops::{OpKind, OpTable, Semantics};
 
 use super::replay::{format_bytes, format_ms, per_forward, replay, Replay};
 use super::{DType, Engine, MeasureOptions, StridedLayout, VerifyError};
@@ -87,8 +87,9 @@ pub struct ConcreteSubject {
     pub target: Option<Vec<i64>>,
     /// Every name the sizes mention, with the value used.
     pub dims: BTreeMap<String, i64>,
-    /// The op table the op came from (see [`Subject::table`]).
-    pub table: &'static str,
+    /// The library rules the op follows (see [`Subject::semantics`]); `None` when the
+    /// finding does not say, and then a Rust `reshape` may be candle's or tch-rs's.
+    pub semantics: Option<Semantics>,
 }
 
 /// The answer of [`concretize`].
@@ -143,7 +144,7 @@ pub fn concretize(subject: &Subject, dims: &BTreeMap<String, i64>) -> Concretiza
             layout,
             target,
             dims,
-            table: subject.table,
+            semantics: Some(subject.semantics),
         }),
         Err(size) => {
             let values: Vec<String> = dims.iter().map(|(n, v)| format!("{n} = {v}")).collect();
@@ -222,9 +223,6 @@ impl SourceLanguage {
 }
 
 /// Re-checks the claim of finding `code` (SL001 or SL002) on the concrete subject.
-const CANDLE_TABLE: &str = "rules/candle.toml";
-const TCH_TABLE: &str = "rules/tch.toml";
-
 pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) -> Recheck {
     let tables = match language {
         SourceLanguage::Python => vec![OpTable::torch()],
@@ -254,12 +252,13 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
                 ViewOutcome::Unknown => undecided(),
             }
         }
-        // candle copies exactly when the input is not contiguous; a finding whose table is
-        // not recorded may be candle or tch-rs, whose copies need that too.
+        // candle copies exactly when the input is not contiguous; a finding that does not
+        // say whose rules it follows may be candle or tch-rs, whose copies need that too.
+        // tch-rs (PyTorch's rules) is replayed as PyTorch below.
         ("SL002", OpKind::Reshape | OpKind::Flatten | OpKind::Ravel)
-            if language == SourceLanguage::Rust && subject.table != TCH_TABLE =>
+            if language == SourceLanguage::Rust && subject.semantics != Some(Semantics::Torch) =>
         {
-            let candle = subject.table == CANDLE_TABLE;
+            let candle = subject.semantics == Some(Semantics::Candle);
             match input.is_contiguous(&dec) {
                 Tri::No if candle => Recheck::Agrees {
                     concrete: "the input is not contiguous, and candle's reshape copies exactly then".to_string(),
@@ -623,7 +622,7 @@ mod tests {
             op: op.to_string(),
             layout: transposed,
             target,
-            table: "rules/torch.toml",
+            semantics: Semantics::Torch,
         }
     }
 
@@ -693,7 +692,7 @@ mod tests {
             op: "view".into(),
             layout: Layout::contiguous(vec![sym("B"), quotient]),
             target: None,
-            table: "rules/torch.toml",
+            semantics: Semantics::Torch,
         };
         match concretize(&subject, &dims(&[("B", 2), ("C", 100), ("h", 12)])) {
             Concretization::NotIntegral(why) => {
@@ -709,7 +708,7 @@ mod tests {
             op: "view".into(),
             layout: Layout::contiguous(vec![Dim::opaque("x.shape[2]"), Dim::lit(3)]),
             target: None,
-            table: "rules/torch.toml",
+            semantics: Semantics::Torch,
         };
         assert_eq!(
             concretize(&subject, &BTreeMap::new()),
@@ -729,7 +728,7 @@ mod tests {
             layout,
             target,
             dims: BTreeMap::new(),
-            table: "",
+            semantics: None,
         }
     }
 
@@ -827,7 +826,7 @@ mod tests {
         // With the table recorded the answer is complete: candle copies, tch-rs (PyTorch's
         // rule) returns a view.
         let candle = ConcreteSubject {
-            table: CANDLE_TABLE,
+            semantics: Some(Semantics::Candle),
             ..split.clone()
         };
         assert!(matches!(
@@ -835,7 +834,7 @@ mod tests {
             Recheck::Agrees { complete: true, .. }
         ));
         let tch = ConcreteSubject {
-            table: TCH_TABLE,
+            semantics: Some(Semantics::Torch),
             ..split.clone()
         };
         assert!(matches!(
@@ -978,7 +977,7 @@ mod tests {
             op: "view".into(),
             layout: Layout::contiguous(vec![b, t, h, d]),
             target: Some(merge_target()),
-            table: "rules/torch.toml",
+            semantics: Semantics::Torch,
         };
         let v = verifier
             .verify(

@@ -24,9 +24,10 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
-use super::prefilter::may_contain_layout_ops;
+use super::prefilter::layout_op_positions;
 use super::top_level::{
-    defined_name, identifier_at, scan_outline, skip_blanks, BlockKind, IndentedLine,
+    definition_at, identifier_at, is_identifier_byte, scan_outline, skip_blanks, BlockKind,
+    IndentedLine,
 };
 
 /// A definition (function or method) that may be skipped.
@@ -170,13 +171,14 @@ fn cut_class(
             decorators_start.get_or_insert(line.start);
             continue;
         }
-        let method_name = method_name_at(bytes, at);
-        match (decorators_start.take(), &method_name) {
-            (Some(start), Some(_)) => members.push((start, method_name)),
-            // Decorated nested class: an ordinary body statement, decorators included.
-            (Some(start), None) => members.push((start, None)),
-            (None, _) => members.push((line.start, method_name)),
-        }
+        // A method is a `def`; a nested class (decorated or not) is an ordinary body
+        // statement. Either starts at its first decorator.
+        let method_name = match definition_at(bytes, at) {
+            Some(Some((name, false))) => Some(name),
+            _ => None,
+        };
+        let start = decorators_start.take().unwrap_or(line.start);
+        members.push((start, method_name));
     }
     if decorators_start.is_some() {
         return false;
@@ -208,22 +210,6 @@ fn cut_class(
     }
     pieces.classes.push(methods);
     true
-}
-
-/// The name of the method defined by the statement at `at` (`def m` / `async def m`).
-fn method_name_at(bytes: &[u8], at: usize) -> Option<Range<usize>> {
-    let word = identifier_at(bytes, at);
-    match &bytes[word.clone()] {
-        b"def" => defined_name(bytes, word.end),
-        b"async" => {
-            let after = skip_blanks(bytes, word.end);
-            let next = identifier_at(bytes, after);
-            (after > word.end && &bytes[next.clone()] == b"def")
-                .then(|| defined_name(bytes, next.end))
-                .flatten()
-        }
-        _ => None,
-    }
 }
 
 /// Which definitions and classes are kept.
@@ -390,8 +376,16 @@ impl Kept {
                 keep_callees_of(index, &mut kept, &mut pending);
             }
         }
+        // Definitions that name a layout op, from one scan of the whole file.
+        let positions = layout_op_positions(source);
         for (index, definition) in definitions.iter().enumerate() {
-            if may_contain_layout_ops(&source[definition.range.clone()]) {
+            let names_an_op = positions.as_ref().is_none_or(|starts| {
+                let first = starts.partition_point(|&at| at < definition.range.start);
+                starts
+                    .get(first)
+                    .is_some_and(|&at| at < definition.range.end)
+            });
+            if names_an_op {
                 keep(index, &mut kept, &mut pending);
             }
         }
@@ -461,10 +455,6 @@ fn line_starts_with_target(bytes: &[u8], at: usize) -> bool {
         .rev()
         .take_while(|&&b| b != b'\n')
         .all(|&b| matches!(b, b' ' | b'\t' | b'(' | b'['))
-}
-
-const fn is_identifier_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || !byte.is_ascii()
 }
 
 /// The key under which name `id` is referred to: bare (functions) or as `self.name`.

@@ -184,24 +184,13 @@ fn start_statement_if_any(
             // A clause of the current compound statement, which cannot be a definition.
             return (current.kind == BlockKind::Statement).then_some(());
         }
-        keyword @ (b"def" | b"class") => BlockKind::Definition {
-            name: defined_name(bytes, word.end)?,
-            is_class: keyword == b"class",
-        },
-        b"async" => {
-            let after = skip_blanks(bytes, word.end);
-            let next = identifier_at(bytes, after);
-            if after > word.end && &bytes[next.clone()] == b"def" {
-                BlockKind::Definition {
-                    name: defined_name(bytes, next.end)?,
-                    is_class: false,
-                }
-            } else {
-                BlockKind::Statement
-            }
-        }
         _ if bytes[line_start] == b'@' => BlockKind::Decorators,
-        _ => BlockKind::Statement,
+        // A `def`/`class` keyword without a name is odd: give up.
+        _ => match definition_at(bytes, line_start) {
+            Some(Some((name, is_class))) => BlockKind::Definition { name, is_class },
+            Some(None) => return None,
+            None => BlockKind::Statement,
+        },
     };
     if current.kind == BlockKind::Decorators {
         match kind {
@@ -229,8 +218,29 @@ fn start_statement_if_any(
     Some(())
 }
 
+/// What the statement starting at `at` defines: `None` when it does not start with `def`,
+/// `async def` or `class`; otherwise the defined name and whether it is a class, or
+/// `Some(None)` when the keyword has no name after it.
+pub(super) fn definition_at(bytes: &[u8], at: usize) -> Option<Option<(Range<usize>, bool)>> {
+    let word = identifier_at(bytes, at);
+    let (keyword_end, is_class) = match &bytes[word.clone()] {
+        b"def" => (word.end, false),
+        b"class" => (word.end, true),
+        b"async" => {
+            let after = skip_blanks(bytes, word.end);
+            let next = identifier_at(bytes, after);
+            if after == word.end || &bytes[next.clone()] != b"def" {
+                return None;
+            }
+            (next.end, false)
+        }
+        _ => return None,
+    };
+    Some(defined_name(bytes, keyword_end).map(|name| (name, is_class)))
+}
+
 /// The name after `def`/`class` (which end at `keyword_end`), or `None` if there is none.
-pub(super) fn defined_name(bytes: &[u8], keyword_end: usize) -> Option<Range<usize>> {
+fn defined_name(bytes: &[u8], keyword_end: usize) -> Option<Range<usize>> {
     let start = skip_blanks(bytes, keyword_end);
     let name = identifier_at(bytes, start);
     (start > keyword_end && !name.is_empty()).then_some(name)
@@ -253,7 +263,7 @@ pub(super) fn identifier_at(bytes: &[u8], start: usize) -> Range<usize> {
     start..start + length
 }
 
-fn is_identifier_byte(byte: u8) -> bool {
+pub(super) const fn is_identifier_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_' || !byte.is_ascii()
 }
 
