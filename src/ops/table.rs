@@ -326,22 +326,10 @@ impl OpTable {
         raw: RawOp,
         default_semantics: Semantics,
     ) -> Result<OpSpec, TableError> {
-        let err = |field: &str, message: String| TableError {
-            file: file.into(),
-            entry: Some(label.into()),
-            field: Some(field.into()),
-            message,
-        };
-        let kind = parse_kind(&raw.kind).map_err(|m| err("kind", m))?;
+        let err = entry_error(file, label);
+        let (kind, semantics) =
+            kind_and_semantics(&raw.kind, raw.semantics.as_deref(), default_semantics, &err)?;
         let params = parse_params(&raw.params).map_err(|m| err("params", m))?;
-        let semantics = parse_semantics(raw.semantics.as_deref(), default_semantics)
-            .map_err(|m| err("semantics", m))?;
-        if !kind.supports(semantics) {
-            return Err(err(
-                "semantics",
-                format!("kind `{kind}` has no `{}` semantics", semantics.name()),
-            ));
-        }
         check_required(kind, &params, &[]).map_err(|m| err("params", m))?;
         check_variant(kind, raw.variant.as_deref()).map_err(|m| err("variant", m))?;
         if raw.methods.is_empty() && raw.functions.is_empty() && raw.attributes.is_empty() {
@@ -443,23 +431,11 @@ impl OpTable {
         raw: RawModule,
         default_semantics: Semantics,
     ) -> Result<ModuleSpec, TableError> {
-        let err = |field: &str, message: String| TableError {
-            file: file.into(),
-            entry: Some(label.into()),
-            field: Some(field.into()),
-            message,
-        };
-        let kind = parse_kind(&raw.kind).map_err(|m| err("kind", m))?;
+        let err = entry_error(file, label);
+        let (kind, semantics) =
+            kind_and_semantics(&raw.kind, raw.semantics.as_deref(), default_semantics, &err)?;
         let init = parse_params(&raw.init).map_err(|m| err("init", m))?;
         let forward = parse_params(&raw.forward).map_err(|m| err("forward", m))?;
-        let semantics = parse_semantics(raw.semantics.as_deref(), default_semantics)
-            .map_err(|m| err("semantics", m))?;
-        if !kind.supports(semantics) {
-            return Err(err(
-                "semantics",
-                format!("kind `{kind}` has no `{}` semantics", semantics.name()),
-            ));
-        }
         check_required(kind, &forward, &init).map_err(|m| err("forward", m))?;
         check_variant(kind, raw.variant.as_deref()).map_err(|m| err("variant", m))?;
         if raw.classes.is_empty() {
@@ -683,6 +659,35 @@ fn entry_label(what: &str, raw: &toml::Value, index: usize) -> String {
         Some(name) => format!("{what} `{name}`"),
         None => format!("{what} #{} (no name)", index + 1),
     }
+}
+
+/// Builds the error for one field of one table entry.
+fn entry_error<'a>(file: &'static str, label: &'a str) -> impl Fn(&str, String) -> TableError + 'a {
+    move |field, message| TableError {
+        file: file.into(),
+        entry: Some(label.into()),
+        field: Some(field.into()),
+        message,
+    }
+}
+
+/// An entry's kind and semantics (its own, or the table's default), checked to go together.
+fn kind_and_semantics(
+    raw_kind: &str,
+    raw_semantics: Option<&str>,
+    default_semantics: Semantics,
+    err: &impl Fn(&str, String) -> TableError,
+) -> Result<(OpKind, Semantics), TableError> {
+    let kind = parse_kind(raw_kind).map_err(|m| err("kind", m))?;
+    let semantics =
+        parse_semantics(raw_semantics, default_semantics).map_err(|m| err("semantics", m))?;
+    if !kind.supports(semantics) {
+        return Err(err(
+            "semantics",
+            format!("kind `{kind}` has no `{}` semantics", semantics.name()),
+        ));
+    }
+    Ok((kind, semantics))
 }
 
 fn parse_kind(name: &str) -> Result<OpKind, String> {
