@@ -390,61 +390,9 @@ mod tests {
 
     type A = ArgValue<i64>;
 
-    const TABLE: &str = r#"
-[table]
-library = "candle-test"
-semantics = "candle"
-[[op]]
-name = "reshape"
-kind = "reshape"
-methods = ["reshape"]
-params = ["input: tensor", "shape: shape"]
-[[op]]
-name = "flatten_from"
-kind = "flatten"
-methods = ["flatten_from"]
-params = ["input: tensor", "start_dim: dim", "end_dim: dim = -1"]
-[[op]]
-name = "contiguous"
-kind = "contiguous"
-methods = ["contiguous"]
-params = ["input: tensor"]
-[[op]]
-name = "t"
-kind = "t"
-methods = ["t"]
-params = ["input: tensor"]
-[[op]]
-name = "unsqueeze"
-kind = "unsqueeze"
-methods = ["unsqueeze"]
-params = ["input: tensor", "dim: dim"]
-[[op]]
-name = "chunk"
-kind = "chunk"
-methods = ["chunk"]
-params = ["input: tensor", "chunks: int", "dim: dim"]
-[[op]]
-name = "add"
-kind = "elementwise"
-variant = "same_shape"
-methods = ["add"]
-params = ["input: tensor", "other: tensor_or_scalar"]
-[[op]]
-name = "broadcast_add"
-kind = "elementwise"
-methods = ["broadcast_add"]
-params = ["input: tensor", "other: tensor"]
-[[op]]
-name = "sum_keepdim"
-kind = "reduction"
-methods = ["sum_keepdim"]
-params = ["input: tensor", "dim: dims", "keepdim: bool = True"]
-"#;
-
+    /// The shipped candle table's method `name`, applied to `input`.
     fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
-        let table = OpTable::from_sources(&[("rules/candle-test.toml", TABLE)]).unwrap();
-        let spec = table.method(name).unwrap();
+        let spec = OpTable::candle().method(name).unwrap();
         apply(
             spec,
             &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
