@@ -385,19 +385,13 @@ fn has_outer_stride_for_dim<S: Size>(layout: &Layout<S>, dim: usize, d: &Decider
 
 #[cfg(test)]
 mod tests {
-    use crate::layout::{Decider, Layout, Tri};
-    use crate::ops::{apply, bind, ArgValue, OpErrorKind, OpResult, OpTable, Transfer};
-
-    type A = ArgValue<i64>;
+    use crate::layout::{Layout, Tri};
+    use crate::ops::kinds::test_support::{method_in, A};
+    use crate::ops::{OpErrorKind, OpResult, OpTable, Transfer};
 
     /// The shipped candle table's method `name`, applied to `input`.
     fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
-        let spec = OpTable::candle().method(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
-            &Decider::concrete(),
-        )
+        method_in(OpTable::candle(), name, input, args, vec![])
     }
 
     fn l(shape: &[i64], strides: &[i64], offset: i64) -> Layout<i64> {

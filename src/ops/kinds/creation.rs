@@ -112,19 +112,8 @@ pub fn tensor_literal<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
 #[cfg(test)]
 mod tests {
     use crate::layout::{Decider, Layout};
-    use crate::ops::{apply, bind, ArgValue, OpTable, Transfer};
-
-    type A = ArgValue<i64>;
-
-    fn function(name: &str, args: Vec<A>, kw: Vec<(&str, A)>) -> Transfer<i64> {
-        let spec = OpTable::torch().function(name).unwrap();
-        let kw = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        apply(
-            spec,
-            &bind(spec, None, args, kw).unwrap(),
-            &Decider::concrete(),
-        )
-    }
+    use crate::ops::kinds::test_support::{function, A};
+    use crate::ops::{apply, bind, OpTable, Transfer};
 
     fn shape(t: Transfer<i64>) -> Option<Vec<i64>> {
         t.layout().map(|l| l.shape.clone())

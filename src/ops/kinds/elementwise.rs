@@ -98,34 +98,11 @@ pub fn dropout<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outc
 #[cfg(test)]
 mod tests {
     use crate::layout::{Decider, Layout};
-    use crate::ops::{
-        apply, bind, bind_module_call, bind_module_init, ArgValue, OpErrorKind, OpResult, OpTable,
-        Transfer,
-    };
-
-    type A = ArgValue<i64>;
+    use crate::ops::kinds::test_support::{function, method, A};
+    use crate::ops::{apply, bind_module_call, bind_module_init, OpErrorKind, OpResult, OpTable};
 
     fn l(shape: &[i64], strides: &[i64]) -> Layout<i64> {
         Layout::new(shape.to_vec(), strides.to_vec(), 0)
-    }
-
-    fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
-        let spec = OpTable::torch().method(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
-            &Decider::concrete(),
-        )
-    }
-
-    fn function(name: &str, args: Vec<A>, kw: Vec<(&str, A)>) -> Transfer<i64> {
-        let spec = OpTable::torch().function(name).unwrap();
-        let kw = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        apply(
-            spec,
-            &bind(spec, None, args, kw).unwrap(),
-            &Decider::concrete(),
-        )
     }
 
     /// Observed on torch 2.15 with x = empty(100).as_strided((3,1,2), (1,7,3)): one-operand

@@ -149,23 +149,11 @@ pub fn unknown_layout<S: Size>(spec: &OpSpec) -> Outcome<S> {
 #[cfg(test)]
 mod tests {
     use crate::layout::{Decider, Layout};
-    use crate::ops::{
-        apply, bind, bind_module_call, bind_module_init, ArgValue, OpResult, OpTable, Transfer,
-    };
-
-    type A = ArgValue<i64>;
+    use crate::ops::kinds::test_support::{function, A};
+    use crate::ops::{apply, bind_module_call, bind_module_init, OpResult, OpTable};
 
     fn l(shape: &[i64], strides: &[i64]) -> Layout<i64> {
         Layout::new(shape.to_vec(), strides.to_vec(), 0)
-    }
-
-    fn function(name: &str, args: Vec<A>) -> Transfer<i64> {
-        let spec = OpTable::torch().function(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, None, args, vec![]).unwrap(),
-            &Decider::concrete(),
-        )
     }
 
     /// Spec §6.2 (E): softmax and layer_norm of a transposed input are contiguous.
@@ -174,15 +162,19 @@ mod tests {
         let xt = l(&[2, 3, 4], &[12, 1, 3]);
         let contiguous = Some(Layout::contiguous(vec![2, 3, 4]));
         assert_eq!(
-            function("F.softmax", vec![A::tensor(xt.clone()), A::Int(-1)])
+            function("F.softmax", vec![A::tensor(xt.clone()), A::Int(-1)], vec![])
                 .layout()
                 .cloned(),
             contiguous
         );
         assert_eq!(
-            function("F.layer_norm", vec![A::tensor(xt.clone()), A::ints(&[4])])
-                .layout()
-                .cloned(),
+            function(
+                "F.layer_norm",
+                vec![A::tensor(xt.clone()), A::ints(&[4])],
+                vec![]
+            )
+            .layout()
+            .cloned(),
             contiguous
         );
         // rms_norm (torch 2.15): row-major in, row-major out; a contiguous input with odd
@@ -191,13 +183,18 @@ mod tests {
         let t = function(
             "F.rms_norm",
             vec![A::tensor(row_major.clone()), A::ints(&[2, 1])],
+            vec![],
         );
         assert_eq!(t.layout(), Some(&row_major));
-        let odd = function("F.rms_norm", vec![A::tensor(l(&[1], &[2])), A::ints(&[1])]);
+        let odd = function(
+            "F.rms_norm",
+            vec![A::tensor(l(&[1], &[2])), A::ints(&[1])],
+            vec![],
+        );
         assert_eq!(odd.result, OpResult::UnknownTensor);
-        let t = function("F.rms_norm", vec![A::tensor(xt.clone()), A::Int(4)]);
+        let t = function("F.rms_norm", vec![A::tensor(xt.clone()), A::Int(4)], vec![]);
         assert_eq!(t.result, OpResult::UnknownTensor);
-        let e = function("F.softmax", vec![A::tensor(xt.clone()), A::Int(3)]);
+        let e = function("F.softmax", vec![A::tensor(xt.clone()), A::Int(3)], vec![]);
         assert_eq!(
             e.op_error().map(|e| e.message.as_str()),
             Some("Dimension out of range (expected to be in range of [-3, 2], but got 3)")
@@ -209,7 +206,7 @@ mod tests {
     fn normalized_shape_mismatch_messages() {
         let x = A::tensor(Layout::contiguous(vec![2, 3, 4]));
         let msg = |f: &str, shape: &[i64]| {
-            function(f, vec![x.clone(), A::ints(shape)])
+            function(f, vec![x.clone(), A::ints(shape)], vec![])
                 .op_error()
                 .map(|e| e.message.clone())
         };
@@ -241,6 +238,7 @@ mod tests {
         let gn = function(
             "F.group_norm",
             vec![A::tensor(channels_last.clone()), A::Int(1)],
+            vec![],
         );
         assert_eq!(gn.layout(), Some(&channels_last));
     }
@@ -249,18 +247,24 @@ mod tests {
     fn unmodelled_layouts() {
         let x = l(&[2, 3, 4], &[12, 4, 1]);
         assert_eq!(
-            function("F.conv1d", vec![A::tensor(x.clone()), A::Tensor(None)]).result,
+            function(
+                "F.conv1d",
+                vec![A::tensor(x.clone()), A::Tensor(None)],
+                vec![]
+            )
+            .result,
             OpResult::UnknownTensor
         );
         assert_eq!(
-            function("F.normalize", vec![A::tensor(x.clone())]).result,
+            function("F.normalize", vec![A::tensor(x.clone())], vec![]).result,
             OpResult::UnknownTensor
         );
         let q = A::tensor(Layout::contiguous(vec![2, 4, 5, 8]));
         assert_eq!(
             function(
                 "F.scaled_dot_product_attention",
-                vec![q.clone(), q.clone(), q]
+                vec![q.clone(), q.clone(), q],
+                vec![]
             )
             .result,
             OpResult::UnknownTensor

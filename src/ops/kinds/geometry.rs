@@ -157,31 +157,12 @@ pub fn as_strided<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
 
 #[cfg(test)]
 mod tests {
-    use crate::layout::{Decider, Layout};
-    use crate::ops::{apply, bind, ArgValue, OpErrorKind, OpTable, Transfer};
-
-    type A = ArgValue<i64>;
+    use crate::layout::Layout;
+    use crate::ops::kinds::test_support::{attribute, method, A};
+    use crate::ops::OpErrorKind;
 
     fn l(shape: &[i64], strides: &[i64], offset: i64) -> Layout<i64> {
         Layout::new(shape.to_vec(), strides.to_vec(), offset)
-    }
-
-    fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
-        let spec = OpTable::torch().method(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
-            &Decider::concrete(),
-        )
-    }
-
-    fn attribute(name: &str, input: Layout<i64>) -> Transfer<i64> {
-        let spec = OpTable::torch().attribute(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), vec![], vec![]).unwrap(),
-            &Decider::concrete(),
-        )
     }
 
     /// Spec §3.3 / §5 facts.

@@ -201,32 +201,12 @@ pub fn gather<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
 
 #[cfg(test)]
 mod tests {
-    use crate::layout::{Decider, Layout};
-    use crate::ops::{apply, bind, ArgValue, OpTable, Transfer};
-
-    type A = ArgValue<i64>;
+    use crate::layout::Layout;
+    use crate::ops::kinds::test_support::{function, method, A};
+    use crate::ops::Transfer;
 
     fn l(shape: &[i64], strides: &[i64]) -> Layout<i64> {
         Layout::new(shape.to_vec(), strides.to_vec(), 0)
-    }
-
-    fn function(name: &str, args: Vec<A>, kw: Vec<(&str, A)>) -> Transfer<i64> {
-        let spec = OpTable::torch().function(name).unwrap();
-        let kw = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        apply(
-            spec,
-            &bind(spec, None, args, kw).unwrap(),
-            &Decider::concrete(),
-        )
-    }
-
-    fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
-        let spec = OpTable::torch().method(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
-            &Decider::concrete(),
-        )
     }
 
     fn list(layouts: &[Layout<i64>]) -> A {

@@ -156,23 +156,11 @@ pub fn embedding_module<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
 #[cfg(test)]
 mod tests {
     use crate::layout::{Decider, Layout, Tri};
-    use crate::ops::{
-        apply, bind, bind_module_call, bind_module_init, ArgValue, OpTable, Transfer,
-    };
-
-    type A = ArgValue<i64>;
+    use crate::ops::kinds::test_support::{method, A};
+    use crate::ops::{apply, bind, bind_module_call, bind_module_init, OpTable};
 
     fn l(shape: &[i64], strides: &[i64]) -> Layout<i64> {
         Layout::new(shape.to_vec(), strides.to_vec(), 0)
-    }
-
-    fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
-        let spec = OpTable::torch().method(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
-            &Decider::concrete(),
-        )
     }
 
     /// Spec §6.2 (E): products of transposed operands are contiguous.

@@ -21,6 +21,8 @@ pub(super) mod query;
 pub(super) mod reduction;
 pub(super) mod reshape;
 pub(super) mod split;
+#[cfg(test)]
+mod test_support;
 
 use super::bind::BoundArgs;
 use super::transfer::{OpErrorKind, Transfer};

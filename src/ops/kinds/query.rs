@@ -89,27 +89,8 @@ pub fn len<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
 #[cfg(test)]
 mod tests {
     use crate::layout::{Decider, Layout};
-    use crate::ops::{apply, bind, ArgValue, OpResult, OpTable, Transfer};
-
-    type A = ArgValue<i64>;
-
-    fn method(name: &str, input: Layout<i64>, args: Vec<A>) -> Transfer<i64> {
-        let spec = OpTable::torch().method(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), args, vec![]).unwrap(),
-            &Decider::concrete(),
-        )
-    }
-
-    fn attribute(name: &str, input: Layout<i64>) -> Transfer<i64> {
-        let spec = OpTable::torch().attribute(name).unwrap();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), vec![], vec![]).unwrap(),
-            &Decider::concrete(),
-        )
-    }
+    use crate::ops::kinds::test_support::{attribute, method, A};
+    use crate::ops::{apply, bind, OpResult, OpTable};
 
     #[test]
     fn queries_answer_values() {

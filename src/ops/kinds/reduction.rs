@@ -87,20 +87,9 @@ pub fn topk<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
 
 #[cfg(test)]
 mod tests {
-    use crate::layout::{Decider, Layout};
-    use crate::ops::{apply, bind, ArgValue, OpResult, OpTable, Transfer};
-
-    type A = ArgValue<i64>;
-
-    fn method(name: &str, input: Layout<i64>, args: Vec<A>, kw: Vec<(&str, A)>) -> Transfer<i64> {
-        let spec = OpTable::torch().method(name).unwrap();
-        let kw = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        apply(
-            spec,
-            &bind(spec, Some(A::tensor(input)), args, kw).unwrap(),
-            &Decider::concrete(),
-        )
-    }
+    use crate::layout::Layout;
+    use crate::ops::kinds::test_support::{method_kw, A};
+    use crate::ops::{OpResult, Transfer};
 
     fn shape(t: &Transfer<i64>) -> Vec<i64> {
         t.layout().unwrap().shape.clone()
@@ -111,11 +100,11 @@ mod tests {
     fn reduction_shapes_match_torch() {
         let x = Layout::new(vec![2i64, 3, 5, 4], vec![60, 5, 1, 15], 0);
         assert_eq!(
-            method("sum", x.clone(), vec![A::Int(1)], vec![]).layout(),
+            method_kw("sum", x.clone(), vec![A::Int(1)], vec![]).layout(),
             Some(&Layout::contiguous(vec![2, 5, 4]))
         );
         assert_eq!(
-            method(
+            method_kw(
                 "sum",
                 x.clone(),
                 vec![A::Int(-1)],
@@ -125,11 +114,16 @@ mod tests {
             Some(&Layout::contiguous(vec![2, 3, 5, 1]))
         );
         assert_eq!(
-            shape(&method("mean", x.clone(), vec![A::ints(&[1, 2])], vec![])),
+            shape(&method_kw(
+                "mean",
+                x.clone(),
+                vec![A::ints(&[1, 2])],
+                vec![]
+            )),
             vec![2, 4]
         );
         assert_eq!(
-            shape(&method(
+            shape(&method_kw(
                 "norm",
                 x.clone(),
                 vec![],
@@ -138,24 +132,24 @@ mod tests {
             vec![2, 3, 5]
         );
         assert_eq!(
-            shape(&method("var", x.clone(), vec![A::Int(1)], vec![])),
+            shape(&method_kw("var", x.clone(), vec![A::Int(1)], vec![])),
             vec![2, 5, 4]
         );
         let y = Layout::contiguous(vec![2i64, 3]);
         assert_eq!(
-            shape(&method("sum", y.clone(), vec![], vec![])),
+            shape(&method_kw("sum", y.clone(), vec![], vec![])),
             Vec::<i64>::new()
         );
         assert_eq!(
-            shape(&method("sum", y.clone(), vec![A::ints(&[])], vec![])),
+            shape(&method_kw("sum", y.clone(), vec![A::ints(&[])], vec![])),
             Vec::<i64>::new()
         );
         assert_eq!(
-            shape(&method("amax", y.clone(), vec![], vec![])),
+            shape(&method_kw("amax", y.clone(), vec![], vec![])),
             Vec::<i64>::new()
         );
         assert_eq!(
-            shape(&method(
+            shape(&method_kw(
                 "argmax",
                 y.clone(),
                 vec![],
@@ -164,10 +158,10 @@ mod tests {
             vec![1, 1]
         );
         assert_eq!(
-            shape(&method("max", y.clone(), vec![], vec![])),
+            shape(&method_kw("max", y.clone(), vec![], vec![])),
             Vec::<i64>::new()
         );
-        let t = method(
+        let t = method_kw(
             "max",
             y.clone(),
             vec![A::Int(1)],
@@ -177,14 +171,14 @@ mod tests {
             OpResult::Tensors(v) => assert_eq!(v, vec![Layout::contiguous(vec![2, 1]); 2]),
             other => panic!("{other:?}"),
         }
-        let t = method(
+        let t = method_kw(
             "max",
             y.clone(),
             vec![A::tensor(Layout::new(vec![2, 3], vec![1, 2], 0))],
             vec![],
         );
         assert_eq!(t.layout(), Some(&Layout::contiguous(vec![2, 3])));
-        let t = method("sum", y, vec![A::ints(&[0, 0])], vec![]);
+        let t = method_kw("sum", y, vec![A::ints(&[0, 0])], vec![]);
         assert_eq!(
             t.op_error().map(|e| e.message.as_str()),
             Some("dim 0 appears multiple times in the list of dims")
