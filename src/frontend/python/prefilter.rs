@@ -51,7 +51,7 @@ pub fn layout_op_positions(source: &str) -> Option<Vec<usize>> {
     FILTER.match_starts(source)
 }
 
-// The automaton's SIMD prefilter reads ~600 MB/s of text without a token.
+// One automaton for both questions (`prefilter_throughput`: ~500 MB/s on text without a token).
 static FILTER: TokenFilter = TokenFilter::new(LAYOUT_OP_TOKENS);
 
 #[cfg(test)]
@@ -96,11 +96,10 @@ mod tests {
     }
 
     /// Throughput on text without any token, the case where the whole input is scanned.
-    /// Measured (release, 2 shared cores under load): ~650 MB/s on 7.9 MB of CPython's
-    /// standard library files without a token, ~450 MB/s over all 28 MB of it (files with a
-    /// token stop early), ~260 MB/s on this test's text (a rejected `.T`/`.H` candidate
-    /// every 30 bytes); tree-sitter parses the same text at ~3-10 MB/s. Timing depends on
-    /// the machine, so this only runs on request:
+    /// Measured (release, 2 cores, session 2, after the token list became the reported
+    /// ops): 502 MB/s on this test's text; tree-sitter parsed the real model tree at ~8 MB/s
+    /// per core (86 MB in 10.8 CPU-seconds, whole files). Timing depends on the machine, so
+    /// this only runs on request:
     /// `cargo test --release --lib prefilter_throughput -- --ignored --nocapture`.
     #[test]
     #[ignore = "timing benchmark; run on request"]
