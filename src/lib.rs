@@ -306,7 +306,14 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     if debug_flags().parse_only {
         return diagnostics;
     }
-    let events = analysis::analyze_module(&parsed.module, &file.text, &settings.analysis);
+    let analysis = analysis::analyze_module(&parsed.module, &file.text, &settings.analysis);
+    if let Some(function) = &analysis.budget_exhausted {
+        eprintln!(
+            "warning: {}: analysis budget exhausted in `{function}`; results for this file are partial",
+            file.path.display()
+        );
+    }
+    let events = analysis.events;
     if debug_flags().print_events {
         // Debugging aid: every op call the interpreter reached, with its outcomes.
         for ev in &events {

@@ -35,6 +35,11 @@ the codes torch confirms that the comment does *not* cover: a plain `# noqa` lin
 no marker, while `# expect: SL001  # noqa: SL002` checks that suppressing another code
 leaves SL001 reported.
 
+A finding the linter reports for one named path of a function (a branch whose test it can
+name, "on the path where `channels_first` is true") is marked `# expect-on-path: SL001`:
+torch must produce that code in some executions of the site and not in all of them (a site
+that always fails is marked `# expect:`).
+
 Every layout call written in a fixture (found with `tokenize`, so comments and strings do
 not count) must actually run; a call the oracle never reached cannot be confirmed and is
 reported as a disagreement.
@@ -82,6 +87,7 @@ ERROR_CODES = (
 )
 OK = "ok"
 EXPECT_RE = re.compile(r"#\s*expect:\s*([^#]*)")
+EXPECT_ON_PATH_RE = re.compile(r"#\s*expect-on-path:\s*([^#]*)")
 CODE_RE = re.compile(r"^SL\d{3}$")
 NOQA_RE = re.compile(r"#\s*noqa(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9,\s]*))?", re.IGNORECASE)
 IGNORE_RE = re.compile(r"stridelint:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
@@ -171,8 +177,8 @@ def install_patches() -> None:
 # --- reading the fixture text -------------------------------------------------------------
 
 
-def expected_codes(line: str) -> set[str]:
-    match = EXPECT_RE.search(line)
+def expected_codes(line: str, pattern: re.Pattern = EXPECT_RE) -> set[str]:
+    match = pattern.search(line)
     if not match:
         return set()
     codes = {c.strip() for c in match.group(1).split(",") if c.strip()}
@@ -237,6 +243,14 @@ def summarize(records: list[SiteRecord]) -> str:
     return " ".join(parts)
 
 
+def path_codes(rec: SiteRecord) -> set[str]:
+    """Codes some, but not all, executions of the site produced."""
+    kinds = set(rec.outcomes)
+    if len(kinds) < 2:
+        return set()
+    return {k for k in kinds if k.startswith("SL")}
+
+
 def certain_code(rec: SiteRecord) -> str | None:
     """The code every execution of the site produced, if there is one."""
     kinds = set(rec.outcomes)
@@ -259,10 +273,17 @@ def judge(path: Path, run_error: str | None) -> list[LineVerdict]:
     verdicts = []
     for number, text in enumerate(lines, start=1):
         expected = expected_codes(text)
+        expected_on_path = expected_codes(text, EXPECT_ON_PATH_RE)
         suppression = suppressed_codes(text)
         records = by_line.get(number, [])
         oracle = {c for c in (certain_code(r) for r in records) if c}
+        on_some_paths = set().union(*(path_codes(r) for r in records)) if records else set()
         problems = []
+        for code in sorted(expected_on_path):
+            if code in oracle:
+                problems.append(f"{code} always happens here: mark it `# expect:`, not `# expect-on-path:`")
+            elif code not in on_some_paths:
+                problems.append(f"path marker {code} not confirmed: no execution produced it")
         for rec in records:
             errors = sorted({o for o in rec.outcomes if o.startswith("error:")})
             if errors:
@@ -281,9 +302,10 @@ def judge(path: Path, run_error: str | None) -> list[LineVerdict]:
         if extra:
             problems.append(f"torch always fails with {sorted(extra)} but the line has no marker")
         mixed = any(len(set(r.outcomes)) > 1 for r in records)
-        if records or expected or suppression is not None or problems:
+        if records or expected or expected_on_path or suppression is not None or problems:
+            shown = expected | {f"{c}@path" for c in expected_on_path}
             verdicts.append(
-                LineVerdict(number, text.strip(), expected, oracle, suppression, summarize(records), mixed, problems)
+                LineVerdict(number, text.strip(), shown, oracle, suppression, summarize(records), mixed, problems)
             )
     if run_error:
         verdicts.append(LineVerdict(0, "<_oracle_run>", set(), set(), None, "", False, [run_error]))

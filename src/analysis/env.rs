@@ -4,7 +4,9 @@
 // Fx hashing: the keys are short variable names, hashed on every lookup and join.
 use rustc_hash::FxHashMap as HashMap;
 
-use super::value::{join, same_value, Value};
+use std::sync::Arc;
+
+use super::value::{join, same_value, Origin, SymLayout, TensorVal, Value, MAX_ALTERNATIVES};
 
 /// Local bindings. `None` marks a path that cannot continue (after `return`/`raise`).
 #[derive(Debug, Clone, Default)]
@@ -12,6 +14,10 @@ pub struct Env {
     pub vars: HashMap<String, Value>,
     /// Attributes of `self` assigned so far in this function (`self.x = ...`).
     pub self_attrs: HashMap<String, Value>,
+    /// Sizes given on this path to contiguous tensors of unknown shape, by origin, once a
+    /// use revealed their rank (`x.permute(0, 2, 1, 3)`): every alias then agrees. Kept per
+    /// path, since a use on one branch says nothing about the other.
+    pub shapes: HashMap<Origin, SymLayout>,
 }
 
 impl Env {
@@ -26,9 +32,80 @@ impl Env {
 /// Join two environments of paths that meet. A variable bound on only one path may be
 /// unbound on the other: its value is unknown afterwards.
 pub fn join_envs(a: &Env, b: &Env) -> Env {
+    let mut shapes = a.shapes.clone();
+    shapes.retain(|o, l| b.shapes.get(o) == Some(l));
     Env {
         vars: join_maps(&a.vars, &b.vars),
         self_attrs: join_maps(&a.self_attrs, &b.self_attrs),
+        shapes,
+    }
+}
+
+/// Join the attributes of `self` at two exits of a function.
+pub fn join_attrs(
+    a: &HashMap<String, Value>,
+    b: &HashMap<String, Value>,
+) -> HashMap<String, Value> {
+    join_maps(a, b)
+}
+
+/// Join the environments at the end of the two branches of an `if` whose test can be
+/// named: a tensor alternative that only one branch produced remembers that branch's
+/// condition (`yes` for the first environment, `no` for the second), so that a failure
+/// certain on one path can be reported with it.
+pub fn join_envs_tagged(a: &Env, b: &Env, yes: &str, no: &str) -> Env {
+    let mut out = join_envs(a, b);
+    let tag = |v: &mut Value, from_a: &Value, from_b: &Value| {
+        if let Some(joined) = join_tagged(from_a, from_b, yes, no) {
+            *v = joined;
+        }
+    };
+    for (k, v) in out.vars.iter_mut() {
+        if let (Some(va), Some(vb)) = (a.vars.get(k), b.vars.get(k)) {
+            tag(v, va, vb);
+        }
+    }
+    for (k, v) in out.self_attrs.iter_mut() {
+        if let (Some(va), Some(vb)) = (a.self_attrs.get(k), b.self_attrs.get(k)) {
+            tag(v, va, vb);
+        }
+    }
+    out
+}
+
+/// The join of two tensors from the two sides of a nameable condition, each alternative
+/// that only one side has tagged with that side's condition; `None` when they are not both
+/// tensors with known alternatives (the plain join applies).
+pub fn join_tagged(from_a: &Value, from_b: &Value, yes: &str, no: &str) -> Option<Value> {
+    let (Value::Tensor(TensorVal::Alts(x)), Value::Tensor(TensorVal::Alts(y))) = (from_a, from_b)
+    else {
+        return None;
+    };
+    if x.len() + y.len() > MAX_ALTERNATIVES {
+        return None;
+    }
+    let mut alts = Vec::with_capacity(x.len() + y.len());
+    for alt in x {
+        let mut alt = alt.clone();
+        if !y.iter().any(|o| o.same_layout(&alt)) {
+            alt.condition = Some(conjoin(alt.condition.as_deref(), yes));
+        }
+        alts.push(alt);
+    }
+    for alt in y {
+        if !x.iter().any(|o| o.same_layout(alt)) {
+            let mut alt = alt.clone();
+            alt.condition = Some(conjoin(alt.condition.as_deref(), no));
+            alts.push(alt);
+        }
+    }
+    Some(Value::Tensor(TensorVal::Alts(alts)))
+}
+
+fn conjoin(existing: Option<&str>, more: &str) -> Arc<str> {
+    match existing {
+        Some(e) => Arc::from(format!("{e} and {more}")),
+        None => Arc::from(more),
     }
 }
 
@@ -68,7 +145,7 @@ pub fn join_opt(a: Option<Env>, b: Option<Env>) -> Option<Env> {
 
 /// Do two environments bind the same names to the same abstract values?
 pub fn same_env(a: &Env, b: &Env) -> bool {
-    same_map(&a.vars, &b.vars) && same_map(&a.self_attrs, &b.self_attrs)
+    same_map(&a.vars, &b.vars) && same_map(&a.self_attrs, &b.self_attrs) && a.shapes == b.shapes
 }
 
 fn same_map(a: &HashMap<String, Value>, b: &HashMap<String, Value>) -> bool {

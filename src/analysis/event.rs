@@ -1,10 +1,13 @@
 //! Facts the interpreter records for the lints: one [`OpEvent`] per tensor-op call site
 //! reached, with the outcome of the op for every alternative layout of its input.
 
+use std::sync::Arc;
+
 use crate::ir::Span;
 use crate::layout::{Assumption, Assumptions, Dim, Tri};
 use crate::ops::{OpError, Semantics};
 
+use super::frame::CallContext;
 use super::value::{SymLayout, TensorAlt};
 
 /// What applying an op to one input alternative gave.
@@ -67,11 +70,60 @@ pub struct OpEvent {
     /// Recorded inside a call the interpreter followed, with the caller's arguments; false
     /// in the body of the function being analysed on its own (parameters assumed contiguous).
     pub from_caller: bool,
+    /// The call that led here, when `from_caller` (findings name the caller).
+    pub context: Option<Arc<CallContext>>,
+    /// The path the call was made on when the interpreter ran it apart from the others:
+    /// one iteration of a loop over known values (`` `k` is 5 ``).
+    pub path: Option<Arc<str>>,
 }
 
 impl OpEvent {
     /// True when every alternative satisfies `pred` (and there is at least one).
     pub fn all(&self, pred: impl Fn(&AltOutcome) -> bool) -> bool {
         !self.unknown_input && !self.outcomes.is_empty() && self.outcomes.iter().all(pred)
+    }
+
+    /// Did a caller context reach this call with an input layout that rests on no
+    /// assumption (every alternative known, none from a parameter assumed contiguous)?
+    /// Such a context shows what the function really gets here.
+    pub fn known_from_caller(&self) -> bool {
+        self.from_caller
+            && !self.unknown_input
+            && !self.outcomes.is_empty()
+            && self.outcomes.iter().all(|o| {
+                o.input.layout.is_some()
+                    && !super::value::chain_steps(&o.input.chain)
+                        .any(|s| s.what.contains("assumed contiguous"))
+            })
+    }
+
+    /// Where a finding about `pred` holds: on every path that reaches the call, or on one
+    /// path whose branch conditions can be named (`channels_first` is true). A failure on
+    /// one feasible path is a failure whenever that path runs, whatever the others do.
+    pub fn holds(&self, pred: impl Fn(&AltOutcome) -> bool) -> Option<Holds<'_>> {
+        if self.all(&pred) {
+            return Some(Holds::Always(&self.outcomes[0]));
+        }
+        self.outcomes
+            .iter()
+            .find(|o| o.input.condition.is_some() && o.input.layout.is_some() && pred(o))
+            .map(Holds::OnPath)
+    }
+}
+
+/// See [`OpEvent::holds`].
+#[derive(Debug, Clone, Copy)]
+pub enum Holds<'a> {
+    Always(&'a AltOutcome),
+    /// On the path of this alternative (its `input.condition`).
+    OnPath(&'a AltOutcome),
+}
+
+impl<'a> Holds<'a> {
+    /// The alternative a finding describes.
+    pub fn outcome(self) -> &'a AltOutcome {
+        match self {
+            Holds::Always(o) | Holds::OnPath(o) => o,
+        }
     }
 }

@@ -2,29 +2,33 @@
 //! frontend's syntax tree, never output formats.
 //!
 //! Per file: the module's top-level statements are run first (imports, constants,
-//! definitions), then every class's constructor (to learn what `self.x` holds), then
-//! every function and method on its own, with tensor parameters assumed contiguous and
-//! of unknown (named) sizes. Calls into the file's own functions are followed with the
-//! caller's argument values (bounded depth). Every tensor-op call reached is recorded as
-//! an [`event::OpEvent`] that the lints read.
+//! definitions). Then every function, method and nested definition is the *root* of an
+//! analysis of its own, with its tensor parameters assumed contiguous and of unknown (named)
+//! sizes — the *open context* — and a method runs on the object its class's constructor
+//! builds from its own parameters. Calls into the analysed code are followed with the
+//! caller's argument values (each such call is a *caller context*, memoised; see
+//! `interp`). Every tensor-op call reached is recorded as an [`event::OpEvent`] that the
+//! lints read.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 use std::sync::Arc;
 
-use crate::ir::{self, Class, Function, Span, Stmt, Target};
+use crate::ir::{self, Function, Stmt};
 use crate::layout::Assumptions;
 
-pub mod calls;
+pub mod apply;
 pub mod env;
 pub mod event;
+pub mod frame;
 pub mod interp;
+pub mod rank;
 pub mod tables;
 pub mod value;
 
 use env::Env;
 use event::OpEvent;
-use interp::{ClassInfo, Interpreter};
-use value::Value;
+use interp::{ClassTable, Interpreter};
+use value::{ClassDef, Value};
 
 /// Settings of the analysis.
 #[derive(Debug, Clone, Default)]
@@ -32,93 +36,198 @@ pub struct AnalysisSettings {
     pub assumptions: Assumptions,
 }
 
+/// What the analysis of one file found.
+#[derive(Debug, Default)]
+pub struct ModuleAnalysis {
+    pub events: Vec<OpEvent>,
+    /// The function in which the analysis ran out of its budget, when it did: the results
+    /// of the file are then partial (calls stopped being followed there and after).
+    pub budget_exhausted: Option<String>,
+}
+
 /// Analyse one lowered file and return the op events of every function in it.
 pub fn analyze_module(
     module: &ir::Module,
     source: &str,
     settings: &AnalysisSettings,
-) -> Vec<OpEvent> {
-    let mut it = Interpreter::new(source, &settings.assumptions, Env::default());
-    it.class = None;
-    it.language = module.language;
-    it.tables = tables::OpTables::for_language(module.language, source);
+) -> ModuleAnalysis {
+    let mut it = Interpreter::new(source, module.language, &settings.assumptions);
+    let classes = all_classes(module);
+    it.classes = ClassTable::build(&classes);
+
     // 1. Top level: imports, constants, and any tensor code written at module level.
+    it.begin_root("<module>", None);
     let top = module_body_without_defs(&module.body);
-    let globals = it
+    let mut globals = it
         .exec_block(&top, Some(Env::default()))
         .unwrap_or_default();
-    let mut globals = globals;
     for f in &module.functions {
-        globals.set(&f.name, Value::Function(f.clone(), false));
+        globals.set(&f.name, Value::Function(f.clone(), None));
+    }
+    for c in &module.classes {
+        if let Some(def) = it.classes.get(&c.name) {
+            globals.set(&c.name, Value::Class(def));
+        }
     }
     it.globals = globals;
-    let mut events = std::mem::take(&mut it.events);
+    let mut analysed: Vec<Analysed> = vec![Analysed {
+        events: it.take_events(),
+    }];
 
-    // 2. Free functions on their own. Each analysis is kept as (function, events of its own
-    // body, events of the calls it led into) until step 4 decides which count.
-    let mut analysed: Vec<(Option<&Function>, Vec<OpEvent>, Vec<OpEvent>)> = Vec::new();
+    // 2. Free functions and the functions nested anywhere, each on its own.
+    let mut functions: Vec<Arc<Function>> = module.functions.clone();
     for f in &module.functions {
-        let (own, followed) = analyze_function(&mut it, f, None);
-        analysed.push((Some(f), own, followed));
+        nested_functions(&f.body, &mut functions, 0);
+    }
+    nested_functions(&module.body, &mut functions, 0);
+    for f in &functions {
+        it.begin_root(&f.name, None);
+        let params = it.standalone_params(f);
+        it.run_root(f, params);
+        analysed.push(Analysed {
+            events: it.take_events(),
+        });
     }
 
-    // 3. Classes: constructor first, then each method.
-    for c in &module.classes {
-        let mut constructor_events = Vec::new();
-        let info = Arc::new(class_info(&mut it, c, &mut constructor_events));
-        analysed.push((None, Vec::new(), constructor_events));
+    // 3. Classes: the object built from the constructor's own parameters, then each method
+    // on it.
+    for c in &classes {
+        let Some(def) = it.classes.get(&c.name) else {
+            continue;
+        };
+        let this = it.open_instance(&def);
+        analysed.push(Analysed {
+            events: it.take_events(),
+        });
         for m in &c.methods {
-            if m.is_constructor {
+            if m.is_constructor || m.name == "__init__" {
                 continue;
             }
-            let (own, followed) = analyze_function(&mut it, m, Some(info.clone()));
-            analysed.push((Some(m), own, followed));
+            analyse_method(&mut it, &def, this.clone(), m, &mut analysed);
+            let mut nested = Vec::new();
+            nested_functions(&m.body, &mut nested, 0);
+            for f in nested {
+                it.begin_root(&f.name, None);
+                let params = it.standalone_params(&f);
+                it.run_root(&f, params);
+                analysed.push(Analysed {
+                    events: it.take_events(),
+                });
+            }
         }
     }
 
-    // 4. A private Python helper (`_name`) that the file's own code calls is analysed
-    // through those calls, with the layouts its callers really pass; assuming its
-    // parameters contiguous as well would report copies that no caller makes (a helper
-    // given a transposed tensor, say). So at each op call in it that some caller reaches
-    // with a known layout, only the callers' analyses count; its standalone analysis (its
-    // body and the calls it led into, which rest on the same assumption) still speaks
-    // where no caller reaches, or where no caller's layout is known.
-    let reached_private_helper = |f: Option<&Function>| {
-        f.is_some_and(|f| {
-            module.language == ir::Language::Python
-                && is_private_name(&f.name)
-                && it.reached_from_callers.contains(&f.span.start)
-        })
-    };
-    // For each op call reached from a caller: whether some such visit knew the layout.
-    let mut caller_visits: HashMap<Span, bool> = HashMap::default();
-    for (f, _, followed) in &analysed {
-        if reached_private_helper(*f) {
-            continue;
-        }
-        for event in followed {
-            *caller_visits.entry(event.span).or_insert(false) |= !event.unknown_input;
-        }
+    let events = analysed.into_iter().flat_map(|a| a.events).collect();
+    ModuleAnalysis {
+        events: dedup_events(events),
+        budget_exhausted: it.exhausted.clone(),
     }
-    for (f, own, followed) in analysed {
-        if reached_private_helper(f) {
-            let callers_decide = |e: &OpEvent| caller_visits.get(&e.span) == Some(&true);
-            events.extend(
-                own.into_iter()
-                    .chain(followed)
-                    .filter(|e| !callers_decide(e)),
-            );
-        } else {
-            events.extend(own);
-            events.extend(followed);
-        }
-    }
-    dedup_events(events)
 }
 
-/// `_helper` and `__mangled`, but not dunders (`__call__`), which Python itself calls.
-fn is_private_name(name: &str) -> bool {
-    name.starts_with('_') && !(name.starts_with("__") && name.ends_with("__"))
+/// The events of one root analysis.
+struct Analysed {
+    events: Vec<OpEvent>,
+}
+
+fn analyse_method(
+    it: &mut Interpreter,
+    def: &Arc<ClassDef>,
+    this: Arc<value::Instance>,
+    m: &Arc<Function>,
+    analysed: &mut Vec<Analysed>,
+) {
+    it.begin_root(&format!("{}.{}", def.name(), m.name), Some(this));
+    let params = it.standalone_params(m);
+    it.run_root(m, params);
+    analysed.push(Analysed {
+        events: it.take_events(),
+    });
+}
+
+/// Every class of the file: top-level ones (and `Outer.Inner`), and those defined inside
+/// functions or top-level blocks.
+fn all_classes(module: &ir::Module) -> Vec<Arc<ir::Class>> {
+    let mut out = module.classes.clone();
+    let mut seen: HashSet<*const ir::Class> = out.iter().map(Arc::as_ptr).collect();
+    let mut bodies: Vec<&[Stmt]> = vec![&module.body];
+    for f in &module.functions {
+        bodies.push(&f.body);
+    }
+    for c in &module.classes {
+        for m in &c.methods {
+            bodies.push(&m.body);
+        }
+    }
+    let mut found = Vec::new();
+    for b in bodies {
+        nested_classes(b, &mut found, 0);
+    }
+    for c in found {
+        if seen.insert(Arc::as_ptr(&c)) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn nested_classes(body: &[Stmt], out: &mut Vec<Arc<ir::Class>>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    for s in body {
+        match s {
+            Stmt::ClassDef(c) => {
+                out.push(c.clone());
+                for m in &c.methods {
+                    nested_classes(&m.body, out, depth + 1);
+                }
+            }
+            Stmt::FunctionDef(f) => nested_classes(&f.body, out, depth + 1),
+            _ => for_each_block(s, |b| nested_classes(b, out, depth + 1)),
+        }
+    }
+}
+
+/// Functions defined inside `body` (in a block, or nested in another function), not the
+/// top-level ones.
+fn nested_functions(body: &[Stmt], out: &mut Vec<Arc<Function>>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    for s in body {
+        match s {
+            Stmt::FunctionDef(f) => {
+                out.push(f.clone());
+                nested_functions(&f.body, out, depth + 1);
+            }
+            Stmt::ClassDef(_) => {}
+            _ => for_each_block(s, |b| nested_functions(b, out, depth + 1)),
+        }
+    }
+}
+
+/// Run `f` on each block of statements nested directly in `s`.
+fn for_each_block(s: &Stmt, mut f: impl FnMut(&[Stmt])) {
+    match s {
+        Stmt::If { body, orelse, .. } | Stmt::Loop { body, orelse, .. } => {
+            f(body);
+            f(orelse);
+        }
+        Stmt::With { body, .. } => f(body),
+        Stmt::Try {
+            body,
+            handlers,
+            orelse,
+            finalbody,
+            ..
+        } => {
+            f(body);
+            handlers.iter().for_each(|h| f(h));
+            f(orelse);
+            f(finalbody);
+        }
+        _ => {}
+    }
 }
 
 /// Statements of the module body other than function/class definitions (those are
@@ -130,136 +239,9 @@ fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
         .collect()
 }
 
-/// Analyses `f` on its own; returns the events of its own body and those of the calls it
-/// led into (recorded with its argument values), apart.
-fn analyze_function(
-    it: &mut Interpreter,
-    f: &Arc<Function>,
-    class: Option<Arc<ClassInfo>>,
-) -> (Vec<OpEvent>, Vec<OpEvent>) {
-    it.class = class;
-    it.reset_function_state();
-    let params = it.standalone_params(f);
-    it.run_function(f, params);
-    std::mem::take(&mut it.events)
-        .into_iter()
-        .partition(|event| !event.from_caller)
-}
-
-/// Run the constructor(s) to learn the attributes of `self`. Attributes that any other
-/// method reassigns are dropped: their value at a method's entry is not known.
-fn class_info(it: &mut Interpreter, c: &Class, events: &mut Vec<OpEvent>) -> ClassInfo {
-    let mut info = ClassInfo::default();
-    for m in &c.methods {
-        info.methods.insert(m.name.clone(), m.clone());
-    }
-    let reassigned: HashSet<String> = c
-        .methods
-        .iter()
-        .filter(|m| !m.is_constructor)
-        .flat_map(|m| assigned_self_attrs(&m.body))
-        .collect();
-    let mut attrs: HashMap<String, Value> = HashMap::default();
-    for ctor in c.methods.iter().filter(|m| m.is_constructor) {
-        it.class = Some(Arc::new(ClassInfo {
-            methods: info.methods.clone(),
-            ..Default::default()
-        }));
-        it.reset_function_state();
-        let params = it.standalone_params(ctor);
-        let mut env = Env::default();
-        for (n, v) in params {
-            env.set(&n, v);
-        }
-        // Rust constructors end in `return Self { .. }`; a Python `__init__` falls off its end.
-        it.constructor_exits = (it.language == ir::Language::Rust).then(Vec::new);
-        let end = it.exec_block(&ctor.body, Some(env));
-        let exits = it.constructor_exits.take().unwrap_or_default();
-        if let Some(end) = exits.into_iter().map(Some).fold(end, env::join_opt) {
-            attrs.extend(end.self_attrs);
-        }
-        events.append(&mut it.events);
-        info.exact_quotients
-            .extend(it.assumptions.exact_quotients.iter().cloned());
-        info.divisibility.extend(it.divisibility.iter().cloned());
-    }
-    attrs.retain(|k, _| !reassigned.contains(k));
-    // A constructor parameter stored on `self` is not a tensor argument of the method that
-    // reads it: the contiguity assumption does not extend to it.
-    for v in attrs.values_mut() {
-        if let Value::Named {
-            name,
-            is_param: true,
-        } = v
-        {
-            *v = Value::Named {
-                name: name.clone(),
-                is_param: false,
-            };
-        }
-    }
-    info.attrs = attrs;
-    info
-}
-
-/// Names `x` of every `self.x = ...` (and `self.register_buffer("x", ...)`) in a body.
-fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
-    let mut out = Vec::new();
-    fn target_names(t: &Target, out: &mut Vec<String>) {
-        match t {
-            Target::Attr { value, attr, .. } => {
-                if matches!(&value.kind, ir::ExprKind::Name(n) if n == "self") {
-                    out.push(attr.clone());
-                }
-            }
-            Target::Tuple(items, _) => items.iter().for_each(|i| target_names(i, out)),
-            Target::Starred(inner, _) => target_names(inner, out),
-            _ => {}
-        }
-    }
-    fn walk(body: &[Stmt], out: &mut Vec<String>) {
-        for s in body {
-            match s {
-                Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
-                Stmt::AugAssign { target, .. } => target_names(target, out),
-                Stmt::If { body, orelse, .. } => {
-                    walk(body, out);
-                    walk(orelse, out);
-                }
-                Stmt::Loop { body, orelse, .. } => {
-                    walk(body, out);
-                    walk(orelse, out);
-                }
-                Stmt::With { body, .. } => walk(body, out),
-                Stmt::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finalbody,
-                    ..
-                } => {
-                    walk(body, out);
-                    handlers.iter().for_each(|h| walk(h, out));
-                    walk(orelse, out);
-                    walk(finalbody, out);
-                }
-                Stmt::Expr(e) => {
-                    if let Some(name) = calls::register_buffer_name(e) {
-                        out.push(name);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    walk(body, &mut out);
-    out
-}
-
 /// The same call site can be reached from several analyses: on its own (parameters
 /// assumed contiguous) and through callers (with their arguments' layouts). Each context is
-/// a separate fact — a failure certain in one context is a real failure when that context
-/// occurs, whatever other contexts do — so events are only deduplicated when identical.
+/// a separate fact, so events are only deduplicated when identical.
 fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
     let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
     let mut seen: HashSet<(u32, u32, String, String)> = HashSet::default();
@@ -267,7 +249,12 @@ fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
         let fingerprint = ev
             .outcomes
             .iter()
-            .map(|o| format!("{:?}|{:?}|{:?}", o.input.layout, o.target, o.copies))
+            .map(|o| {
+                format!(
+                    "{:?}|{:?}|{:?}|{:?}",
+                    o.input.layout, o.target, o.copies, o.input.condition
+                )
+            })
             .collect::<Vec<_>>()
             .join(";");
         let key = (

@@ -8,8 +8,10 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use crate::ir::{Function, Span};
-use crate::layout::{Dim, Layout};
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::ir::{Class, Function, Span};
+use crate::layout::{Assumption, Dim, Layout};
 use crate::ops::ModuleSpec;
 
 pub type SymLayout = Layout<Dim>;
@@ -42,17 +44,35 @@ pub fn chain_steps(chain: &Chain) -> impl Iterator<Item = &Step> {
     })
 }
 
+/// Which contiguous tensor of unknown shape an alternative is: every alias of it shares
+/// the number, so that when one use reveals its rank (`x.permute(0, 2, 1, 3)`,
+/// `B, T, C = x.shape`) all of them get the same sizes (see `Frame::shapes`).
+pub type Origin = u32;
+
 /// One possible layout of a tensor.
 #[derive(Debug, Clone)]
 pub struct TensorAlt {
     /// `None` means "contiguous, shape not known" (e.g. a parameter whose sizes were never read).
     pub layout: Option<SymLayout>,
     pub chain: Chain,
+    /// For `layout: None`: which tensor it is, when that is known.
+    pub origin: Option<Origin>,
+    /// The branch conditions under which this alternative is the value (`use_cache` is
+    /// true), when they can be named; `None` on the join of every path.
+    pub condition: Option<Arc<str>>,
 }
 
 impl TensorAlt {
+    pub fn new(layout: Option<SymLayout>, chain: Chain) -> TensorAlt {
+        TensorAlt {
+            layout,
+            chain,
+            origin: None,
+            condition: None,
+        }
+    }
     pub fn same_layout(&self, other: &TensorAlt) -> bool {
-        self.layout == other.layout
+        self.layout == other.layout && (self.layout.is_some() || self.origin == other.origin)
     }
 }
 
@@ -66,7 +86,7 @@ pub enum TensorVal {
 
 impl TensorVal {
     pub fn single(layout: Option<SymLayout>, chain: Chain) -> TensorVal {
-        TensorVal::Alts(vec![TensorAlt { layout, chain }])
+        TensorVal::Alts(vec![TensorAlt::new(layout, chain)])
     }
     pub fn alts(&self) -> Option<&[TensorAlt]> {
         match self {
@@ -93,16 +113,20 @@ pub enum Value {
     /// tensor only if it is a parameter (assumption 1).
     Named {
         name: String,
-        is_param: bool,
+        /// For a parameter of the function: the origin its tensor has when it is used as one.
+        param: Option<Origin>,
     },
     /// An imported module or name: the dotted path it stands for (`F` → `torch.nn.functional`).
     Import(String),
     /// An `nn.Module`-like object created by a known constructor, with its bound arguments.
     NnModule(Arc<NnModuleVal>),
-    /// A function defined in the analysed file (free function or bound method).
-    Function(Arc<Function>, /* bound to self */ bool),
-    /// The receiver of the method being analysed.
-    SelfObj,
+    /// A function defined in the analysed code; a method read from an object is bound to it.
+    Function(Arc<Function>, Option<Arc<Instance>>),
+    /// A class defined in the analysed code (calling it constructs an [`Instance`]).
+    Class(Arc<ClassDef>),
+    /// An object of a class defined in the analysed code: `self` in a method, or a module
+    /// built in a constructor (`self.attn = Attention(dim, heads)`).
+    Instance(Arc<Instance>),
     /// A subscript entry `start:stop:step` (omitted parts are `NoneVal`).
     Slice(Box<[Value; 3]>),
     /// `...` in a subscript.
@@ -116,6 +140,50 @@ pub struct NnModuleVal {
     pub args: crate::ops::BoundArgs<Dim>,
 }
 
+/// A class of the analysed code with its bases resolved (the ones defined in the analysed
+/// code; library bases such as `nn.Module` are only named).
+#[derive(Debug)]
+pub struct ClassDef {
+    pub class: Arc<Class>,
+    /// Bases defined in the analysed code, in declaration order.
+    pub bases: Vec<Arc<ClassDef>>,
+    /// Attributes that some method other than a constructor assigns (on this class or a
+    /// base): their value at a method's entry is not the constructor's.
+    pub reassigned: rustc_hash::FxHashSet<String>,
+}
+
+impl ClassDef {
+    pub fn name(&self) -> &str {
+        &self.class.name
+    }
+    /// The method `name` by Python's lookup order (own methods, then bases depth-first,
+    /// left to right: the MRO of every hierarchy without diamonds).
+    pub fn method(&self, name: &str) -> Option<(Arc<Function>, &ClassDef)> {
+        if let Some(m) = self.class.methods.iter().find(|m| m.name == name) {
+            return Some((m.clone(), self));
+        }
+        self.bases.iter().find_map(|b| b.method(name))
+    }
+    /// The first base (in lookup order) that defines `name`, for `super().name(…)` in a
+    /// method of this class.
+    pub fn super_method(&self, name: &str) -> Option<(Arc<Function>, &ClassDef)> {
+        self.bases.iter().find_map(|b| b.method(name))
+    }
+}
+
+/// An object of a class of the analysed code, with what its constructor left on it.
+#[derive(Debug)]
+pub struct Instance {
+    pub class: Arc<ClassDef>,
+    /// Attributes after construction (without those another method reassigns).
+    pub attrs: HashMap<String, Value>,
+    /// Exact quotients and divisibility the constructor relied on: they hold in every
+    /// method of the object.
+    pub exact_quotients: Vec<(String, Dim)>,
+    pub divisibility: Vec<Assumption>,
+    /// Distinguishes objects in call contexts.
+    pub id: u32,
+}
 impl Value {
     pub fn unknown_tensor() -> Value {
         Value::Tensor(TensorVal::Unknown)
@@ -138,19 +206,29 @@ pub fn join(a: &Value, b: &Value) -> Value {
         }
         (Value::Bool(x), Value::Bool(y)) if x == y => a.clone(),
         (Value::Str(x), Value::Str(y)) if x == y => a.clone(),
-        (Value::NoneVal, Value::NoneVal)
-        | (Value::Float, Value::Float)
-        | (Value::SelfObj, Value::SelfObj) => a.clone(),
+        (Value::NoneVal, Value::NoneVal) | (Value::Float, Value::Float) => a.clone(),
         (Value::Named { name: n1, .. }, Value::Named { name: n2, .. }) if n1 == n2 => a.clone(),
         (Value::Import(x), Value::Import(y)) if x == y => a.clone(),
-        (Value::Function(f, s1), Value::Function(g, s2)) if Arc::ptr_eq(f, g) && s1 == s2 => {
+        (Value::Function(f, s1), Value::Function(g, s2))
+            if Arc::ptr_eq(f, g) && same_receiver(s1, s2) =>
+        {
             a.clone()
         }
         (Value::NnModule(x), Value::NnModule(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        (Value::Class(x), Value::Class(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(x, y) => a.clone(),
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):
         // the result may be either, which no certain finding can rest on.
         (Value::Tensor(_), _) | (_, Value::Tensor(_)) => Value::unknown_tensor(),
         _ => Value::Unknown,
+    }
+}
+
+fn same_receiver(a: &Option<Arc<Instance>>, b: &Option<Arc<Instance>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+        _ => false,
     }
 }
 
@@ -188,11 +266,14 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Named { name: x, .. }, Value::Named { name: y, .. }) => x == y,
         (Value::Import(x), Value::Import(y)) => x == y,
-        (Value::Function(f, s1), Value::Function(g, s2)) => Arc::ptr_eq(f, g) && s1 == s2,
+        (Value::Function(f, s1), Value::Function(g, s2)) => {
+            Arc::ptr_eq(f, g) && same_receiver(s1, s2)
+        }
         (Value::NnModule(x), Value::NnModule(y)) => Arc::ptr_eq(x, y),
+        (Value::Class(x), Value::Class(y)) => Arc::ptr_eq(x, y),
+        (Value::Instance(x), Value::Instance(y)) => Arc::ptr_eq(x, y),
         (Value::Float, Value::Float)
         | (Value::NoneVal, Value::NoneVal)
-        | (Value::SelfObj, Value::SelfObj)
         | (Value::Unknown, Value::Unknown) => true,
         _ => false,
     }
@@ -242,10 +323,36 @@ pub fn substitute(v: &Value, name: &str, with: &Dim) -> Value {
             alts.iter()
                 .map(|a| TensorAlt {
                     layout: a.layout.as_ref().map(layout),
-                    chain: a.chain.clone(),
+                    ..a.clone()
                 })
                 .collect(),
         )),
         other => other.clone(),
+    }
+}
+
+/// Every size symbol a value mentions (to keep names minted later from colliding with it).
+pub fn collect_symbols(v: &Value, out: &mut rustc_hash::FxHashSet<String>, depth: usize) {
+    if depth > 4 {
+        return;
+    }
+    let dims = |d: &Dim, out: &mut rustc_hash::FxHashSet<String>| out.extend(d.symbols());
+    match v {
+        Value::Int(d) => dims(d, out),
+        Value::Tuple(items) => items
+            .iter()
+            .for_each(|i| collect_symbols(i, out, depth + 1)),
+        Value::Tensor(TensorVal::Alts(alts)) => {
+            for a in alts {
+                if let Some(l) = &a.layout {
+                    l.shape.iter().chain(&l.strides).for_each(|d| dims(d, out));
+                }
+            }
+        }
+        Value::Instance(i) => i
+            .attrs
+            .values()
+            .for_each(|a| collect_symbols(a, out, depth + 1)),
+        _ => {}
     }
 }

@@ -23,6 +23,9 @@ pub struct Assumptions {
     /// the quotient is an integer size, so it is assumed `>= min_symbolic_size` too (a head
     /// dimension of 1 is not a model anyone writes). Only symbols are rewritten with this.
     pub exact_quotients: Vec<(String, super::dim::Dim)>,
+    /// Decide an equality of two sizes that differ as expressions (`T` and `C`) as false,
+    /// recording [`Assumption::Distinct`]: a finding then holds "unless T == C".
+    pub distinct_sizes: bool,
 }
 
 impl Default for Assumptions {
@@ -30,6 +33,7 @@ impl Default for Assumptions {
         Assumptions {
             min_symbolic_size: 2,
             exact_quotients: Vec::new(),
+            distinct_sizes: false,
         }
     }
 }
@@ -41,6 +45,12 @@ pub enum Assumption {
     MinSize { name: String, min: i64 },
     /// `divisor` divides `dividend` exactly (from `a // b` on sizes).
     Divides { divisor: String, dividend: String },
+    /// Two sizes that differ as expressions are assumed to differ in value
+    /// ([`Assumptions::distinct_sizes`]).
+    Distinct { a: String, b: String },
+    /// A target size the analysis could not relate to the input is the one value the
+    /// element count allows (any other value makes the call fail on the element count).
+    SolvedSize { name: String, value: String },
 }
 
 impl fmt::Display for Assumption {
@@ -48,6 +58,8 @@ impl fmt::Display for Assumption {
         match self {
             Assumption::MinSize { name, min } => write!(f, "{name} ≥ {min}"),
             Assumption::Divides { divisor, dividend } => write!(f, "{divisor} divides {dividend}"),
+            Assumption::Distinct { a, b } => write!(f, "{a} ≠ {b}"),
+            Assumption::SolvedSize { name, value } => write!(f, "{name} = {value}"),
         }
     }
 }
@@ -137,6 +149,7 @@ pub struct Decider<'a> {
 static CONCRETE: Assumptions = Assumptions {
     min_symbolic_size: 2,
     exact_quotients: Vec::new(),
+    distinct_sizes: false,
 };
 
 impl<'a> Decider<'a> {
@@ -180,6 +193,12 @@ impl<'a> Decider<'a> {
                         .cmp(a, &b.sub(&one))
                         .is_some_and(|o| o != Ordering::Greater)
                 {
+                    Tri::No
+                } else if self.assumptions.distinct_sizes && a.sub(b).as_lit().is_none() {
+                    self.record(Assumption::Distinct {
+                        a: a.to_string(),
+                        b: b.to_string(),
+                    });
                     Tri::No
                 } else {
                     Tri::Unknown

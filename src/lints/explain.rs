@@ -1,7 +1,10 @@
 //! Shared wording for diagnostics: the chain of layout steps as labels, the
 //! assumptions as notes, and which dimensions are not adjacent in memory.
 
-use crate::analysis::event::{AltOutcome, OpEvent};
+use crate::analysis::event::{AltOutcome, Holds, OpEvent};
+use crate::layout::Assumption;
+
+use super::LintContext;
 use crate::analysis::value::{chain_steps, format_layout, SymLayout};
 use crate::diagnostic::Label;
 use crate::layout::{infer_size, Assumptions, Decider, Dim, Tri};
@@ -19,28 +22,65 @@ pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
     steps
 }
 
-/// Notes listing the assumptions a finding rests on.
-pub fn notes_for(ev: &OpEvent, alt: &AltOutcome) -> Vec<String> {
-    let mut items: Vec<String> = alt.assumptions.iter().map(|a| a.to_string()).collect();
-    for a in &ev.divisibility {
-        let s = a.to_string();
-        if !items.contains(&s) {
-            items.push(s);
+/// Notes listing what a finding rests on: the call it was found through, the path, the
+/// assumptions about sizes, and the conditions under which it holds.
+pub fn notes_for(ev: &OpEvent, holds: Holds, ctx: &LintContext) -> Vec<String> {
+    let alt = holds.outcome();
+    let mut items: Vec<String> = Vec::new();
+    let mut unless: Vec<String> = Vec::new();
+    let mut solved: Vec<String> = Vec::new();
+    for a in alt.assumptions.iter().chain(&ev.divisibility) {
+        match a {
+            Assumption::Distinct { a, b } => {
+                let s = format!("{a} == {b}");
+                if !unless.contains(&s) {
+                    unless.push(s);
+                }
+            }
+            Assumption::SolvedSize { name, value } => solved.push(format!(
+                "`{name}` is taken to be {value}, the one value the element count allows (with any other value the call fails as well)"
+            )),
+            other => {
+                let s = other.to_string();
+                if !items.contains(&s) {
+                    items.push(s);
+                }
+            }
         }
     }
     let param = chain_steps(&alt.input.chain).any(|s| s.what.contains("assumed contiguous"));
     let mut notes = Vec::new();
+    if let Some(context) = &ev.context {
+        notes.push(format!(
+            "found through the call from `{}` at line {}",
+            context.caller,
+            ctx.file.location(context.call_span.start as usize).row
+        ));
+    }
     if param {
         notes.push("assumes the function's tensor arguments are contiguous".to_string());
     }
     if !items.is_empty() {
         notes.push(format!("holds for all sizes with {}", items.join(", ")));
     }
-    if ev.outcomes.len() > 1 {
-        notes.push(format!(
+    if !unless.is_empty() {
+        notes.push(format!("holds unless {}", unless.join(" or ")));
+    }
+    notes.extend(solved);
+    match holds {
+        Holds::OnPath(o) => {
+            if let Some(c) = &o.input.condition {
+                notes.push(format!("holds on the path where {c}"));
+            }
+        }
+        Holds::Always(_) if ev.outcomes.len() > 1 => notes.push(format!(
             "holds on all {} paths that reach this call",
             ev.outcomes.len()
-        ));
+        )),
+        Holds::Always(_) => {}
+    }
+    if let Some(path) = &ev.path {
+        notes.push(format!("holds on the path where {path}"));
     }
     notes
 }

@@ -106,20 +106,53 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
 }
 
 /// Run every rule on every event of a file; one diagnostic per (rule, call site).
+///
+/// The same call can be reached in several contexts: in the function analysed on its own
+/// (the *open* context, its tensor parameters assumed contiguous) and through calls with the
+/// callers' values. Each context is a separate fact — a failure certain in one context is a
+/// real failure when that context occurs — so a finding of any context is reported, with one
+/// exception: a finding of the open context is dropped when some caller reaches the call
+/// with a known layout (resting on no assumption) and gets no such finding there. The
+/// callers then show what the function really receives (a helper given a transposed tensor,
+/// say), and the assumption alone would contradict them — unless the finding is about one
+/// named path of the function, which such a caller need not take. Where both give the finding, the
+/// open context's (symbolic, for every caller) is the one reported.
 pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = Vec::new();
-    // One finding per (rule, call site): a set, since generated files can hold 100k findings.
-    let mut seen = std::collections::HashSet::new();
+    use std::collections::{HashMap, HashSet};
+    type Site = (&'static str, crate::ir::Span);
+    // The open context's finding at a site, and whether a caller can contradict it: a finding
+    // on one named path (`channels_first` is true) is not contradicted by a caller that
+    // takes another path.
+    let mut open: HashMap<Site, (Diagnostic, bool)> = HashMap::new();
+    let mut from_callers: HashMap<Site, Diagnostic> = HashMap::new();
+    let mut contradicted: HashSet<Site> = HashSet::new();
     for ev in events {
         for r in RULES {
             let Some(check) = r.check else { continue };
-            if let Some(d) = check(ev, ctx) {
-                if seen.insert((d.code, d.span)) {
-                    out.push(d);
+            let site = (r.code, ev.span);
+            match check(ev, ctx) {
+                Some(d) if ev.from_caller => {
+                    from_callers.entry(site).or_insert(d);
                 }
+                Some(d) => {
+                    let unconditional = ev.outcomes.iter().all(|o| o.input.condition.is_none());
+                    open.entry(site).or_insert((d, unconditional));
+                }
+                None if ev.known_from_caller() => {
+                    contradicted.insert(site);
+                }
+                None => {}
             }
         }
     }
-    out.sort_by_key(|d| (d.span.start, d.code));
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(open.len() + from_callers.len());
+    for (site, (d, contradictable)) in open {
+        if !(contradictable && contradicted.contains(&site)) {
+            from_callers.remove(&site);
+            out.push(d);
+        }
+    }
+    out.extend(from_callers.into_values());
+    out.sort_by(|a, b| (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message)));
     out
 }

@@ -18,10 +18,8 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         return None;
     }
     let fails = |o: &crate::analysis::event::AltOutcome| matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::ViewIncompatible);
-    if !ev.all(fails) {
-        return None;
-    }
-    let alt = &ev.outcomes[0];
+    let holds = ev.holds(fails)?;
+    let alt = holds.outcome();
     let input = alt.input.layout.as_ref()?;
     let target = alt
         .target
@@ -48,7 +46,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         file: ctx.file.clone(),
         span: ev.span,
         chain: chain_labels(alt),
-        notes: notes_for(ev, alt),
+        notes: notes_for(ev, holds, ctx),
         help: Some(format!(
             "call `.contiguous()` before `.{}(...)` (an explicit copy), use `.reshape(...)`, or keep the tensor in the memory order the view needs",
             ev.op

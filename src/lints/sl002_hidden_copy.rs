@@ -16,10 +16,8 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
     if !ev.tags.iter().any(|t| t == "hidden-copy") {
         return None;
     }
-    if !ev.all(|o: &AltOutcome| o.copies.is_yes()) {
-        return None;
-    }
-    let alt = &ev.outcomes[0];
+    let holds = ev.holds(|o: &AltOutcome| o.copies.is_yes())?;
+    let alt = holds.outcome();
     let input = alt.input.layout.as_ref()?;
     let numel = alt
         .copied_numel
@@ -61,7 +59,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         file: ctx.file.clone(),
         span: ev.span,
         chain: chain_labels(alt),
-        notes: notes_for(ev, alt),
+        notes: notes_for(ev, holds, ctx),
         help: Some(
             "the copy allocates a new tensor of the same size; avoid it by producing the tensor in the order the reshape needs (e.g. permute after reshaping, or have the producer write that layout), or make it explicit with `.contiguous()` where it is intended".into(),
         ),

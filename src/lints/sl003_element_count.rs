@@ -33,7 +33,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         file: ctx.file.clone(),
         span: ev.span,
         chain: chain_labels(alt),
-        notes: notes_for(ev, alt),
+        notes: notes_for(ev, crate::analysis::event::Holds::Always(alt), ctx),
         help: Some("the product of the target sizes must equal the number of elements; at most one size may be -1".into()),
         fix: None,
         verify: None,
@@ -50,6 +50,7 @@ fn fails_with_sizes_of_one(o: &AltOutcome, ev: &OpEvent) -> bool {
     let weak = Assumptions {
         min_symbolic_size: 1,
         exact_quotients: ev.assumptions.exact_quotients.clone(),
+        distinct_sizes: false,
     };
     let d = Decider::new(&weak);
     matches!(infer_size(target, &input.numel(), &d), Err(e) if e != ShapeError::Undecided)

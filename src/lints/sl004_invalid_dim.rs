@@ -31,7 +31,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         file: ctx.file.clone(),
         span: ev.span,
         chain: chain_labels(alt),
-        notes: notes_for(ev, alt),
+        notes: notes_for(ev, crate::analysis::event::Holds::Always(alt), ctx),
         help: None,
         fix: None,
         verify: None,

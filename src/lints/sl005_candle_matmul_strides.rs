@@ -77,7 +77,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         file: ctx.file.clone(),
         span: ev.span,
         chain: chain_labels(alt),
-        notes: notes_for(ev, &noted),
+        notes: notes_for(ev, crate::analysis::event::Holds::Always(&noted), ctx),
         help: Some(
             "make the rejected operand contiguous first (`.contiguous()?`), or produce it in a row-major layout (narrow the rows rather than the columns of a fused projection); set `candle-backend = \"cpu\"` if the code only runs on candle's default CPU build".into(),
         ),
@@ -136,10 +136,7 @@ mod tests {
             kind: "matmul".into(),
             tags: vec![CANDLE_MATMUL_TAG.into()],
             outcomes: vec![AltOutcome {
-                input: TensorAlt {
-                    layout: Some(lhs),
-                    chain: None,
-                },
+                input: TensorAlt::new(Some(lhs), None),
                 target: None,
                 outcome: Outcome::Ok(Some(out)),
                 copies: Tri::No,
@@ -153,6 +150,8 @@ mod tests {
             assumptions: Assumptions::default(),
             semantics: crate::ops::Semantics::Candle,
             from_caller: false,
+            context: None,
+            path: None,
         }
     }
 

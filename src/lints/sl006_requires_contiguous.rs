@@ -43,7 +43,7 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         file: ctx.file.clone(),
         span: ev.span,
         chain: chain_labels(alt),
-        notes: notes_for(ev, alt),
+        notes: notes_for(ev, crate::analysis::event::Holds::Always(alt), ctx),
         help: Some(
             "call `.contiguous()?` on the tensor before the kernel (one explicit copy), or use a composed form that takes any layout (`candle_nn::ops::softmax(&x, D::Minus1)`, the `RmsNorm`/`LayerNorm` modules)".into(),
         ),
@@ -79,10 +79,7 @@ mod tests {
             kind: "contiguous_result".into(),
             tags: Vec::new(),
             outcomes: vec![AltOutcome {
-                input: TensorAlt {
-                    layout: Some(transposed),
-                    chain: None,
-                },
+                input: TensorAlt::new(Some(transposed), None),
                 target: None,
                 outcome,
                 copies: Tri::No,
@@ -96,6 +93,8 @@ mod tests {
             assumptions: Assumptions::default(),
             semantics: crate::ops::Semantics::Candle,
             from_caller: false,
+            context: None,
+            path: None,
         }
     }
 

@@ -214,6 +214,26 @@ impl OpKind {
     /// The loader rejects `semantics = "candle"` on any other kind.
     /// Kinds that make a new tensor from sizes or data and take no input tensor
     /// (`torch.zeros(B, T)`: `B` is a size, not the input).
+    /// Kinds whose result is always a newly written contiguous tensor, whatever the layout
+    /// of the input (torch 2.15: transposed, broadcast and sliced operands of `matmul`,
+    /// `bmm`, `baddbmm`, `linear` all give contiguous outputs; `softmax`-like ops allocate
+    /// a fresh output; `contiguous()` returns a contiguous tensor by definition). So even
+    /// an input of unknown layout gives a known-contiguous (shape unknown) result.
+    pub fn output_always_contiguous(self) -> bool {
+        matches!(
+            self,
+            OpKind::Matmul
+                | OpKind::Mm
+                | OpKind::Bmm
+                | OpKind::Addmm
+                | OpKind::Baddbmm
+                | OpKind::Linear
+                | OpKind::LinearModule
+                | OpKind::ContiguousResult
+                | OpKind::Contiguous
+        )
+    }
+
     pub fn is_factory(self) -> bool {
         matches!(
             self,

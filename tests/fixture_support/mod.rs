@@ -8,22 +8,30 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// One finding, as the fixtures write it: 1-based line and rule code.
+/// One finding, as the fixtures write it: 1-based line and rule code. A finding that holds
+/// on one named path only (`# expect-on-path: SL001`) has the code `SL001@path`.
 pub type Finding = (usize, String);
+
+/// The suffix of a finding's code that holds on one path only (see [`Finding`]).
+pub const ON_PATH: &str = "@path";
 
 /// How a language writes its markers: `# expect:` / `//` comments.
 pub struct Markers {
     pub expect: &'static str,
+    /// A finding certain on one named path, not on every path (`# expect-on-path:`).
+    pub expect_on_path: &'static str,
     /// The comment leader that ends the code list (a suppression may follow the marker).
     pub comment: &'static str,
 }
 
 pub const PYTHON: Markers = Markers {
     expect: "# expect:",
+    expect_on_path: "# expect-on-path:",
     comment: "#",
 };
 pub const RUST: Markers = Markers {
     expect: "// expect:",
+    expect_on_path: "// expect-on-path:",
     comment: "//",
 };
 
@@ -45,10 +53,20 @@ pub fn fixture_paths(sub: &str, ext: &str) -> Vec<PathBuf> {
 /// comment may follow it (`# expect: SL001  # noqa: SL002`). A malformed code is a broken
 /// fixture, not a linter failure, so it panics with the line.
 pub fn expected_codes(line: &str, m: &Markers) -> Vec<String> {
-    let Some(at) = line.find(m.expect) else {
+    let mut codes = marker_codes(line, m.expect, m);
+    codes.extend(
+        marker_codes(line, m.expect_on_path, m)
+            .into_iter()
+            .map(|c| format!("{c}{ON_PATH}")),
+    );
+    codes
+}
+
+fn marker_codes(line: &str, marker: &str, m: &Markers) -> Vec<String> {
+    let Some(at) = line.find(marker) else {
         return Vec::new();
     };
-    let rest = &line[at + m.expect.len()..];
+    let rest = &line[at + marker.len()..];
     let list = rest.split(m.comment).next().unwrap_or_default();
     list.split(',')
         .map(str::trim)
@@ -104,19 +122,44 @@ pub fn describe_mismatch(
     report
 }
 
+/// A fixture as the linter sees it: the model code, without the driver that runs it under
+/// torch for `scripts/oracle/check_fixtures.py` (`def _oracle_run():`, always the last
+/// definition). The driver calls the code with concrete sizes and swallows the errors it
+/// expects; linted, those calls would be contexts of their own. Lines are kept (blanked), so
+/// positions do not move.
+pub fn without_oracle_driver(text: &str) -> String {
+    match text.find("\ndef _oracle_run():") {
+        Some(at) => {
+            let (code, driver) = text.split_at(at);
+            let blank: String = driver
+                .chars()
+                .map(|c| if c == '\n' { '\n' } else { ' ' })
+                .collect();
+            format!("{code}{blank}")
+        }
+        None => text.to_string(),
+    }
+}
+
 /// The findings stridelint reports in one file, as (line, code).
 pub fn reported_findings(
     path: &Path,
     text: &str,
     settings: &stridelint::Settings,
 ) -> BTreeSet<Finding> {
-    stridelint::check_source(path, text.to_string(), settings)
+    stridelint::check_source(path, without_oracle_driver(text), settings)
         .iter()
         .map(|d| {
-            (
-                d.file.location(d.span.start as usize).row,
-                d.code.to_string(),
-            )
+            let on_path = d
+                .notes
+                .iter()
+                .any(|n| n.starts_with("holds on the path where"));
+            let code = if on_path {
+                format!("{}{ON_PATH}", d.code)
+            } else {
+                d.code.to_string()
+            };
+            (d.file.location(d.span.start as usize).row, code)
         })
         .collect()
 }

@@ -1,0 +1,1099 @@
+//! Applying a table op to abstract values: bind the call's arguments, run the op's
+//! transfer function on every alternative layout of its input, record one
+//! [`OpEvent`] for the lints and return the joined result.
+//!
+//! This is the part of a call that no longer cares where the call came from or what the
+//! surrounding code is: it needs the op, the argument values, the size facts of the path
+//! ([`Facts`]) and the names of the analysis ([`RootState`]) — the small [`ApplyCtx`], not
+//! the interpreter.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
+
+use crate::ir::{Language, Span};
+use crate::layout::{infer_size, Assumption, Decider, Dim, ShapeError, Tri};
+use crate::ops::schema::{ParamSpec, ParamType, Variadic};
+use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
+
+use super::event::{AltOutcome, OpEvent, Outcome};
+use super::frame::{CallContext, Facts, RootState};
+use super::tables::OpTables;
+use super::value::{join, Origin, Step, SymLayout, TensorAlt, TensorVal, Value};
+
+/// What applying an op needs besides the op and its arguments.
+pub struct ApplyCtx<'a> {
+    pub source: &'a str,
+    pub language: Language,
+    pub tables: &'a OpTables,
+    pub facts: &'a Facts,
+    pub root: &'a mut RootState,
+    /// The sizes the current path gave tensors of unknown shape (see `Env::shapes`).
+    pub shapes: &'a mut HashMap<Origin, SymLayout>,
+    pub events: &'a mut Vec<OpEvent>,
+    pub context: Option<Arc<CallContext>>,
+    /// The variable the result is assigned to, when the call is the whole right-hand side
+    /// (names the sizes the op mints: `C = x.size(-1)`).
+    pub name_hint: Option<String>,
+    /// Hands out fresh [`Origin`]s.
+    pub next_origin: &'a mut Origin,
+    /// The path the current statements run on (see [`OpEvent::path`]).
+    pub path: Option<Arc<str>>,
+    /// Equalities of sizes an op needed to succeed (see [`required_equalities`]): the
+    /// program only gets past the call if they hold, so the interpreter learns them.
+    pub learned: Vec<(Dim, Dim)>,
+}
+
+impl ApplyCtx<'_> {
+    fn text(&self, span: Span) -> &str {
+        self.source.get(span.range()).unwrap_or("")
+    }
+
+    fn fresh_origin(&mut self) -> Origin {
+        *self.next_origin += 1;
+        *self.next_origin
+    }
+
+    /// The layout `alt` stands for: its own, or the sizes its origin was given.
+    pub fn resolve(&self, alt: &TensorAlt) -> TensorAlt {
+        resolve_alt(self.shapes, alt)
+    }
+
+    fn record(&mut self, spec: &OpSpec, span: Span, nspan: Span, outcomes: Vec<AltOutcome>) {
+        let unknown_input = outcomes.is_empty()
+            || outcomes
+                .iter()
+                .any(|o| o.input.layout.is_none() && matches!(o.outcome, Outcome::Unknown));
+        self.record_with(spec, span, nspan, outcomes, unknown_input);
+    }
+
+    fn record_with(
+        &mut self,
+        spec: &OpSpec,
+        span: Span,
+        nspan: Span,
+        outcomes: Vec<AltOutcome>,
+        unknown_input: bool,
+    ) {
+        self.events.push(OpEvent {
+            span,
+            name_span: nspan,
+            op: spec.name.clone(),
+            kind: spec.kind_name().to_string(),
+            tags: spec.tags.clone(),
+            outcomes,
+            unknown_input,
+            divisibility: self.facts.divisibility.clone(),
+            assumptions: self.facts.assumptions.clone(),
+            semantics: spec.semantics,
+            from_caller: self.context.is_some(),
+            context: self.context.clone(),
+            path: self.path.clone(),
+        });
+    }
+}
+
+/// The layout an alternative stands for, looking through its origin (see [`Origin`]).
+pub fn resolve_alt(shapes: &HashMap<Origin, SymLayout>, alt: &TensorAlt) -> TensorAlt {
+    match (&alt.layout, alt.origin) {
+        (None, Some(o)) => match shapes.get(&o) {
+            Some(l) => TensorAlt {
+                layout: Some(l.clone()),
+                ..alt.clone()
+            },
+            None => alt.clone(),
+        },
+        _ => alt.clone(),
+    }
+}
+
+/// Resolve every alternative of a tensor value through the origins' sizes.
+pub fn resolve_value(shapes: &HashMap<Origin, SymLayout>, v: Value) -> Value {
+    match v {
+        Value::Tensor(TensorVal::Alts(alts))
+            if alts
+                .iter()
+                .any(|a| a.layout.is_none() && a.origin.is_some()) =>
+        {
+            Value::Tensor(TensorVal::Alts(
+                alts.iter().map(|a| resolve_alt(shapes, a)).collect(),
+            ))
+        }
+        other => other,
+    }
+}
+
+/// A parameter used as a tensor: contiguous, shape unknown (assumption 1).
+pub fn param_as_tensor(name: &str, origin: Option<Origin>, span: Span) -> Value {
+    let step = Step {
+        span,
+        what: format!("parameter `{name}` (assumed contiguous)"),
+        layout: None,
+        prev: None,
+    };
+    let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
+    alt.origin = origin;
+    Value::Tensor(TensorVal::Alts(vec![alt]))
+}
+
+/// A name that may be a tensor parameter, as a tensor; anything else unchanged.
+pub fn as_tensor(v: Value, span: Span) -> Value {
+    match v {
+        Value::Named {
+            name,
+            param: Some(origin),
+        } => param_as_tensor(&name, Some(origin), span),
+        other => other,
+    }
+}
+
+/// A contiguous tensor of unknown shape with a fresh origin, made by the op at `span`
+/// (a `matmul` whose operand shape is unknown still writes a new contiguous tensor).
+fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
+    let origin = ctx.fresh_origin();
+    let step = Step {
+        span,
+        what: what.to_string(),
+        layout: None,
+        prev: None,
+    };
+    let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
+    alt.origin = Some(origin);
+    Value::Tensor(TensorVal::Alts(vec![alt]))
+}
+
+/// Evaluated call arguments.
+pub struct CallArgs {
+    pub positional: Vec<Value>,
+    pub keywords: Vec<(String, Value)>,
+    /// `*args`/`**kwargs` spreads whose contents are unknown.
+    pub opaque_spread: bool,
+}
+
+impl CallArgs {
+    pub fn positional(values: Vec<Value>) -> CallArgs {
+        CallArgs {
+            positional: values,
+            keywords: Vec::new(),
+            opaque_spread: false,
+        }
+    }
+    pub fn keyword(&self, name: &str) -> Option<&Value> {
+        self.keywords
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+}
+
+pub fn unknown_result(spec: &OpSpec) -> Value {
+    if spec.returns_tensor() {
+        Value::unknown_tensor()
+    } else {
+        Value::Unknown
+    }
+}
+
+/// Convert an abstract value to an op argument of (declared) type `ty`. A name of unknown
+/// type (`n_head`, `config.dim`, `self.bias`) is a size where the op wants an int, and a
+/// tensor of unknown layout where it wants a tensor — never a guessed layout.
+fn to_arg(shapes: &HashMap<Origin, SymLayout>, v: &Value, ty: Option<ParamType>) -> ArgValue<Dim> {
+    let wants_tensor = matches!(
+        ty,
+        Some(
+            ParamType::Tensor
+                | ParamType::Tensors
+                | ParamType::TensorOrScalar
+                | ParamType::TensorOrNumber
+        )
+    );
+    let single_layout = |alts: &[TensorAlt]| match alts {
+        [a] => resolve_alt(shapes, a).layout,
+        _ => None,
+    };
+    match v {
+        Value::Tensor(TensorVal::Alts(a)) => ArgValue::Tensor(single_layout(a)),
+        Value::Tensor(_) => ArgValue::Tensor(None),
+        Value::Int(d) => ArgValue::Int(d.clone()),
+        Value::Float => ArgValue::Float(f64::NAN),
+        Value::Bool(Some(b)) => ArgValue::Bool(*b),
+        Value::Str(s) => ArgValue::Str(s.clone()),
+        Value::NoneVal => ArgValue::None,
+        Value::Tuple(items) => {
+            if ty == Some(ParamType::Tensors)
+                || (!items.is_empty() && items.iter().all(|i| i.is_tensor()))
+            {
+                ArgValue::TensorList(
+                    items
+                        .iter()
+                        .map(|i| match i {
+                            Value::Tensor(TensorVal::Alts(a)) => single_layout(a),
+                            _ => None,
+                        })
+                        .collect(),
+                )
+            } else {
+                ArgValue::IntList(
+                    items
+                        .iter()
+                        .map(|i| to_arg(shapes, i, Some(ParamType::Int)))
+                        .collect(),
+                )
+            }
+        }
+        Value::Slice(parts) => {
+            let [a, b, c] = &**parts;
+            let part = |v: &Value| to_arg(shapes, v, Some(ParamType::Int));
+            ArgValue::Slice(Box::new(ops::SliceArg {
+                start: part(a),
+                stop: part(b),
+                step: part(c),
+            }))
+        }
+        Value::Ellipsis => ArgValue::Ellipsis,
+        Value::Named { .. } if wants_tensor => ArgValue::Tensor(None),
+        // Where anything goes (`torch.tensor(data)`), a name of unknown type may be a list.
+        Value::Named { .. } if ty == Some(ParamType::Any) => ArgValue::Unknown,
+        Value::Named { name, .. } => ArgValue::Int(Dim::sym(name)),
+        _ => ArgValue::Unknown,
+    }
+}
+
+/// Declared type of the parameter that the `i`-th positional argument binds to.
+fn positional_type(params: &[ParamSpec], receiver: Option<usize>, i: usize) -> Option<ParamType> {
+    let mut k = 0;
+    for (idx, p) in params.iter().enumerate() {
+        if Some(idx) == receiver || p.keyword_only || p.variadic == Variadic::Keywords {
+            continue;
+        }
+        if p.variadic == Variadic::Positional || k == i {
+            return Some(p.ty);
+        }
+        k += 1;
+    }
+    None
+}
+
+fn keyword_type(params: &[ParamSpec], name: &str) -> Option<ParamType> {
+    params.iter().find(|p| p.answers_to(name)).map(|p| p.ty)
+}
+
+/// A call's arguments as op arguments: positional, then keyword.
+pub type OpArgs = (Vec<ArgValue<Dim>>, Vec<(String, ArgValue<Dim>)>);
+
+pub fn convert_args(
+    shapes: &HashMap<Origin, SymLayout>,
+    params: &[ParamSpec],
+    receiver: Option<usize>,
+    positional: &[Value],
+    keywords: &[(String, Value)],
+) -> OpArgs {
+    let pos = positional
+        .iter()
+        .enumerate()
+        .map(|(i, v)| to_arg(shapes, v, positional_type(params, receiver, i)))
+        .collect();
+    let kw = keywords
+        .iter()
+        .map(|(k, v)| (k.clone(), to_arg(shapes, v, keyword_type(params, k))))
+        .collect();
+    (pos, kw)
+}
+
+/// For an op whose input is a list of tensors (`Tensor::cat(&[&a, &b], 2)`): the single
+/// alternative of the list's first tensor, which the event reports as the op's input (the
+/// op itself reads the whole list). Rust only for now: Python's `torch.cat` results stay
+/// unknown, as the Python fixtures were settled with.
+fn tensor_list_input(
+    ctx: &ApplyCtx,
+    spec: &OpSpec,
+    recv: &Option<Value>,
+    positional: &[Value],
+) -> Option<TensorAlt> {
+    if ctx.language != Language::Rust
+        || recv.is_some()
+        || spec.params.first().map(|p| p.ty) != Some(ParamType::Tensors)
+    {
+        return None;
+    }
+    let Some(Value::Tuple(items)) = positional.first() else {
+        return None;
+    };
+    match items.first() {
+        Some(Value::Tensor(TensorVal::Alts(alts))) if alts.len() == 1 => Some(alts[0].clone()),
+        _ => None,
+    }
+}
+
+/// The receiver (or first positional tensor) whose alternatives the op is applied to.
+fn primary_alts(recv: &Option<Value>, positional: &[Value]) -> Option<Vec<TensorAlt>> {
+    let v = recv.as_ref().or_else(|| positional.first())?;
+    match v {
+        Value::Tensor(TensorVal::Alts(a)) => Some(a.clone()),
+        _ => None,
+    }
+}
+
+/// Apply a table op to every alternative of its input, record the event, and return
+/// the joined result.
+pub fn apply_op(
+    ctx: &mut ApplyCtx,
+    spec: &'static OpSpec,
+    recv: Option<Value>,
+    positional: Vec<Value>,
+    keywords: Vec<(String, Value)>,
+    span: Span,
+    nspan: Span,
+) -> Value {
+    let recv = recv.map(|r| as_tensor(r, span));
+    let what = step_description(ctx, span, nspan);
+    // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
+    // tensor: their first argument is a size or data, never the input.
+    if recv.is_none() && spec.kind.is_factory() {
+        return apply_factory(ctx, spec, &positional, &keywords, span, nspan, &what);
+    }
+    let mut positional = positional;
+    if recv.is_none() {
+        if let Some(first) = positional.first_mut() {
+            *first = as_tensor(first.clone(), span);
+        }
+    }
+    let receiver = if recv.is_some() {
+        Some(spec.receiver.unwrap_or(0))
+    } else {
+        None
+    };
+    let list_input = tensor_list_input(ctx, spec, &recv, &positional);
+    let Some(alts) =
+        primary_alts(&recv, &positional).or_else(|| list_input.clone().map(|alt| vec![alt]))
+    else {
+        // Input layout unknown: nothing certain can follow, but some ops still write a
+        // fresh contiguous tensor (`matmul`, `softmax`, `.contiguous()`).
+        ctx.record_with(spec, span, nspan, Vec::new(), true);
+        if fresh_output(spec, method_args(&recv, &positional), &keywords) {
+            return fresh_contiguous(ctx, span, &what);
+        }
+        return unknown_result(spec);
+    };
+    let alts: Vec<TensorAlt> = alts.iter().map(|a| ctx.resolve(a)).collect();
+    let (pos_converted, kw_args) =
+        convert_args(ctx.shapes, &spec.params, receiver, &positional, &keywords);
+    let mut outcomes = Vec::with_capacity(alts.len());
+    let mut results = Vec::with_capacity(alts.len());
+    for alt in &alts {
+        let mut input_alt = alt.clone();
+        if input_alt.layout.is_none() && list_input.is_none() {
+            // The op itself may say how many dims its input has (`permute(0, 2, 1, 3)`):
+            // then the tensor gets a named size per dim, for this use and every alias.
+            if let Some(layout) =
+                materialize_from_op(ctx, spec, &pos_converted, &kw_args, alt, span, nspan)
+            {
+                input_alt.layout = Some(layout);
+            }
+        }
+        let input_arg = ArgValue::Tensor(input_alt.layout.clone());
+        let (recv_arg, pos_args): (Option<ArgValue<Dim>>, Vec<ArgValue<Dim>>) = if recv.is_some() {
+            (Some(input_arg), pos_converted.clone())
+        } else if list_input.is_some() {
+            // The list itself is the argument; its first tensor only names the input.
+            (None, pos_converted.clone())
+        } else {
+            let mut p = pos_converted.clone();
+            if let Some(first) = p.first_mut() {
+                *first = input_arg;
+            }
+            (None, p)
+        };
+        let mut operands = Vec::new();
+        let mut solved: Vec<Assumption> = Vec::new();
+        let (transfer, mut target, decided_under) =
+            match ops::bind(spec, recv_arg, pos_args, kw_args.clone()) {
+                Ok(bound) => {
+                    operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
+                    if input_alt.layout.is_none() && list_input.is_none() {
+                        let (t, target, refined) =
+                            contiguous_unknown_shape(ctx, spec, &bound, alt, span);
+                        if refined.is_some() {
+                            input_alt.layout = refined;
+                        }
+                        (t, target, None)
+                    } else {
+                        let d = Decider::new(&ctx.facts.assumptions);
+                        let mut t = ops::apply(spec, &bound, &d);
+                        let mut target = ops::target_shape(spec, &bound);
+                        if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
+                            if let Some((t2, bound2, equal)) =
+                                assume_required_equalities(spec, &bound, &d)
+                            {
+                                t = t2;
+                                target = ops::target_shape(spec, &bound2);
+                                ctx.learned.extend(equal);
+                            }
+                        }
+                        if matches!(t.result, OpResult::Unknown) {
+                            match decide_harder(ctx, spec, &bound, &mut solved) {
+                                Some((t2, d2)) => (t2, target, Some(d2)),
+                                None => (t, target, Some(d.used())),
+                            }
+                        } else {
+                            (t, target, Some(d.used()))
+                        }
+                    }
+                }
+                Err(_) => (
+                    ops::Transfer {
+                        result: OpResult::Unknown,
+                        copies: Tri::Unknown,
+                        copied_numel: None,
+                        copied_reshape: None,
+                    },
+                    None,
+                    None,
+                ),
+            };
+        if target.is_none() && matches!(spec.kind_name(), "flatten" | "ravel") {
+            // No shape argument: the output shape tells which dims are merged.
+            if let OpResult::Tensor(l) = &transfer.result {
+                target = Some(l.shape.clone());
+            }
+        }
+        let outcome = match &transfer.result {
+            OpResult::Tensor(l) => Outcome::Ok(Some(l.clone())),
+            OpResult::Tensors(_) | OpResult::Size(_) => Outcome::Ok(None),
+            OpResult::UnknownTensor => Outcome::Ok(None),
+            OpResult::Error(e) => Outcome::Error(e.clone()),
+            OpResult::Unknown => Outcome::Unknown,
+        };
+        let mut assumptions = decided_under.unwrap_or_default();
+        for s in solved {
+            if !assumptions.contains(&s) {
+                assumptions.push(s);
+            }
+        }
+        outcomes.push(AltOutcome {
+            input: input_alt.clone(),
+            target,
+            outcome,
+            copies: transfer.copies,
+            copied_numel: transfer.copied_numel.clone(),
+            copied_reshape: transfer.copied_reshape.clone(),
+            assumptions,
+            operands,
+        });
+        let fresh = fresh_output(spec, method_args(&recv, &positional), &keywords);
+        let value = match transfer.result {
+            // The layout is unknown but the op writes a new contiguous tensor.
+            OpResult::UnknownTensor | OpResult::Unknown if fresh => {
+                fresh_contiguous(ctx, span, &what)
+            }
+            r => {
+                let same_shape = keeps_shape(spec, &operands_of(&outcomes));
+                result_value(ctx, &input_alt, r, span, &what, same_shape)
+            }
+        };
+        results.push(value);
+    }
+    ctx.record(spec, span, nspan, outcomes);
+    join_all(results)
+}
+
+/// The tensor operands (besides the input) the last outcome recorded.
+fn operands_of(outcomes: &[AltOutcome]) -> Vec<(String, Option<SymLayout>)> {
+    outcomes
+        .last()
+        .map(|o| o.operands.clone())
+        .unwrap_or_default()
+}
+
+/// Does the op give a result of its input's shape? Element-wise ops only when no other
+/// tensor takes part (a tensor operand may broadcast the result to a larger shape).
+fn keeps_shape(spec: &OpSpec, operands: &[(String, Option<SymLayout>)]) -> bool {
+    match spec.kind {
+        OpKind::Contiguous
+        | OpKind::Clone
+        | OpKind::Convert
+        | OpKind::Alias
+        | OpKind::InPlace
+        | OpKind::CreateLike => true,
+        OpKind::ContiguousResult => spec.variant.as_deref() != Some("broadcast_mask"),
+        OpKind::Dropout => spec.variant.is_none(),
+        OpKind::Elementwise => operands.is_empty(),
+        _ => false,
+    }
+}
+
+/// Ops whose result is always a newly written contiguous tensor, whatever the input
+/// layout (PyTorch only; see [`OpKind::output_always_contiguous`]). `rms_norm` keeps some
+/// input layouts, and `contiguous(memory_format=…)` may ask for channels-last.
+fn fresh_output(spec: &OpSpec, positional: &[Value], keywords: &[(String, Value)]) -> bool {
+    spec.semantics == ops::Semantics::Torch
+        && spec.kind.output_always_contiguous()
+        && spec.variant.as_deref() != Some("only_row_major")
+        && (spec.kind != OpKind::Contiguous || (positional.is_empty() && keywords.is_empty()))
+}
+
+/// Sizes an op needs to be equal to succeed, where the algebra cannot decide whether they
+/// are: `expand` of a dim of size ≥ 2 to another named size (it must be the same size), and
+/// element-wise operands whose dims of size ≥ 2 line up (they must match to broadcast).
+/// The program only continues past the call if they are equal, so the op is decided with
+/// them equal; the interpreter then learns the equalities. `None` when there are none, or
+/// deciding with them does not help.
+fn assume_required_equalities(
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    d: &Decider,
+) -> Option<DecidedWithEqualities> {
+    let not_one = |s: &Dim| d.eq_lit(s, 1).is_no();
+    let undecided = |a: &Dim, b: &Dim| d.eq(a, b) == Tri::Unknown;
+    let mut equal: Vec<(Dim, Dim)> = Vec::new();
+    match spec.kind {
+        OpKind::Expand => {
+            let input = bound.get("input").and_then(ArgValue::as_layout)?;
+            let target = ops::target_shape(spec, bound)?;
+            let (rank, n) = (input.rank(), target.len());
+            if n < rank {
+                return None;
+            }
+            for (i, t) in target.iter().enumerate() {
+                let Some(k) = (i + rank).checked_sub(n) else {
+                    continue;
+                };
+                let s = &input.shape[k];
+                if t.as_lit() != Some(-1) && not_one(s) && undecided(s, t) {
+                    equal.push((s.clone(), t.clone()));
+                }
+            }
+        }
+        OpKind::Elementwise => {
+            let layouts: Vec<&SymLayout> = spec
+                .params
+                .iter()
+                .filter_map(|p| bound.get(&p.name).and_then(ArgValue::as_layout))
+                .collect();
+            for (x, a) in layouts.iter().enumerate() {
+                for b in &layouts[x + 1..] {
+                    for k in 1..=a.rank().min(b.rank()) {
+                        let (sa, sb) = (&a.shape[a.rank() - k], &b.shape[b.rank() - k]);
+                        if not_one(sa) && not_one(sb) && undecided(sa, sb) {
+                            equal.push((sa.clone(), sb.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        _ => return None,
+    }
+    if equal.is_empty() {
+        return None;
+    }
+    let mut bound = bound.clone();
+    for (a, b) in &equal {
+        // Rewrite the symbol side into the other everywhere in the arguments.
+        let (name, with) = match (single_symbol(b), single_symbol(a)) {
+            (Some(n), _) => (n, a.clone()),
+            (None, Some(n)) => (n, b.clone()),
+            _ => return None,
+        };
+        bound = substitute_args(&bound, &spec.params, &name, &with);
+    }
+    let t = ops::apply(spec, &bound, d);
+    match t.result {
+        OpResult::Tensor(_) => Some((t, bound, equal)),
+        _ => None,
+    }
+}
+
+/// An op decided with sizes taken equal: its transfer, the arguments it was decided on, and
+/// the equalities.
+type DecidedWithEqualities = (ops::Transfer<Dim>, ops::BoundArgs<Dim>, Vec<(Dim, Dim)>);
+
+/// The symbol a size is, when it is exactly one symbol.
+fn single_symbol(d: &Dim) -> Option<String> {
+    let syms = d.symbols();
+    match syms.as_slice() {
+        [s] if *d == Dim::sym(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The arguments with symbol `name` replaced by `with` in every size and layout.
+fn substitute_args(
+    bound: &ops::BoundArgs<Dim>,
+    params: &[ParamSpec],
+    name: &str,
+    with: &Dim,
+) -> ops::BoundArgs<Dim> {
+    fn sub(v: &ArgValue<Dim>, name: &str, with: &Dim) -> ArgValue<Dim> {
+        let layout = |l: &SymLayout| SymLayout {
+            shape: l.shape.iter().map(|d| d.substitute(name, with)).collect(),
+            strides: l.strides.iter().map(|d| d.substitute(name, with)).collect(),
+            offset: l.offset.substitute(name, with),
+        };
+        match v {
+            ArgValue::Int(d) => ArgValue::Int(d.substitute(name, with)),
+            ArgValue::IntList(items) => {
+                ArgValue::IntList(items.iter().map(|i| sub(i, name, with)).collect())
+            }
+            ArgValue::Tensor(Some(l)) => ArgValue::Tensor(Some(layout(l))),
+            ArgValue::TensorList(ls) => {
+                ArgValue::TensorList(ls.iter().map(|l| l.as_ref().map(layout)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    let mut out = bound.clone();
+    for p in params {
+        if let Some(v) = bound.get(&p.name) {
+            out.set(&p.name, sub(v, name, with));
+        }
+    }
+    out
+}
+
+/// The arguments after the input: all positional ones of a method call, the rest of a
+/// function call's.
+fn method_args<'v>(recv: &Option<Value>, positional: &'v [Value]) -> &'v [Value] {
+    if recv.is_some() || positional.is_empty() {
+        positional
+    } else {
+        &positional[1..]
+    }
+}
+
+/// When a view/reshape cannot be decided as written, two more ways to decide it, each
+/// stating what it rests on (`solved` receives the statement):
+/// - **one unrelated size** (`view(B, T, self.all_head_size)` of `(B, T, H, D)`): either the
+///   element count differs — the call fails anyway — or that size is the quotient of the
+///   element count by the other sizes, like a `-1`;
+/// - **up to an equality**: a call that fails for every size except where two independent
+///   sizes are equal (`x.transpose(1, 2).view(B, T, C)` of `(B, T, C)`, unless `T == C`) is
+///   decided assuming distinct sizes differ.
+fn decide_harder(
+    ctx: &ApplyCtx,
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    solved: &mut Vec<Assumption>,
+) -> Option<(ops::Transfer<Dim>, Vec<Assumption>)> {
+    if !matches!(spec.kind, OpKind::View | OpKind::Reshape) {
+        return None;
+    }
+    let param = if spec.kind == OpKind::View {
+        "size"
+    } else {
+        "shape"
+    };
+    let input = bound.get("input").and_then(ArgValue::as_layout)?.clone();
+    let target = ops::target_shape(spec, bound)?;
+    let mut bound = bound.clone();
+    let mut equation = None;
+    if let Some((index, free)) = single_free_size(&input, &target) {
+        let mut solved_target: Vec<ArgValue<Dim>> =
+            target.iter().map(|d| ArgValue::Int(d.clone())).collect();
+        solved_target[index] = ArgValue::Int(Dim::lit(-1));
+        if !bound.set(param, ArgValue::IntList(solved_target)) {
+            return None;
+        }
+        let others = target
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != index)
+            .fold(Dim::lit(1), |acc, (_, d)| acc.mul(d));
+        let value = input.numel().floordiv(&others);
+        equation = Some(Assumption::SolvedSize {
+            name: free.to_string(),
+            value: value.to_string(),
+        });
+        let d = Decider::new(&ctx.facts.assumptions);
+        let t = ops::apply(spec, &bound, &d);
+        if !matches!(t.result, OpResult::Unknown) {
+            let mut used = d.used();
+            used.extend(equation.clone());
+            solved.extend(equation);
+            return Some((t, used));
+        }
+    }
+    let mut distinct = ctx.facts.assumptions.clone();
+    distinct.distinct_sizes = true;
+    let d = Decider::new(&distinct);
+    let t = ops::apply(spec, &bound, &d);
+    match t.result {
+        // Only a failure or a copy is worth stating under the extra assumption.
+        OpResult::Error(_) => {}
+        OpResult::Tensor(_) if t.copies.is_yes() => {}
+        _ => return None,
+    }
+    let mut used = d.used();
+    used.extend(equation.clone());
+    solved.extend(equation);
+    Some((t, used))
+}
+
+/// The one target size of a view/reshape that shares no symbol with the input's shape
+/// (and is not `-1` or a literal), when there is exactly one and no `-1`.
+fn single_free_size(input: &SymLayout, target: &[Dim]) -> Option<(usize, Dim)> {
+    if target.iter().any(|d| d.as_lit() == Some(-1)) {
+        return None;
+    }
+    let input_symbols: Vec<String> = input.shape.iter().flat_map(|d| d.symbols()).collect();
+    let mut free = target
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| !d.is_lit() && d.symbols().iter().all(|s| !input_symbols.contains(s)));
+    let (index, dim) = free.next()?;
+    if free.next().is_some() {
+        return None;
+    }
+    Some((index, dim.clone()))
+}
+
+/// How a chain label names the step at `span` (the call) whose op name is at `nspan`: a
+/// method call by its own part (`.transpose(1, 2)`, so that the steps of a chain starting at
+/// the same receiver read apart), anything else by its text; long texts are cut.
+fn step_description(ctx: &ApplyCtx, span: Span, nspan: Span) -> String {
+    const MAX_CHARS: usize = 60;
+    let method_start = (nspan.start as usize).checked_sub(1);
+    let is_method = nspan.start > span.start
+        && method_start.is_some_and(|dot| ctx.text(Span::new(dot, dot + 1)) == ".");
+    let text = match (is_method, method_start) {
+        (true, Some(dot)) => ctx.text(Span::new(dot, span.end as usize)),
+        _ => ctx.text(span),
+    };
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() > MAX_CHARS {
+        let cut: String = text.chars().take(MAX_CHARS - 1).collect();
+        format!("`{cut}…`")
+    } else {
+        format!("`{text}`")
+    }
+}
+
+/// The receiver's text of a method call (`x` in `x.permute(…)`), when it is a plain name.
+fn receiver_name(ctx: &ApplyCtx, span: Span, nspan: Span) -> Option<String> {
+    if nspan.start <= span.start {
+        return None;
+    }
+    let text = ctx.text(Span::new(span.start as usize, nspan.start as usize));
+    let name = text.trim_end().strip_suffix('.')?.trim();
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    ok.then(|| name.to_string())
+}
+
+/// An op that fixes the rank of its input by its arguments alone (`permute(0, 2, 1, 3)`
+/// has rank 4; any other rank raises): the contiguous tensor of unknown shape it is given
+/// gets a named size per dim, recorded for its origin so every alias agrees.
+fn materialize_from_op(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    positional: &[ArgValue<Dim>],
+    keywords: &[(String, ArgValue<Dim>)],
+    alt: &TensorAlt,
+    span: Span,
+    nspan: Span,
+) -> Option<SymLayout> {
+    if spec.semantics != ops::Semantics::Torch || spec.kind != OpKind::Permute {
+        return None;
+    }
+    let dims = match (positional, keywords) {
+        ([ArgValue::IntList(items)], _) => items.len(),
+        (items, []) if !items.is_empty() && items.iter().all(|a| matches!(a, ArgValue::Int(_))) => {
+            items.len()
+        }
+        ([], [(_, ArgValue::IntList(items))]) => items.len(),
+        _ => return None,
+    };
+    let base = receiver_name(ctx, span, nspan).unwrap_or_else(|| "t".to_string());
+    let shape: Vec<Dim> = (0..dims)
+        .map(|i| ctx.root.mint(&format!("{base}.shape[{i}]")))
+        .collect();
+    let layout = SymLayout::contiguous(shape);
+    if let Some(o) = alt.origin {
+        ctx.shapes.insert(o, layout.clone());
+    }
+    Some(layout)
+}
+
+/// A factory call: the op is applied once, without an input tensor; a result it can lay
+/// out (`zeros(B, T)` is a contiguous (B, T)) starts a new chain.
+fn apply_factory(
+    ctx: &mut ApplyCtx,
+    spec: &'static OpSpec,
+    positional: &[Value],
+    keywords: &[(String, Value)],
+    span: Span,
+    nspan: Span,
+    what: &str,
+) -> Value {
+    let (pos_args, kw_args) = convert_args(ctx.shapes, &spec.params, None, positional, keywords);
+    let d = Decider::new(&ctx.facts.assumptions);
+    let result = match ops::bind(spec, None, pos_args, kw_args) {
+        Ok(bound) => ops::apply(spec, &bound, &d).result,
+        Err(_) => OpResult::Unknown,
+    };
+    let outcome = match &result {
+        OpResult::Tensor(l) => Outcome::Ok(Some(l.clone())),
+        OpResult::Error(e) => Outcome::Error(e.clone()),
+        _ => Outcome::Unknown,
+    };
+    let known = matches!(outcome, Outcome::Ok(Some(_)));
+    let nothing = TensorAlt::new(None, None);
+    let factory_outcome = AltOutcome {
+        input: nothing.clone(),
+        target: None,
+        outcome,
+        copies: Tri::No,
+        copied_numel: None,
+        copied_reshape: None,
+        assumptions: d.used(),
+        operands: Vec::new(),
+    };
+    ctx.record_with(spec, span, nspan, vec![factory_outcome], !known);
+    match result {
+        OpResult::Tensor(_) | OpResult::Tensors(_) => {
+            result_value(ctx, &nothing, result, span, what, false)
+        }
+        _ => unknown_result(spec),
+    }
+}
+
+/// The op's tensor arguments other than its input (the parameter at `input_index`), as
+/// bound: what lints comparing operands read (see [`AltOutcome::operands`]).
+fn tensor_operands(
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    input_index: usize,
+) -> Vec<(String, Option<SymLayout>)> {
+    let is_tensor = |ty: ParamType| {
+        matches!(
+            ty,
+            ParamType::Tensor | ParamType::TensorOrScalar | ParamType::TensorOrNumber
+        )
+    };
+    spec.params
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| i != input_index && p.variadic == Variadic::No && is_tensor(p.ty))
+        .filter_map(|(_, p)| match bound.get(&p.name) {
+            Some(ArgValue::Tensor(layout)) => Some((p.name.clone(), layout.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn unknown_transfer() -> ops::Transfer<Dim> {
+    ops::Transfer {
+        result: OpResult::Unknown,
+        copies: Tri::Unknown,
+        copied_numel: None,
+        copied_reshape: None,
+    }
+}
+
+fn plain_transfer(result: OpResult<Dim>) -> ops::Transfer<Dim> {
+    ops::Transfer {
+        result,
+        copies: Tri::No,
+        copied_numel: None,
+        copied_reshape: None,
+    }
+}
+
+/// Ops on a tensor known only to be contiguous (shape unknown): `view`/`reshape` give a
+/// contiguous tensor of the target shape (an unknown `-1` becomes a fresh symbol); ops
+/// whose output is contiguous with the input's shape keep "contiguous, shape unknown";
+/// anything needing the rank is unknown.
+fn contiguous_unknown_shape(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    alt: &TensorAlt,
+    span: Span,
+) -> (ops::Transfer<Dim>, Option<Vec<Dim>>, Option<SymLayout>) {
+    match spec.kind_name() {
+        "view" | "reshape" => {
+            let Some(target) = ops::target_shape(spec, bound) else {
+                return (unknown_transfer(), None, None);
+            };
+            // Errors that do not depend on the element count (two `-1`s, a size < -1).
+            let numel = Dim::opaque("numel");
+            let d = Decider::new(&ctx.facts.assumptions);
+            if let Err(e @ (ShapeError::MultipleInferred | ShapeError::InvalidDimension { .. })) =
+                infer_size(&target, &numel, &d)
+            {
+                let kind = if matches!(e, ShapeError::MultipleInferred) {
+                    OpErrorKind::TwoInferred
+                } else {
+                    OpErrorKind::InvalidShapeDim
+                };
+                let err = ops::OpError {
+                    kind,
+                    message: e.message(),
+                };
+                return (plain_transfer(OpResult::Error(err)), Some(target), None);
+            }
+            let mut shape = Vec::with_capacity(target.len());
+            for (i, d) in target.iter().enumerate() {
+                if d.as_lit() == Some(-1) {
+                    let base = ctx.text(span).split('.').next().unwrap_or("t").to_string();
+                    shape.push(ctx.root.mint(&format!("{base}[{i}]")));
+                } else {
+                    shape.push(d.clone());
+                }
+            }
+            let l = SymLayout::contiguous(shape);
+            (plain_transfer(OpResult::Tensor(l)), Some(target), None)
+        }
+        "einops_rearrange" | "einops_reduce" | "einops_repeat" => {
+            // The pattern's left side names every axis of a plain `a b c` input: that is
+            // the tensor's shape (contiguous, as assumed).
+            let Some(ArgValue::Str(pattern)) = bound.get("pattern") else {
+                return (unknown_transfer(), None, None);
+            };
+            let Some(lhs) = pattern.split("->").next() else {
+                return (unknown_transfer(), None, None);
+            };
+            let axes: Vec<&str> = lhs.split_whitespace().collect();
+            let plain = !axes.is_empty()
+                && axes.iter().all(|a| {
+                    a.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        && !a.chars().all(|c| c.is_ascii_digit())
+                });
+            if !plain {
+                return (unknown_transfer(), None, None);
+            }
+            let shape: Vec<Dim> = axes.iter().map(|a| ctx.root.mint(a)).collect();
+            let layout = SymLayout::contiguous(shape);
+            if let Some(o) = alt.origin {
+                ctx.shapes.insert(o, layout.clone());
+            }
+            let mut args = bound.clone();
+            args.set("input", ArgValue::Tensor(Some(layout.clone())));
+            let d = Decider::new(&ctx.facts.assumptions);
+            (ops::apply(spec, &args, &d), None, Some(layout))
+        }
+        "size"
+            if bound
+                .get("dim")
+                .is_some_and(|d| matches!(d, ArgValue::Int(_))) =>
+        {
+            // `x.size(-1)`: one size of a tensor of unknown shape.
+            let name = match ctx.name_hint.take() {
+                Some(n) => n,
+                None => ctx
+                    .text(span)
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .take(40)
+                    .collect(),
+            };
+            let size = ctx.root.mint(&name);
+            (
+                plain_transfer(OpResult::Size(ArgValue::Int(size))),
+                None,
+                None,
+            )
+        }
+        _ if spec.preserves_contiguous_shape() => {
+            (plain_transfer(OpResult::UnknownTensor), None, None)
+        }
+        _ => (unknown_transfer(), None, None),
+    }
+}
+
+/// The value an op produced for one input alternative, with the chain extended by this step.
+/// `same_shape`: the op keeps its input's shape (a contiguous input of unknown shape then
+/// gives a contiguous output with the same origin, that is, the same layout).
+pub fn result_value(
+    ctx: &mut ApplyCtx,
+    input: &TensorAlt,
+    r: OpResult<Dim>,
+    span: Span,
+    what: &str,
+    same_shape: bool,
+) -> Value {
+    match r {
+        OpResult::Tensor(l) => {
+            let chain = if input.layout.as_ref() == Some(&l) {
+                input.chain.clone()
+            } else if is_contiguous(&l) {
+                // A contiguous tensor's history cannot explain a later non-contiguity:
+                // the chain restarts here.
+                Some(Arc::new(Step {
+                    span,
+                    what: what.to_string(),
+                    layout: Some(l.clone()),
+                    prev: None,
+                }))
+            } else {
+                Some(Arc::new(Step {
+                    span,
+                    what: what.to_string(),
+                    layout: Some(l.clone()),
+                    prev: input.chain.clone(),
+                }))
+            };
+            let mut alt = TensorAlt::new(Some(l), chain);
+            alt.condition = input.condition.clone();
+            Value::Tensor(TensorVal::Alts(vec![alt]))
+        }
+        OpResult::Tensors(ls) => Value::Tuple(
+            ls.into_iter()
+                .map(|l| {
+                    let step = Step {
+                        span,
+                        what: what.to_string(),
+                        layout: Some(l.clone()),
+                        prev: input.chain.clone(),
+                    };
+                    Value::Tensor(TensorVal::single(Some(l), Some(Arc::new(step))))
+                })
+                .collect(),
+        ),
+        OpResult::UnknownTensor => {
+            if input.layout.is_none() {
+                // Kept contiguous with unknown shape (see `contiguous_unknown_shape`): a new
+                // tensor of the same, still unknown, shape.
+                let mut alt = TensorAlt::new(None, input.chain.clone());
+                alt.origin = match input.origin {
+                    Some(o) if same_shape => Some(o),
+                    _ => Some(ctx.fresh_origin()),
+                };
+                Value::Tensor(TensorVal::Alts(vec![alt]))
+            } else {
+                Value::unknown_tensor()
+            }
+        }
+        OpResult::Size(a) => from_arg(a),
+        OpResult::Error(_) | OpResult::Unknown => Value::Unknown,
+    }
+}
+
+fn is_contiguous(l: &SymLayout) -> bool {
+    let assumptions = crate::layout::Assumptions::default();
+    l.is_contiguous(&Decider::new(&assumptions)).is_yes()
+}
+
+fn from_arg(a: ArgValue<Dim>) -> Value {
+    match a {
+        ArgValue::Int(d) => Value::Int(d),
+        ArgValue::IntList(items) => Value::Tuple(items.into_iter().map(from_arg).collect()),
+        ArgValue::Bool(b) => Value::Bool(Some(b)),
+        ArgValue::Float(_) => Value::Float,
+        ArgValue::Str(s) => Value::Str(s),
+        ArgValue::None => Value::NoneVal,
+        ArgValue::Tensor(l) => Value::Tensor(match l {
+            Some(l) => TensorVal::single(Some(l), None),
+            None => TensorVal::Unknown,
+        }),
+        _ => Value::Unknown,
+    }
+}
+
+pub fn join_all(results: Vec<Value>) -> Value {
+    let mut it = results.into_iter();
+    let Some(first) = it.next() else {
+        return Value::Unknown;
+    };
+    it.fold(first, |acc, v| join(&acc, &v))
+}

@@ -1,0 +1,120 @@
+//! What the interpreter knows while it runs one function body (a *frame*) and while it
+//! runs one analysis from its root function down through the calls it follows.
+//!
+//! Facts about sizes are learned as the code runs: `h = C // n_head` makes `n_head` divide
+//! `C` (an exact quotient the decisions may rely on), `assert x.shape[-1] == dim` makes the
+//! two sizes one. Those facts hold on the path that learned them, so they live in the
+//! [`Frame`] and travel into the functions it calls (and back out of them). The names of
+//! minted sizes and the sizes given to contiguous tensors of unknown shape must agree across
+//! every function one analysis passes through, so they live in [`RootState`].
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::sync::Arc;
+
+use crate::ir::Span;
+use crate::layout::{Assumption, Assumptions, Dim};
+
+use super::value::{Instance, Value};
+
+/// Where an analysis came from: the function analysed on its own (no context), or a call
+/// followed from another function, which names its caller in findings.
+#[derive(Debug)]
+pub struct CallContext {
+    /// The function that made the call, as findings name it (`Block.forward`).
+    pub caller: String,
+    /// The call expression in the caller.
+    pub call_span: Span,
+    /// The file of the call, when it is not the file of the finding.
+    pub call_file: Option<Arc<std::path::Path>>,
+    /// The caller's own context.
+    pub parent: Option<Arc<CallContext>>,
+}
+
+impl CallContext {
+    /// How many calls deep this context is.
+    pub fn depth(&self) -> usize {
+        1 + self.parent.as_ref().map_or(0, |p| p.depth())
+    }
+}
+
+/// Size facts learned on the current path (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// The settings' assumptions plus the exact quotients learned on this path.
+    pub assumptions: Assumptions,
+    /// Divisibility assumptions made by `//` on sizes.
+    pub divisibility: Vec<Assumption>,
+}
+
+impl Facts {
+    pub fn add_quotient(&mut self, fact: (String, Dim)) {
+        if !self.assumptions.exact_quotients.contains(&fact) {
+            self.assumptions.exact_quotients.push(fact);
+        }
+    }
+    pub fn add_divisibility(&mut self, a: Assumption) {
+        if !self.divisibility.contains(&a) {
+            self.divisibility.push(a);
+        }
+    }
+    /// Everything `other` knows, added to these facts.
+    pub fn absorb(&mut self, other: &Facts) {
+        for q in &other.assumptions.exact_quotients {
+            self.add_quotient(q.clone());
+        }
+        for d in &other.divisibility {
+            self.add_divisibility(d.clone());
+        }
+    }
+}
+
+/// The state of one function body being interpreted.
+#[derive(Debug, Default)]
+pub struct Frame {
+    pub facts: Facts,
+    /// Equalities learned on the way (`symbol := size`), applied to every value read.
+    pub subst: Vec<(String, Dim)>,
+    /// Returned values so far (joined).
+    pub returns: Option<Value>,
+    /// The attributes of `self` at the returns so far (joined), for calls that share the
+    /// caller's object.
+    pub exit_attrs: Option<HashMap<String, Value>>,
+    /// The object `self` stands for in a method.
+    pub this: Option<Arc<Instance>>,
+    /// The class whose method this is (for `super()`), when it is a method.
+    pub class: Option<Arc<super::value::ClassDef>>,
+    /// `None` for the root of an analysis; the call that led here otherwise.
+    pub context: Option<Arc<CallContext>>,
+    /// The qualified name of the function being run (`Block.forward`), for contexts.
+    pub function: String,
+    /// The path the statements being run are on, when it was split off from the others (an
+    /// iteration of an unrolled loop): events made here carry it.
+    pub path: Option<Arc<str>>,
+    /// The variable an assignment binds (`C = x.shape[-1]` names the size `C`), and the
+    /// span of the assigned expression it names.
+    pub name_hint: Option<(String, Span)>,
+    /// While a constructor runs: the environment at each of its `return`s (a Rust
+    /// constructor ends with `return Self { .. }`, lowered to `self.field = …; return`).
+    pub constructor_exits: Option<Vec<super::env::Env>>,
+}
+
+/// State shared by every frame of one analysis (one root function and the calls it
+/// follows): names must not collide across the functions a value passes through.
+#[derive(Debug, Default)]
+pub struct RootState {
+    /// Names of the size symbols minted so far.
+    pub minted: HashSet<String>,
+}
+
+impl RootState {
+    /// A fresh size symbol named as written in the code; a second, different quantity with
+    /// the same name gets primes (`T′`) so the two are never confused.
+    pub fn mint(&mut self, name: &str) -> Dim {
+        let mut n = name.to_string();
+        while self.minted.contains(&n) {
+            n.push('′');
+        }
+        self.minted.insert(n.clone());
+        Dim::sym(&n)
+    }
+}

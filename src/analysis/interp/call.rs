@@ -1,0 +1,677 @@
+//! Calls: what a call expression refers to — a tensor method, a library function or
+//! module of the op tables, a function, method or class of the analysed code, a builtin —
+//! and handing it to [`super::super::apply`] or [`Interpreter::call_function`].
+
+use std::sync::Arc;
+
+use crate::ir::{self, BinOp, Expr, ExprKind, Language, Span};
+use crate::layout::Dim;
+use crate::ops::{self, ArgValue, OpKind};
+
+use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs};
+use super::super::env::Env;
+use super::super::value::{ClassDef, Instance, NnModuleVal, TensorAlt, TensorVal, Value};
+use super::{Callee, Interpreter};
+
+/// `self.register_buffer("name", value)` → `name`.
+pub fn register_buffer_name(e: &Expr) -> Option<String> {
+    let ExprKind::Call { func, args } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Attr { value, attr } = &func.kind else {
+        return None;
+    };
+    if attr != "register_buffer" || !matches!(&value.kind, ExprKind::Name(n) if n == "self") {
+        return None;
+    }
+    match &args.first()?.value.kind {
+        ExprKind::Str(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Span of the callee's last name (`view` in `x.view(...)`), for fixes.
+fn name_span(func: &Expr, text: &str) -> Span {
+    match &func.kind {
+        ExprKind::Attr { attr, .. } => {
+            let end = func.span.end as usize;
+            let start = end.saturating_sub(attr.len());
+            if text.get(start..end) == Some(attr.as_str()) {
+                Span::new(start, end)
+            } else {
+                func.span
+            }
+        }
+        _ => func.span,
+    }
+}
+
+/// `super()` (with or without its two arguments).
+fn is_super_call(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "super"))
+}
+
+/// Methods of Rust's `f32`/`f64` that return a float.
+const RUST_FLOAT_METHODS: &[&str] = &[
+    "sqrt", "powf", "powi", "exp", "ln", "log", "log2", "log10", "recip", "sin", "cos", "tanh",
+    "to_f32", "to_f64",
+];
+
+/// Methods that change a Python list in place.
+const LIST_MUTATORS: &[&str] = &[
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+];
+
+impl Interpreter<'_> {
+    fn eval_args(&mut self, args: &[ir::Arg], env: &mut Env) -> CallArgs {
+        let mut out = CallArgs::positional(Vec::new());
+        for a in args {
+            let v = self.eval(&a.value, env);
+            if a.double_star {
+                out.opaque_spread = true;
+            } else if a.star {
+                match v {
+                    Value::Tuple(items) => out.positional.extend(items),
+                    _ => out.opaque_spread = true,
+                }
+            } else if let Some(k) = &a.name {
+                out.keywords.push((k.clone(), v));
+            } else {
+                out.positional.push(v);
+            }
+        }
+        out
+    }
+
+    pub fn eval_call(
+        &mut self,
+        call: &Expr,
+        func: &Expr,
+        args: &[ir::Arg],
+        env: &mut Env,
+    ) -> Value {
+        // `self.register_buffer("bias", t)` stores an attribute.
+        if let Some(name) = register_buffer_name(call) {
+            let a = self.eval_args(args, env);
+            if let Some(v) = a.positional.get(1) {
+                env.self_attrs.insert(name, v.clone());
+            }
+            return Value::NoneVal;
+        }
+        let nspan = name_span(func, self.source);
+        match &func.kind {
+            ExprKind::Attr { value, attr } if is_super_call(value) => {
+                let a = self.eval_args(args, env);
+                self.call_super(attr, a, call.span, env)
+            }
+            ExprKind::Attr { value, attr } => {
+                let recv = self.eval(value, env);
+                let learned = self.learned_count();
+                let a = self.eval_args(args, env);
+                // An argument may teach a size (`x.narrow(D::Minus1, 0, d / 2)` rewrites `d`
+                // as `2·q`): the receiver, read first, must see it too.
+                let recv = if self.learned_count() > learned {
+                    self.apply_subst(recv)
+                } else {
+                    recv
+                };
+                if self.language == Language::Rust {
+                    if let Some(v) = self.rust_special_call(&recv, attr, &a, call.span, env) {
+                        return v;
+                    }
+                }
+                if matches!(recv, Value::Tuple(_)) && LIST_MUTATORS.contains(&attr.as_str()) {
+                    // `shape.append(n)`: the list changed; its value is no longer known.
+                    if let ExprKind::Name(name) = &value.kind {
+                        env.set(name, Value::Unknown);
+                    }
+                    return Value::Unknown;
+                }
+                if self.is_unknown_in_place(attr)
+                    && (recv.is_tensor() || matches!(recv, Value::Named { param: Some(_), .. }))
+                {
+                    // `x.t_()`, `x.unsqueeze_(0)`, `x.set_(...)`: the receiver's layout may
+                    // have changed in place; forget it.
+                    forget_receiver(value, env);
+                    return Value::unknown_tensor();
+                }
+                match recv {
+                    Value::Import(path) => {
+                        self.call_qualified(&format!("{path}.{attr}"), a, call.span, nspan, env)
+                    }
+                    Value::Tensor(_) => self.tensor_method(attr, recv, a, call.span, nspan, env),
+                    Value::Named {
+                        ref name,
+                        param: Some(origin),
+                    } => {
+                        if self.tables.method(attr).is_some() {
+                            let t = param_as_tensor(name, Some(origin), value.span);
+                            self.tensor_method(attr, t, a, call.span, nspan, env)
+                        } else {
+                            Value::Unknown
+                        }
+                    }
+                    Value::Instance(_) => {
+                        let target = self.eval_attr(value, attr, func.span, env);
+                        self.call_value(target, a, call.span, nspan, env)
+                    }
+                    Value::NnModule(m) if attr == "forward" || attr == "forward_t" => {
+                        self.call_module(&m, a, call.span, nspan, env)
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            ExprKind::Name(n) => {
+                if n == "int" {
+                    // `int(a / b)` on sizes is the exact quotient (model code computes a head
+                    // size as `int(hidden / heads)` after checking the division is exact).
+                    if let [arg] = args {
+                        if let ExprKind::BinOp {
+                            op: BinOp::Div,
+                            left,
+                            right,
+                        } = &arg.value.kind
+                        {
+                            if arg.name.is_none() && !arg.star && !arg.double_star {
+                                let l = self.eval(left, env);
+                                let r = self.eval(right, env);
+                                if let (Value::Int(a), Value::Int(b)) =
+                                    (self.as_size(l), self.as_size(r))
+                                {
+                                    return self.size_quotient(&a, &b, call.span, env);
+                                }
+                                return Value::Unknown;
+                            }
+                        }
+                    }
+                }
+                let target = self.lookup(n, env);
+                let a = self.eval_args(args, env);
+                match target {
+                    Value::Unknown if is_builtin(n) => self.builtin(n, a, call.span),
+                    other => self.call_value(other, a, call.span, nspan, env),
+                }
+            }
+            _ => {
+                let target = self.eval(func, env);
+                let a = self.eval_args(args, env);
+                self.call_value(target, a, call.span, nspan, env)
+            }
+        }
+    }
+
+    fn call_value(
+        &mut self,
+        target: Value,
+        a: CallArgs,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        match target {
+            Value::Import(path) => self.call_qualified(&path, a, span, nspan, env),
+            Value::NnModule(m) => self.call_module(&m, a, span, nspan, env),
+            Value::Function(f, bound) => {
+                if a.opaque_spread {
+                    return Value::Unknown;
+                }
+                let mut a = a;
+                // Rust's `Self::method(self, x)`: the receiver is passed explicitly, but the
+                // IR lists a method's parameters without it.
+                let mut bound = bound;
+                if self.language == Language::Rust && f.is_method {
+                    if let Some(Value::Instance(i)) = a.positional.first() {
+                        bound = Some(i.clone());
+                        a.positional.remove(0);
+                    }
+                }
+                let class = bound.as_ref().map(|i| defining_class(&i.class, &f.name));
+                let own = self.is_own(&bound);
+                let args = ordered(a);
+                let callee = Callee {
+                    function: f,
+                    this: bound,
+                    class,
+                    share_attrs: own,
+                };
+                self.call_function(callee, args, span, env)
+            }
+            Value::Class(def) => self.construct(&def, a, span, env),
+            Value::Instance(obj) => {
+                // Calling an object runs its `__call__`, for a module its `forward`.
+                let method = obj
+                    .class
+                    .method("__call__")
+                    .or_else(|| obj.class.method("forward"));
+                match method {
+                    Some((f, owner)) if !a.opaque_spread => {
+                        let owner = find_class(&obj.class, owner);
+                        let own = self.is_own(&Some(obj.clone()));
+                        let callee = Callee {
+                            function: f,
+                            this: Some(obj),
+                            class: Some(owner),
+                            share_attrs: own,
+                        };
+                        self.call_function(callee, ordered(a), span, env)
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    /// Is `bound` the object `self` stands for in the running method?
+    fn is_own(&self, bound: &Option<Arc<Instance>>) -> bool {
+        match (bound, &self.frame.this) {
+            (Some(b), Some(this)) => Arc::ptr_eq(b, this),
+            _ => false,
+        }
+    }
+
+    /// `super().name(…)` in a method: the first base after the method's class that defines
+    /// `name`, run on the same object.
+    fn call_super(&mut self, name: &str, a: CallArgs, span: Span, env: &mut Env) -> Value {
+        let (Some(class), Some(this)) = (self.frame.class.clone(), self.frame.this.clone()) else {
+            return Value::Unknown;
+        };
+        let Some((f, owner)) = class.super_method(name) else {
+            // A library base (`nn.Module.__init__`): nothing the analysis follows.
+            return Value::Unknown;
+        };
+        if a.opaque_spread {
+            return Value::Unknown;
+        }
+        let owner = find_class(&class, owner);
+        let callee = Callee {
+            function: f,
+            this: Some(this),
+            class: Some(owner),
+            share_attrs: true,
+        };
+        self.call_function(callee, ordered(a), span, env)
+    }
+
+    /// A call of a dotted library name: an op of the tables, or an `nn.Module` constructor.
+    fn call_qualified(
+        &mut self,
+        path: &str,
+        a: CallArgs,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        if let Some(spec) = self.tables.function(path) {
+            if a.opaque_spread {
+                return applying::unknown_result(spec);
+            }
+            return self.with_apply_ctx(env, |ctx| {
+                applying::apply_op(ctx, spec, None, a.positional, a.keywords, span, nspan)
+            });
+        }
+        if let Some(name) = path.strip_prefix("math.") {
+            return math_call(name, &a);
+        }
+        if let Some(mspec) = self.tables.module(path) {
+            let (positional, keywords) =
+                applying::convert_args(&env.shapes, &mspec.init, None, &a.positional, &a.keywords);
+            return match ops::bind_module(mspec, positional, keywords) {
+                Ok(args) => Value::NnModule(Arc::new(NnModuleVal { spec: mspec, args })),
+                Err(_) => Value::Unknown,
+            };
+        }
+        Value::Unknown
+    }
+
+    fn call_module(
+        &mut self,
+        m: &Arc<NnModuleVal>,
+        a: CallArgs,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        let Some(input) = a.positional.first().cloned() else {
+            return Value::Unknown;
+        };
+        let input = applying::resolve_value(&env.shapes, as_tensor(input, span));
+        // A module that fixes its input's last size (`nn.Linear(in_features, ...)`) tells us
+        // that size: the call fails otherwise.
+        let mut input = input;
+        if let (Some(ArgValue::Int(want)), Value::Tensor(TensorVal::Alts(alts))) =
+            (m.args.get("in_features"), &input)
+        {
+            if let [TensorAlt {
+                layout: Some(l), ..
+            }] = alts.as_slice()
+            {
+                if let Some(last) = l.shape.last() {
+                    let (last, want) = (last.clone(), want.clone());
+                    self.learn_equal(&last, &want, env);
+                    input = self.apply_subst(input);
+                }
+            }
+        }
+        let fresh = m.spec.call.kind.output_always_contiguous();
+        let Value::Tensor(TensorVal::Alts(alts)) = &input else {
+            return if fresh {
+                self.contiguous_unknown(span)
+            } else {
+                Value::unknown_tensor()
+            };
+        };
+        let mut results = Vec::new();
+        for alt in alts {
+            let d = crate::layout::Decider::new(&self.frame.facts.assumptions);
+            let arg = ArgValue::Tensor(alt.layout.clone());
+            let transfer = ops::apply_module(m.spec, &m.args, arg, &d);
+            let what = format!("`{}(…)`", m.spec.name);
+            let keeps_shape = matches!(
+                m.spec.call.kind,
+                OpKind::Elementwise | OpKind::ContiguousResult | OpKind::Alias
+            ) || (m.spec.call.kind == OpKind::Dropout
+                && m.spec.call.variant.is_none());
+            let value = match transfer.result {
+                ops::OpResult::Unknown | ops::OpResult::UnknownTensor
+                    if alt.layout.is_none() && keeps_shape =>
+                {
+                    // A contiguous tensor of unknown shape in, the same shape out.
+                    let mut out = TensorAlt::new(None, alt.chain.clone());
+                    out.origin = alt.origin;
+                    Value::Tensor(TensorVal::Alts(vec![out]))
+                }
+                ops::OpResult::Unknown | ops::OpResult::UnknownTensor if fresh => {
+                    self.contiguous_unknown(span)
+                }
+                r => applying::result_value(&mut self.apply_ctx(env), alt, r, span, &what, false),
+            };
+            results.push(value);
+        }
+        let _ = nspan;
+        applying::join_all(results)
+    }
+
+    /// A new contiguous tensor of unknown shape, made at `span`.
+    fn contiguous_unknown(&mut self, span: Span) -> Value {
+        let mut alt = TensorAlt::new(None, None);
+        alt.origin = Some(self.fresh_origin());
+        let _ = span;
+        Value::Tensor(TensorVal::Alts(vec![alt]))
+    }
+
+    /// A method call on a tensor value.
+    fn tensor_method(
+        &mut self,
+        method: &str,
+        recv: Value,
+        a: CallArgs,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        let Some(spec) = self.tables.method(method) else {
+            return Value::Unknown;
+        };
+        if a.opaque_spread {
+            return applying::unknown_result(spec);
+        }
+        let mut positional = a.positional;
+        // Rust's `IndexOp::i` takes one index per dim as a single tuple, `x.i((.., 0..2))`:
+        // its elements are the entries of a Python subscript `x[:, 0:2]`.
+        if self.language == Language::Rust && spec.kind == OpKind::Index {
+            if let [Value::Tuple(entries)] = positional.as_slice() {
+                positional = entries.clone();
+            }
+        }
+        self.with_apply_ctx(env, |ctx| {
+            applying::apply_op(ctx, spec, Some(recv), positional, a.keywords, span, nspan)
+        })
+    }
+
+    /// Rust calls that are not table ops but change what the value is:
+    /// - `D::Minus(k)`: candle's dim `-k`;
+    /// - `xs.apply(&m)`: candle's and tch-rs's `Module::forward` called through the tensor,
+    ///   `m.forward(xs)`;
+    /// - float math on a number, `(head_dim as f64).sqrt()` (the cast is erased): a float, so
+    ///   that `(scores / scale)?` is known to be a tensor-by-scalar op.
+    fn rust_special_call(
+        &mut self,
+        recv: &Value,
+        attr: &str,
+        a: &CallArgs,
+        span: Span,
+        env: &mut Env,
+    ) -> Option<Value> {
+        if matches!(recv, Value::Int(_) | Value::Float) && RUST_FLOAT_METHODS.contains(&attr) {
+            return Some(Value::Float);
+        }
+        match (recv, attr, a.positional.as_slice()) {
+            (Value::Import(path), "Minus", [Value::Int(k)])
+                if path.rsplit('.').next() == Some("D") =>
+            {
+                Some(Value::Int(Dim::lit(0).sub(k)))
+            }
+            (
+                Value::Tensor(_) | Value::Named { param: Some(_), .. },
+                "apply" | "apply_t",
+                [Value::NnModule(m), ..],
+            ) => {
+                let m = m.clone();
+                let args = CallArgs::positional(vec![recv.clone()]);
+                Some(self.call_module(&m, args, span, span, env))
+            }
+            (
+                Value::Tensor(_) | Value::Named { param: Some(_), .. },
+                "apply" | "apply_t",
+                [obj @ Value::Instance(_), ..],
+            ) => {
+                let obj = obj.clone();
+                let args = CallArgs::positional(vec![recv.clone()]);
+                Some(self.call_value(obj, args, span, span, env))
+            }
+            _ => None,
+        }
+    }
+
+    /// An in-place method (`name_`) the tables do not list: it may rewrite the layout.
+    fn is_unknown_in_place(&self, method: &str) -> bool {
+        method.ends_with('_') && !method.starts_with("__") && self.tables.method(method).is_none()
+    }
+
+    /// `x.T`, `x.mT`, `x.shape`, `x.ndim` ...
+    pub fn tensor_property(&mut self, t: Value, attr: &str, span: Span, env: &mut Env) -> Value {
+        let Some(spec) = self.tables.attribute(attr) else {
+            return Value::Unknown;
+        };
+        self.with_apply_ctx(env, |ctx| {
+            applying::apply_op(ctx, spec, Some(t), Vec::new(), Vec::new(), span, span)
+        })
+    }
+
+    pub fn tensor_unary(&mut self, method: &str, t: Value, span: Span, env: &mut Env) -> Value {
+        self.tensor_method(method, t, CallArgs::positional(Vec::new()), span, span, env)
+    }
+
+    /// `x[...]`: basic indexing through the `__getitem__` entry of the table; each
+    /// comma-separated entry is one positional argument.
+    pub fn tensor_getitem(&mut self, e: &Expr, v: Value, index: &[Expr], env: &mut Env) -> Value {
+        let t = as_tensor(v, e.span);
+        let mut items = Vec::with_capacity(index.len());
+        for ix in index {
+            items.push(self.index_item(ix, env));
+        }
+        let Some(spec) = self.tables.method("__getitem__") else {
+            return Value::unknown_tensor();
+        };
+        self.with_apply_ctx(env, |ctx| {
+            applying::apply_op(ctx, spec, Some(t), items, Vec::new(), e.span, e.span)
+        })
+    }
+
+    /// One index entry as a value: ints, `None`, `...`, slices.
+    fn index_item(&mut self, ix: &Expr, env: &mut Env) -> Value {
+        match &ix.kind {
+            ExprKind::Slice { lower, upper, step } => {
+                let mut part = |p: &Option<Box<Expr>>| match p {
+                    Some(x) => self.eval(x, env),
+                    None => Value::NoneVal,
+                };
+                let (a, b, c) = (part(lower), part(upper), part(step));
+                Value::Slice(Box::new([a, b, c]))
+            }
+            ExprKind::Ellipsis => Value::Ellipsis,
+            _ => self.eval(ix, env),
+        }
+    }
+
+    /// Python operators on tensors map to the table's dunder entries (`__add__`, `__matmul__`).
+    pub fn tensor_binop(
+        &mut self,
+        op: BinOp,
+        l: Value,
+        r: Value,
+        span: Span,
+        env: &mut Env,
+    ) -> Value {
+        let method = match op {
+            BinOp::Add => "__add__",
+            BinOp::Sub => "__sub__",
+            BinOp::Mul => "__mul__",
+            BinOp::Div => "__truediv__",
+            BinOp::FloorDiv => "__floordiv__",
+            BinOp::Mod => "__mod__",
+            BinOp::Pow => "__pow__",
+            BinOp::MatMul => "__matmul__",
+            BinOp::Other => "__eq__",
+        };
+        let (recv, other) = if l.is_tensor() { (l, r) } else { (r, l) };
+        let other = match other {
+            Value::Named {
+                name,
+                param: Some(origin),
+            } => param_as_tensor(&name, Some(origin), span),
+            Value::Named { .. } => Value::unknown_tensor(),
+            x => x,
+        };
+        self.tensor_method(
+            method,
+            recv,
+            CallArgs::positional(vec![other]),
+            span,
+            span,
+            env,
+        )
+    }
+
+    /// The few builtins that matter for sizes.
+    fn builtin(&mut self, name: &str, a: CallArgs, span: Span) -> Value {
+        match (name, a.positional.as_slice()) {
+            ("len", [Value::Tuple(items)]) => Value::int(items.len() as i64),
+            ("int", [Value::Int(d)]) => Value::Int(d.clone()),
+            ("tuple" | "list", [v @ Value::Tuple(_)]) => v.clone(),
+            ("max" | "min", args) if !args.is_empty() => {
+                let items: &[Value] = match args {
+                    [Value::Tuple(items)] => items,
+                    many => many,
+                };
+                let sizes: Option<Vec<Dim>> = items
+                    .iter()
+                    .map(|v| match self.as_size(v.clone()) {
+                        Value::Int(d) => Some(d),
+                        _ => None,
+                    })
+                    .collect();
+                match sizes {
+                    Some(sizes) if !sizes.is_empty() => {
+                        let pick = |acc: Dim, d: &Dim| {
+                            if name == "max" {
+                                acc.max(d)
+                            } else {
+                                acc.min(d)
+                            }
+                        };
+                        let first = sizes[0].clone();
+                        Value::Int(sizes[1..].iter().fold(first, pick))
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            ("getattr", [_, Value::Str(_), Value::Int(_)]) => {
+                // The attribute or the default: some size, fixed for the object.
+                Value::Int(self.mint_for(span))
+            }
+            _ => Value::Unknown,
+        }
+    }
+}
+
+/// `math.sqrt(d)` and friends: floats; `math.prod(sizes)` a size.
+fn math_call(name: &str, a: &CallArgs) -> Value {
+    match name {
+        "sqrt" | "log" | "log2" | "log10" | "log1p" | "exp" | "expm1" | "pow" | "cos" | "sin"
+        | "tan" | "tanh" | "atan" | "atan2" | "erf" | "fabs" | "hypot" => Value::Float,
+        "prod" => match a.positional.as_slice() {
+            [Value::Tuple(items)] => items
+                .iter()
+                .try_fold(Dim::lit(1), |acc, v| match v {
+                    Value::Int(d) => Some(acc.mul(d)),
+                    _ => None,
+                })
+                .map(Value::Int)
+                .unwrap_or(Value::Unknown),
+            _ => Value::Unknown,
+        },
+        _ => Value::Unknown,
+    }
+}
+
+/// A call's arguments in order, positional then keyword.
+fn ordered(a: CallArgs) -> Vec<(Option<String>, Value)> {
+    a.positional
+        .into_iter()
+        .map(|v| (None, v))
+        .chain(a.keywords.into_iter().map(|(k, v)| (Some(k), v)))
+        .collect()
+}
+
+/// The class in `class`'s hierarchy whose body defines method `name` (for `super()` inside
+/// that method), `class` itself when none does.
+fn defining_class(class: &Arc<ClassDef>, name: &str) -> Arc<ClassDef> {
+    match class.method(name) {
+        Some((_, owner)) => find_class(class, owner),
+        None => class.clone(),
+    }
+}
+
+/// The `Arc` of `owner`, found in `class`'s hierarchy.
+fn find_class(class: &Arc<ClassDef>, owner: &ClassDef) -> Arc<ClassDef> {
+    if std::ptr::eq(Arc::as_ptr(class), owner) {
+        return class.clone();
+    }
+    for b in &class.bases {
+        let found = find_class(b, owner);
+        if std::ptr::eq(Arc::as_ptr(&found), owner) {
+            return found;
+        }
+    }
+    class.clone()
+}
+
+fn forget_receiver(recv: &Expr, env: &mut Env) {
+    match &recv.kind {
+        ExprKind::Name(n) => env.set(n, Value::unknown_tensor()),
+        ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
+        {
+            env.self_attrs.insert(attr.clone(), Value::unknown_tensor());
+        }
+        _ => {}
+    }
+}
+
+fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "len" | "int" | "tuple" | "list" | "range" | "max" | "min" | "getattr"
+    )
+}

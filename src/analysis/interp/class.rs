@@ -1,0 +1,332 @@
+//! Classes and objects: the classes of the analysed code with their bases resolved, and
+//! constructing an object by running its constructor (`__init__`, or a Rust `new` lowered to
+//! `self.field = …`) with the caller's arguments.
+//!
+//! An object's attributes are what its constructor leaves on `self`, minus the attributes
+//! that any other method of its class (or of a base) assigns: their value when a method
+//! starts is not known. A constructor parameter stored on `self` is not a tensor argument of
+//! the method that reads it, so the contiguity assumption does not follow it there.
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::sync::Arc;
+
+use crate::ir::{self, Class, ExprKind, Function, Language, Span, Stmt, Target};
+
+use super::super::apply::CallArgs;
+use super::super::env::{join_opt, Env};
+use super::super::frame::Facts;
+use super::super::value::{ClassDef, Instance, Value};
+use super::call::register_buffer_name;
+use super::{fingerprint, same_params, Callee, Interpreter};
+
+/// The classes of the analysed code, by name (`Outer.Inner` for nested ones).
+#[derive(Debug, Default, Clone)]
+pub struct ClassTable {
+    by_name: HashMap<String, Arc<ClassDef>>,
+}
+
+impl ClassTable {
+    /// Resolve the bases of `classes` among themselves (by their last dotted name part as
+    /// written: `nn.Module` is a library base, `BertPreTrainedModel` one of these).
+    pub fn build(classes: &[Arc<Class>]) -> ClassTable {
+        let by_source: HashMap<&str, &Arc<Class>> =
+            classes.iter().map(|c| (c.name.as_str(), c)).collect();
+        let mut table = ClassTable::default();
+        for c in classes {
+            let mut visiting = HashSet::default();
+            table.define(c, &by_source, &mut visiting);
+        }
+        table
+    }
+
+    fn define(
+        &mut self,
+        c: &Arc<Class>,
+        by_source: &HashMap<&str, &Arc<Class>>,
+        visiting: &mut HashSet<String>,
+    ) -> Option<Arc<ClassDef>> {
+        if let Some(d) = self.by_name.get(&c.name) {
+            return Some(d.clone());
+        }
+        if !visiting.insert(c.name.clone()) || visiting.len() > 32 {
+            return None;
+        }
+        let mut bases = Vec::new();
+        for b in &c.bases {
+            let name = b.rsplit('.').next().unwrap_or(b);
+            if let Some(base) = by_source.get(name).copied() {
+                if let Some(def) = self.define(base, by_source, visiting) {
+                    bases.push(def);
+                }
+            }
+        }
+        let mut reassigned: HashSet<String> = c
+            .methods
+            .iter()
+            .filter(|m| !m.is_constructor && m.name != "__init__")
+            .flat_map(|m| assigned_self_attrs(&m.body))
+            .collect();
+        for b in &bases {
+            reassigned.extend(b.reassigned.iter().cloned());
+        }
+        let def = Arc::new(ClassDef {
+            class: c.clone(),
+            bases,
+            reassigned,
+        });
+        self.by_name.insert(c.name.clone(), def.clone());
+        Some(def)
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<ClassDef>> {
+        self.by_name.get(name).cloned()
+    }
+}
+
+impl Interpreter<'_> {
+    fn new_instance(
+        &mut self,
+        class: &Arc<ClassDef>,
+        attrs: HashMap<String, Value>,
+        facts: &Facts,
+    ) -> Arc<Instance> {
+        self.next_instance += 1;
+        Arc::new(Instance {
+            class: class.clone(),
+            attrs,
+            exact_quotients: facts.assumptions.exact_quotients.clone(),
+            divisibility: facts.divisibility.clone(),
+            id: self.next_instance,
+        })
+    }
+
+    /// The constructors of a class: Python's `__init__` (by the lookup order), or the Rust
+    /// functions lowered as constructors.
+    fn constructors(&self, class: &Arc<ClassDef>) -> Vec<(Arc<Function>, Arc<ClassDef>)> {
+        match self.language {
+            Language::Python => class
+                .method("__init__")
+                .map(|(f, owner)| (f, owner_arc(class, owner)))
+                .into_iter()
+                .collect(),
+            Language::Rust => class
+                .class
+                .methods
+                .iter()
+                .filter(|m| m.is_constructor)
+                .map(|m| (m.clone(), class.clone()))
+                .collect(),
+        }
+    }
+
+    /// `Cls(args)`: run the constructor with the arguments on a new object (memoised per
+    /// class and arguments for the current analysis).
+    pub fn construct(
+        &mut self,
+        class: &Arc<ClassDef>,
+        a: CallArgs,
+        span: Span,
+        _env: &mut Env,
+    ) -> Value {
+        if a.opaque_spread {
+            return Value::Unknown;
+        }
+        let args: Vec<(String, Value)> = a
+            .positional
+            .iter()
+            .map(|v| (String::new(), v.clone()))
+            .chain(a.keywords.iter().map(|(k, v)| (k.clone(), v.clone())))
+            .collect();
+        let key = (Arc::as_ptr(class) as usize, fingerprint(&args, None));
+        if let Some(found) = self
+            .constructed
+            .get(&key)
+            .and_then(|v| v.iter().find(|(a, _)| same_params(a, &args)))
+        {
+            return Value::Instance(found.1.clone());
+        }
+        let ctors = self.constructors(class);
+        let Some((ctor, owner)) = ctors.first().cloned() else {
+            // No constructor in the analysed code (a dataclass, a library base): an object
+            // without known attributes.
+            let obj = self.new_instance(class, HashMap::default(), &Facts::default());
+            return Value::Instance(obj);
+        };
+        let placeholder = self.new_instance(class, HashMap::default(), &Facts::default());
+        let before = self.frame.facts.clone();
+        let mut scratch = Env::default();
+        let call_args = a
+            .positional
+            .into_iter()
+            .map(|v| (None, v))
+            .chain(a.keywords.into_iter().map(|(k, v)| (Some(k), v)))
+            .collect();
+        let saved_exits = self.frame.constructor_exits.take();
+        let callee = Callee {
+            function: ctor,
+            this: Some(placeholder),
+            class: Some(owner),
+            share_attrs: true,
+        };
+        self.call_function(callee, call_args, span, &mut scratch);
+        self.frame.constructor_exits = saved_exits;
+        let learned = new_facts(&before, &self.frame.facts);
+        let attrs = object_attrs(class, scratch.self_attrs);
+        let obj = self.new_instance(class, attrs, &learned);
+        self.constructed
+            .entry(key)
+            .or_default()
+            .push((args, obj.clone()));
+        Value::Instance(obj)
+    }
+
+    /// The object a method of `class` is analysed on when it is analysed on its own: the
+    /// constructor run with its parameters as parameters (the events it records are the
+    /// constructor's own analysis).
+    pub fn open_instance(&mut self, class: &Arc<ClassDef>) -> Arc<Instance> {
+        let placeholder = self.new_instance(class, HashMap::default(), &Facts::default());
+        let mut attrs: HashMap<String, Value> = HashMap::default();
+        let mut facts = Facts::default();
+        for (ctor, owner) in self.constructors(class) {
+            self.begin_root(
+                &format!("{}.{}", class.name(), ctor.name),
+                Some(placeholder.clone()),
+            );
+            self.frame.class = Some(owner);
+            let params = self.standalone_params(&ctor);
+            let mut env = Env::default();
+            for (n, v) in params {
+                env.set(&n, v);
+            }
+            // Rust constructors end in `return Self { .. }`; a Python `__init__` falls off
+            // its end.
+            self.frame.constructor_exits = (self.language == Language::Rust).then(Vec::new);
+            self.call_stack.push(Arc::as_ptr(&ctor));
+            let end = self.exec_block(&ctor.body, Some(env));
+            self.call_stack.pop();
+            let exits = self.frame.constructor_exits.take().unwrap_or_default();
+            let mut end = exits.into_iter().map(Some).fold(end, join_opt);
+            if end.is_none() {
+                // Every path returned (a Python `__init__` that returns early): the
+                // attributes at the returns.
+                end = self.frame.exit_attrs.take().map(|self_attrs| Env {
+                    self_attrs,
+                    ..Env::default()
+                });
+            } else if let (Some(e), Some(x)) = (end.as_mut(), self.frame.exit_attrs.take()) {
+                e.self_attrs = super::super::env::join_attrs(&e.self_attrs, &x);
+            }
+            if let Some(end) = end {
+                attrs.extend(end.self_attrs);
+            }
+            facts.absorb(&self.frame.facts);
+        }
+        let attrs = object_attrs(class, attrs);
+        self.new_instance(class, attrs, &facts)
+    }
+}
+
+/// What a constructor left on the object, as the other methods see it.
+fn object_attrs(class: &ClassDef, mut attrs: HashMap<String, Value>) -> HashMap<String, Value> {
+    attrs.retain(|k, _| !class.reassigned.contains(k));
+    for v in attrs.values_mut() {
+        if let Value::Named {
+            name,
+            param: Some(_),
+        } = v
+        {
+            *v = Value::Named {
+                name: name.clone(),
+                param: None,
+            };
+        }
+    }
+    attrs
+}
+
+/// The facts in `after` that `before` did not have.
+fn new_facts(before: &Facts, after: &Facts) -> Facts {
+    let mut out = Facts::default();
+    for q in &after.assumptions.exact_quotients {
+        if !before.assumptions.exact_quotients.contains(q) {
+            out.add_quotient(q.clone());
+        }
+    }
+    for d in &after.divisibility {
+        if !before.divisibility.contains(d) {
+            out.add_divisibility(d.clone());
+        }
+    }
+    out
+}
+
+fn owner_arc(class: &Arc<ClassDef>, owner: &ClassDef) -> Arc<ClassDef> {
+    if std::ptr::eq(Arc::as_ptr(class), owner) {
+        return class.clone();
+    }
+    for b in &class.bases {
+        let found = owner_arc(b, owner);
+        if std::ptr::eq(Arc::as_ptr(&found), owner) {
+            return found;
+        }
+    }
+    class.clone()
+}
+
+/// Names `x` of every `self.x = ...` (and `self.register_buffer("x", ...)`) in a body.
+pub fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
+    let mut out = Vec::new();
+    fn target_names(t: &Target, out: &mut Vec<String>) {
+        match t {
+            Target::Attr { value, attr, .. } => {
+                if matches!(&value.kind, ir::ExprKind::Name(n) if n == "self") {
+                    out.push(attr.clone());
+                }
+            }
+            Target::Tuple(items, _) => items.iter().for_each(|i| target_names(i, out)),
+            Target::Starred(inner, _) => target_names(inner, out),
+            _ => {}
+        }
+    }
+    fn walk(body: &[Stmt], out: &mut Vec<String>) {
+        for s in body {
+            match s {
+                Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
+                Stmt::AugAssign { target, .. } => target_names(target, out),
+                Stmt::If { body, orelse, .. } => {
+                    walk(body, out);
+                    walk(orelse, out);
+                }
+                Stmt::Loop { body, orelse, .. } => {
+                    walk(body, out);
+                    walk(orelse, out);
+                }
+                Stmt::With { body, .. } => walk(body, out),
+                Stmt::Try {
+                    body,
+                    handlers,
+                    orelse,
+                    finalbody,
+                    ..
+                } => {
+                    walk(body, out);
+                    handlers.iter().for_each(|h| walk(h, out));
+                    walk(orelse, out);
+                    walk(finalbody, out);
+                }
+                Stmt::Expr(e) => {
+                    if let Some(name) = register_buffer_name(e) {
+                        out.push(name);
+                    }
+                    if let ExprKind::Call { func, .. } = &e.kind {
+                        // `setattr(self, "x", v)` and friends: unknown which attribute.
+                        let _ = func;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(body, &mut out);
+    out
+}

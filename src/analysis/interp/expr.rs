@@ -1,0 +1,613 @@
+//! Expressions: names, attributes, subscripts, size arithmetic and tuples, conditions.
+
+use std::sync::Arc;
+
+use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Language, Span};
+use crate::layout::{Assumption, Decider, Dim, Tri};
+
+use super::super::apply::{param_as_tensor, resolve_alt};
+use super::super::env::{join_tagged, Env};
+use super::super::value::{join, TensorVal, Value};
+use super::stmt::size_query_receiver;
+use super::{Interpreter, MAX_EXPR_DEPTH};
+
+impl Interpreter<'_> {
+    pub fn lookup(&self, name: &str, env: &Env) -> Value {
+        if let Some(v) = env.get(name) {
+            return v.clone();
+        }
+        if let Some(v) = self.globals.get(name) {
+            return v.clone();
+        }
+        if name == "self" || (self.language == Language::Rust && name == "Self") {
+            if let Some(this) = &self.frame.this {
+                return Value::Instance(this.clone());
+            }
+        }
+        if self.language == Language::Rust {
+            // An unbound path root is a crate or a type (`candle_nn::ops::…`,
+            // `Tensor::cat`, `D::Minus1`): its dotted path, for the op tables.
+            return Value::Import(name.to_string());
+        }
+        match name {
+            // Conventional aliases, used when a file omits its imports (snippets, notebooks).
+            "torch" | "einops" | "math" => Value::Import(name.to_string()),
+            "F" => Value::Import("torch.nn.functional".into()),
+            "nn" => Value::Import("torch.nn".into()),
+            _ => Value::Unknown,
+        }
+    }
+
+    pub fn eval(&mut self, e: &Expr, env: &mut Env) -> Value {
+        if self.expr_depth > MAX_EXPR_DEPTH {
+            return Value::Unknown;
+        }
+        self.expr_depth += 1;
+        let mut v = self.eval_inner(e, env);
+        self.expr_depth -= 1;
+        if !self.frame.subst.is_empty() {
+            v = self.apply_subst(v);
+        }
+        v
+    }
+
+    fn eval_inner(&mut self, e: &Expr, env: &mut Env) -> Value {
+        match &e.kind {
+            ExprKind::Name(n) => self.lookup(n, env),
+            ExprKind::Int(v) => Value::int(*v),
+            ExprKind::Float(_) => Value::Float,
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Bool(b) => Value::Bool(Some(*b)),
+            ExprKind::None => Value::NoneVal,
+            ExprKind::Ellipsis => Value::Unknown,
+            ExprKind::Tuple(items) | ExprKind::List(items) => self.eval_sequence(items, env),
+            ExprKind::Starred(inner) => self.eval(inner, env),
+            ExprKind::Attr { value, attr } => self.eval_attr(value, attr, e.span, env),
+            ExprKind::Call { func, args } => self.eval_call(e, func, args, env),
+            ExprKind::Subscript { value, index } => {
+                if let Some(v) = self.size_of_unknown_shape(e, value, index, env) {
+                    return v;
+                }
+                let base = self.eval(value, env);
+                self.subscript(e, base, index, env)
+            }
+            ExprKind::Slice { lower, upper, step } => {
+                let parts = [lower, upper, step].map(|part| match part {
+                    Some(x) => self.eval(x, env),
+                    None => Value::NoneVal,
+                });
+                match self.language {
+                    // A Rust range is a value: `x.i((.., 0..2))` passes it to an op.
+                    Language::Rust => Value::Slice(Box::new(parts)),
+                    Language::Python => Value::Unknown,
+                }
+            }
+            ExprKind::BinOp { op, left, right } => {
+                let l = self.eval(left, env);
+                let r = self.eval(right, env);
+                self.binop(*op, l, r, e.span, env)
+            }
+            ExprKind::Neg(inner) => match self.eval(inner, env) {
+                Value::Int(d) => Value::Int(Dim::lit(0).sub(&d)),
+                Value::Float => Value::Float,
+                v @ Value::Tensor(_) => self.tensor_unary("neg", v, e.span, env),
+                _ => Value::Unknown,
+            },
+            ExprKind::IfExp { test, body, orelse } => match self.eval_condition(test, env) {
+                Some(true) => self.eval(body, env),
+                Some(false) => self.eval(orelse, env),
+                None => {
+                    let condition = self.nameable_condition(test, env);
+                    let a = self.eval(body, env);
+                    let b = self.eval(orelse, env);
+                    let tagged = condition.and_then(|c| {
+                        join_tagged(&a, &b, &format!("{c} is true"), &format!("{c} is false"))
+                    });
+                    tagged.unwrap_or_else(|| join(&a, &b))
+                }
+            },
+            ExprKind::Compare { left, op, right } => {
+                let l = self.eval(left, env);
+                let r = if *op == CmpOp::Not {
+                    Value::Unknown
+                } else {
+                    self.eval(right, env)
+                };
+                if (l.is_tensor() || r.is_tensor())
+                    && !matches!(
+                        op,
+                        CmpOp::Is | CmpOp::IsNot | CmpOp::And | CmpOp::Or | CmpOp::Not
+                    )
+                {
+                    // `mask == 0`: an element-wise op producing a bool tensor.
+                    return self.binop(BinOp::Other, l, r, e.span, env);
+                }
+                Value::Bool(self.compare_values(*op, &l, &r))
+            }
+            ExprKind::Unknown => Value::Unknown,
+        }
+    }
+
+    /// The truth of a condition when the analysis knows it (`n_rep == 1` with `n_rep`
+    /// known, `mask is None` with `mask` a `None` argument), evaluating it once.
+    pub fn eval_condition(&mut self, test: &Expr, env: &mut Env) -> Option<bool> {
+        match self.eval(test, env) {
+            Value::Bool(b) => b,
+            Value::NoneVal => Some(false),
+            Value::Int(d) => d.as_lit().map(|v| v != 0),
+            Value::Str(s) => Some(!s.is_empty()),
+            Value::Tuple(items) => Some(!items.is_empty()),
+            // A tensor's truth is its value; objects and functions are true.
+            Value::Instance(_) | Value::Function(..) | Value::Class(_) | Value::NnModule(_) => {
+                Some(true)
+            }
+            _ => None,
+        }
+    }
+
+    /// `a op b` on values whose truth the analysis can decide.
+    fn compare_values(&self, op: CmpOp, l: &Value, r: &Value) -> Option<bool> {
+        let truth = |v: &Value| -> Option<bool> {
+            match v {
+                Value::Bool(b) => *b,
+                Value::NoneVal => Some(false),
+                Value::Int(d) => d.as_lit().map(|v| v != 0),
+                _ => None,
+            }
+        };
+        let is_none = |v: &Value| -> Option<bool> {
+            match v {
+                Value::NoneVal => Some(true),
+                Value::Tensor(_)
+                | Value::Int(_)
+                | Value::Float
+                | Value::Str(_)
+                | Value::Tuple(_)
+                | Value::Bool(Some(_))
+                | Value::Instance(_)
+                | Value::NnModule(_)
+                | Value::Function(..)
+                | Value::Class(_) => Some(false),
+                _ => None,
+            }
+        };
+        match op {
+            CmpOp::Not => truth(l).map(|b| !b),
+            CmpOp::And => match (truth(l), truth(r)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            CmpOp::Or => match (truth(l), truth(r)) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            CmpOp::Is | CmpOp::IsNot => {
+                let same = match (l, r) {
+                    (_, Value::NoneVal) => is_none(l),
+                    (Value::NoneVal, _) => is_none(r),
+                    (Value::Bool(Some(a)), Value::Bool(Some(b))) => Some(a == b),
+                    _ => None,
+                }?;
+                Some(if op == CmpOp::Is { same } else { !same })
+            }
+            CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
+                let (Value::Int(a), Value::Int(b)) =
+                    (self.as_size(l.clone()), self.as_size(r.clone()))
+                else {
+                    return match (op, l, r) {
+                        (CmpOp::Eq, Value::Str(a), Value::Str(b)) => Some(a == b),
+                        (CmpOp::NotEq, Value::Str(a), Value::Str(b)) => Some(a != b),
+                        (CmpOp::Eq, Value::Bool(Some(a)), Value::Bool(Some(b))) => Some(a == b),
+                        _ => None,
+                    };
+                };
+                let d = Decider::new(&self.frame.facts.assumptions);
+                let t = match op {
+                    CmpOp::Eq => d.eq(&a, &b),
+                    CmpOp::NotEq => d.ne(&a, &b),
+                    CmpOp::Lt => d.lt(&a, &b),
+                    CmpOp::LtE => d.le(&a, &b),
+                    CmpOp::Gt => d.lt(&b, &a),
+                    _ => d.le(&b, &a),
+                };
+                // A decision that needed an assumption (`n ≥ 2`) is not a fact about this
+                // program: both branches stay possible.
+                if !d.used().is_empty() {
+                    return None;
+                }
+                match t {
+                    Tri::Yes => Some(true),
+                    Tri::No => Some(false),
+                    Tri::Unknown => None,
+                }
+            }
+            CmpOp::In | CmpOp::NotIn => None,
+        }
+    }
+
+    /// How a finding names the branch of `if test:` it happened on, when the test reads no
+    /// tensor and calls nothing (`use_cache`, `self.training`, `mask is None`): only such a
+    /// test can be taken either way whatever the tensors are.
+    pub fn nameable_condition(&self, test: &Expr, env: &Env) -> Option<String> {
+        fn plain(e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::Name(_)
+                | ExprKind::Int(_)
+                | ExprKind::Str(_)
+                | ExprKind::None
+                | ExprKind::Bool(_)
+                | ExprKind::Float(_) => true,
+                ExprKind::Attr { value, .. } => plain(value),
+                ExprKind::Compare { left, op, right } => {
+                    plain(left) && (*op == CmpOp::Not || plain(right))
+                }
+                _ => false,
+            }
+        }
+        if !plain(test) {
+            return None;
+        }
+        // Names that hold tensors make the test depend on them.
+        fn names<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
+            match &e.kind {
+                ExprKind::Name(n) => out.push(n),
+                ExprKind::Attr { value, .. } => names(value, out),
+                ExprKind::Compare { left, right, .. } => {
+                    names(left, out);
+                    names(right, out);
+                }
+                _ => {}
+            }
+        }
+        let mut used = Vec::new();
+        names(test, &mut used);
+        if used.iter().any(|n| self.lookup(n, env).is_tensor()) {
+            return None;
+        }
+        let text: String = self
+            .text(test.span)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        (!text.is_empty() && text.len() <= 60).then(|| format!("`{text}`"))
+    }
+
+    fn eval_sequence(&mut self, items: &[Expr], env: &mut Env) -> Value {
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            if let ExprKind::Starred(inner) = &it.kind {
+                match self.eval(inner, env) {
+                    Value::Tuple(vs) => out.extend(vs),
+                    _ => return Value::Unknown,
+                }
+            } else if self.language == Language::Rust
+                && matches!(&it.kind, ExprKind::Tuple(unit) if unit.is_empty())
+            {
+                // candle's `ShapeWithOneHole`: a `()` element of a shape is the size
+                // inferred from the element count, PyTorch's `-1`.
+                out.push(Value::int(-1));
+            } else {
+                out.push(self.eval(it, env));
+            }
+        }
+        Value::Tuple(out)
+    }
+
+    pub fn eval_attr(&mut self, value: &Expr, attr: &str, span: Span, env: &mut Env) -> Value {
+        let base = self.eval(value, env);
+        match base {
+            Value::Import(path) => match candle_minus_dim(self.language, &path, attr) {
+                Some(dim) => Value::int(dim),
+                None if path == "math" && matches!(attr, "pi" | "e" | "tau" | "inf" | "nan") => {
+                    Value::Float
+                }
+                None => Value::Import(format!("{path}.{attr}")),
+            },
+            Value::Instance(obj) => {
+                let own = self
+                    .frame
+                    .this
+                    .as_ref()
+                    .is_some_and(|this| Arc::ptr_eq(this, &obj));
+                if own {
+                    if let Some(v) = env.self_attrs.get(attr) {
+                        return v.clone();
+                    }
+                }
+                if let Some(v) = obj.attrs.get(attr) {
+                    return v.clone();
+                }
+                if let Some((f, _)) = obj.class.method(attr) {
+                    return Value::Function(f, Some(obj.clone()));
+                }
+                let receiver = if own {
+                    "self".to_string()
+                } else {
+                    self.text(value.span).to_string()
+                };
+                Value::Named {
+                    name: format!("{receiver}.{attr}"),
+                    param: None,
+                }
+            }
+            Value::Named { name, param } => {
+                if param.is_some() && self.tables.attribute(attr).is_some() {
+                    let t = param_as_tensor(&name, param, value.span);
+                    return self.tensor_property(t, attr, span, env);
+                }
+                Value::Named {
+                    name: format!("{name}.{attr}"),
+                    param: None,
+                }
+            }
+            t @ Value::Tensor(_) => self.tensor_property(t, attr, span, env),
+            _ => Value::Unknown,
+        }
+    }
+
+    fn subscript(&mut self, e: &Expr, base: Value, index: &[Expr], env: &mut Env) -> Value {
+        match base {
+            Value::Tuple(items) => {
+                if let [ix] = index {
+                    if let ExprKind::Slice { lower, upper, step } = &ix.kind {
+                        let lo = lower.as_ref().map(|x| self.eval(x, env));
+                        let hi = upper.as_ref().map(|x| self.eval(x, env));
+                        let st = step.as_ref().map(|x| self.eval(x, env));
+                        return slice_tuple(items, lo, hi, st);
+                    }
+                    if let Value::Int(d) = self.eval(ix, env) {
+                        if let Some(i) = d.as_lit() {
+                            let n = items.len() as i64;
+                            let i = if i < 0 { i + n } else { i };
+                            if (0..n).contains(&i) {
+                                return items[i as usize].clone();
+                            }
+                        }
+                    }
+                }
+                Value::Unknown
+            }
+            v @ (Value::Tensor(_) | Value::Named { param: Some(_), .. }) => {
+                self.tensor_getitem(e, v, index, env)
+            }
+            Value::Named { name, .. } => {
+                // `self.window_size[0]`: one entry of a tuple the analysis does not know, a
+                // size named as written.
+                for ix in index {
+                    self.eval(ix, env);
+                }
+                match index {
+                    [ix] if matches!(ix.kind, ExprKind::Int(_)) => Value::Named {
+                        name: format!("{name}[{}]", self.text(ix.span)),
+                        param: None,
+                    },
+                    _ => Value::Unknown,
+                }
+            }
+            _ => {
+                for ix in index {
+                    self.eval(ix, env);
+                }
+                Value::Unknown
+            }
+        }
+    }
+
+    pub fn binop(&mut self, op: BinOp, l: Value, r: Value, span: Span, env: &mut Env) -> Value {
+        if l.is_tensor() || r.is_tensor() {
+            return self.tensor_binop(op, l, r, span, env);
+        }
+        // A parameter next to a float may be a tensor (`x - 0.5`); next to a size it is taken
+        // for a size (`n // 2`), as before.
+        let floaty = |v: &Value| matches!(v, Value::Float | Value::Unknown);
+        let (l, r) = match (floaty(&l), floaty(&r)) {
+            (false, false) => (self.as_size(l), self.as_size(r)),
+            _ => (self.as_number(l), self.as_number(r)),
+        };
+        match (op, l, r) {
+            (BinOp::Add, Value::Tuple(a), Value::Tuple(b)) => {
+                Value::Tuple(a.into_iter().chain(b).collect())
+            }
+            (BinOp::Mul, Value::Tuple(a), Value::Int(n))
+            | (BinOp::Mul, Value::Int(n), Value::Tuple(a)) => match n.as_lit() {
+                Some(k) if (0..=64).contains(&k) => {
+                    Value::Tuple((0..k).flat_map(|_| a.iter().cloned()).collect())
+                }
+                _ => Value::Unknown,
+            },
+            (_, Value::Int(a), Value::Int(b)) => match op {
+                BinOp::Add => Value::Int(a.add(&b)),
+                BinOp::Sub => Value::Int(a.sub(&b)),
+                BinOp::Mul => Value::Int(a.mul(&b)),
+                BinOp::FloorDiv => self.size_quotient(&a, &b, span, env),
+                BinOp::Mod => Value::Int(a.modulo(&b)),
+                BinOp::Pow => match (a.as_lit(), b.as_lit()) {
+                    (Some(x), Some(y)) if (0..63).contains(&y) => x
+                        .checked_pow(y as u32)
+                        .map(Value::int)
+                        .unwrap_or(Value::Unknown),
+                    _ => Value::Unknown,
+                },
+                // True division of sizes yields a float in Python.
+                BinOp::Div => Value::Float,
+                _ => Value::Unknown,
+            },
+            // A float with a number is a float; with anything else (a parameter or a value of
+            // unknown type, which may be a tensor) the result is unknown.
+            (_, Value::Float | Value::Int(_), Value::Float) | (_, Value::Float, Value::Int(_)) => {
+                Value::Float
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    /// `a // b` on sizes: the exact quotient, assuming `b` divides `a` (recorded).
+    pub fn size_quotient(&mut self, a: &Dim, b: &Dim, span: Span, env: &mut Env) -> Value {
+        if let Some(q) = self.literal_quotient(a, b, span, env) {
+            return Value::Int(q);
+        }
+        let (q, assumption) = a.floordiv_with_assumption(b);
+        if let Some(asm) = assumption {
+            self.frame.facts.add_divisibility(asm);
+            let syms = a.symbols();
+            if syms.len() == 1 && *a == Dim::sym(&syms[0]) {
+                self.frame.facts.add_quotient((syms[0].clone(), b.clone()));
+            }
+        }
+        Value::Int(q)
+    }
+
+    /// Rust `n / k` of a named size `n` by a literal `k ≥ 2`. Model code divides a size it
+    /// laid out in `k` equal parts (a fused QKV width `/ 3`, rotary halves `/ 2`); the
+    /// algebra keeps `n // k` opaque (nothing can be compared with it), so instead the
+    /// quotient gets a name `q` (the variable it is assigned to, else `(n/k)`) and `n` is
+    /// rewritten to `k·q` everywhere, under the recorded assumption "k divides n". `None`
+    /// for anything else, and for Python (whose fixtures are pinned to the algebra's rule).
+    fn literal_quotient(&mut self, n: &Dim, k: &Dim, span: Span, env: &mut Env) -> Option<Dim> {
+        if self.language != Language::Rust || k.as_lit().is_none_or(|k| k < 2) {
+            return None;
+        }
+        let syms = n.symbols();
+        let [symbol] = syms.as_slice() else {
+            return None;
+        };
+        if *n != Dim::sym(symbol) {
+            return None;
+        }
+        // `let h = n / 3;` names the quotient `h`; inside a larger expression it is `(n/3)`.
+        let hint = match &self.frame.name_hint {
+            Some((name, s)) if *s == span => Some(name.clone()),
+            _ => None,
+        };
+        if hint.is_some() {
+            self.frame.name_hint = None;
+        }
+        let name = hint.unwrap_or_else(|| format!("({n}/{k})"));
+        let quotient = self.mint(&name);
+        self.learn_equal(n, &k.mul(&quotient), env);
+        self.frame.facts.add_divisibility(Assumption::Divides {
+            divisor: k.to_string(),
+            dividend: n.to_string(),
+        });
+        Some(quotient)
+    }
+
+    /// An operand of arithmetic: a name of unknown type that is not a parameter
+    /// (`config.n_head`, `self.dim`) is a size, the symbol of that name; a parameter is a size
+    /// only next to another size (it may be a tensor: `x * 0.5`).
+    fn as_number(&self, v: Value) -> Value {
+        match v {
+            Value::Named { name, param: None } => Value::Int(Dim::sym(&name)),
+            other => other,
+        }
+    }
+
+    /// Interpret a value as a size when it is used in integer arithmetic: a name of unknown
+    /// type (`config.n_head`, an `int` parameter) becomes the symbol of that name.
+    pub fn as_size(&self, v: Value) -> Value {
+        match v {
+            Value::Named { name, .. } => Value::Int(Dim::sym(&name)),
+            other => other,
+        }
+    }
+
+    /// `x.shape[i]` / `x.size()[i]` on a tensor known only to be contiguous: one size of
+    /// it, a fresh symbol named after the variable it is assigned to (or the expression).
+    fn size_of_unknown_shape(
+        &mut self,
+        e: &Expr,
+        value: &Expr,
+        index: &[Expr],
+        env: &mut Env,
+    ) -> Option<Value> {
+        let [ix] = index else { return None };
+        if !matches!(ix.kind, ExprKind::Int(_)) {
+            return None;
+        }
+        let recv = size_query_receiver(value)?;
+        let ExprKind::Name(var) = &recv.kind else {
+            return None;
+        };
+        if !self.has_unknown_shape(&self.lookup(var, env), env) {
+            return None;
+        }
+        Some(Value::Int(self.mint_for(e.span)))
+    }
+
+    /// Is `v` a tensor known only to be contiguous (a parameter, or a single alternative
+    /// without a layout whose origin has not been given sizes)?
+    pub fn has_unknown_shape(&self, v: &Value, env: &Env) -> bool {
+        match v {
+            Value::Named { param: Some(o), .. } => !env.shapes.contains_key(o),
+            Value::Tensor(TensorVal::Alts(a)) => {
+                a.len() == 1 && resolve_alt(&env.shapes, &a[0]).layout.is_none()
+            }
+            _ => false,
+        }
+    }
+
+    /// A fresh size for the expression at `span`: named after the assigned variable when
+    /// there is one, else after the expression's text.
+    pub fn mint_for(&mut self, span: Span) -> Dim {
+        let name = match self.frame.name_hint.take() {
+            Some((n, _)) => n,
+            None => self
+                .text(span)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .take(40)
+                .collect(),
+        };
+        self.mint(&name)
+    }
+}
+
+/// candle's negative dims: `D::Minus1` / `D::Minus2` (the enum `D`, under any path) are
+/// `-1` / `-2`; `D::Minus(k)` is a call, see `call::eval_call`.
+fn candle_minus_dim(language: Language, path: &str, attr: &str) -> Option<i64> {
+    if language != Language::Rust || path.rsplit('.').next() != Some("D") {
+        return None;
+    }
+    match attr {
+        "Minus1" => Some(-1),
+        "Minus2" => Some(-2),
+        _ => None,
+    }
+}
+
+fn slice_tuple(
+    items: Vec<Value>,
+    lo: Option<Value>,
+    hi: Option<Value>,
+    st: Option<Value>,
+) -> Value {
+    let n = items.len() as i64;
+    let lit = |v: Option<Value>, default: i64| -> Option<i64> {
+        match v {
+            None | Some(Value::NoneVal) => Some(default),
+            Some(Value::Int(d)) => d.as_lit(),
+            _ => None,
+        }
+    };
+    let (Some(mut a), Some(mut b), Some(step)) = (lit(lo, 0), lit(hi, n), lit(st, 1)) else {
+        return Value::Unknown;
+    };
+    if step != 1 {
+        return Value::Unknown;
+    }
+    if a < 0 {
+        a += n;
+    }
+    if b < 0 {
+        b += n;
+    }
+    let a = a.clamp(0, n) as usize;
+    let b = b.clamp(0, n) as usize;
+    Value::Tuple(if a < b {
+        items[a..b].to_vec()
+    } else {
+        Vec::new()
+    })
+}

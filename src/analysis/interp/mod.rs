@@ -1,0 +1,721 @@
+//! The abstract interpreter: walks IR statements and expressions, keeping an [`Env`] of
+//! abstract [`Value`]s per path, joining paths at `if`/`try`/loops, and handing every
+//! tensor op to [`super::apply`], which applies the op tables and records an
+//! [`OpEvent`] for the lints.
+//!
+//! The interpreter is one type whose methods are split by concern:
+//! - this file: the state (file, root and frame; see [`super::frame`]), function calls with
+//!   their memoised summaries, and the budget;
+//! - `stmt`: statements, loops, assignments;
+//! - `expr`: expressions, sizes and tuples;
+//! - `call`: what a call expression refers to (a tensor method, a library function, a module
+//!   object, a function or class of the analysed code, a builtin);
+//! - `class`: classes, objects and their constructors.
+//!
+//! # Calls are summaries
+//! A call into the analysed code runs the callee's body with the caller's argument values
+//! (its *context*), once: the result, and the size facts the body learned, are memoised per
+//! (function, receiver, arguments) for the rest of the analysis, so a function called from
+//! many places is run once per distinct context and the cost is linear in the call graph.
+//! At most [`MAX_CONTEXTS`] contexts per function and [`MAX_CALL_DEPTH`] nested calls are
+//! followed; recursion and anything beyond the bounds give an unknown result. Every
+//! statement run costs fuel; when an analysis runs out ([`ROOT_FUEL`], [`FILE_FUEL`]) no
+//! further call is followed and the rest of the file is analysed function by function only.
+
+mod call;
+mod class;
+mod expr;
+mod stmt;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use crate::ir::{ExprKind, Function, Language, Span};
+use crate::layout::{Assumptions, Dim};
+
+use super::apply::ApplyCtx;
+use super::env::Env;
+use super::event::OpEvent;
+use super::frame::{CallContext, Facts, Frame, RootState};
+use super::rank;
+use super::tables::OpTables;
+use super::value::{
+    join, same_value, substitute, ClassDef, Instance, Origin, Step, SymLayout, TensorAlt,
+    TensorVal, Value,
+};
+
+pub use class::ClassTable;
+
+/// How many calls deep an analysis follows calls into the analysed code.
+pub const MAX_CALL_DEPTH: usize = 6;
+/// How many distinct contexts of one function an analysis runs; more calls are unknown.
+pub const MAX_CONTEXTS: usize = 8;
+/// Statements one root analysis may run.
+pub const ROOT_FUEL: u64 = 200_000;
+/// Statements one file's analyses may run in all.
+pub const FILE_FUEL: u64 = 4_000_000;
+/// Loop bodies are re-run until the environment is stable, at most this often.
+const MAX_LOOP_ITERATIONS: usize = 3;
+/// A loop over a tuple of at most this many known elements is unrolled, one path per
+/// element (`for k in topk`).
+const MAX_UNROLL: usize = 8;
+/// Expressions nested deeper than this are not evaluated (the frontend caps depth too).
+const MAX_EXPR_DEPTH: usize = 256;
+
+/// A memoised call: the result of running a function in one context.
+#[derive(Debug, Clone)]
+struct Summary {
+    args: Vec<(String, Value)>,
+    result: Value,
+    /// Size facts the callee learned (they hold after the call too).
+    facts: Facts,
+    /// Equalities the callee learned about sizes of its arguments (`C := n_embd` from the
+    /// `nn.Linear(n_embd, …)` it applied to the caller's tensor): they hold after the call.
+    learned: Vec<(String, Dim)>,
+    /// The receiver's attributes after the call, for a method of the caller's own object.
+    self_attrs: Option<HashMap<String, Value>>,
+}
+
+type SummaryKey = (usize, u32, u64);
+
+/// What a call runs: a function, the object a method runs on and the class defining it,
+/// and whether the object is the caller's own `self` (its attributes then go in and out).
+pub struct Callee {
+    pub function: Arc<Function>,
+    pub this: Option<Arc<Instance>>,
+    pub class: Option<Arc<ClassDef>>,
+    pub share_attrs: bool,
+}
+
+/// Objects built by a constructor call in one analysis, with the arguments they were built
+/// from.
+type Constructed = Vec<(Vec<(String, Value)>, Arc<Instance>)>;
+
+pub struct Interpreter<'a> {
+    pub source: &'a str,
+    pub language: Language,
+    /// The op tables this file's calls resolve against (see [`OpTables`]).
+    pub tables: OpTables,
+    base_assumptions: &'a Assumptions,
+    pub globals: Env,
+    pub classes: ClassTable,
+    pub events: Vec<OpEvent>,
+    /// How many calls deep each event of `events` was recorded (a loop that re-runs its body
+    /// drops the events of its own frame only: a call's events belong to its summary, which
+    /// a later iteration reuses without recording them again).
+    event_depths: Vec<usize>,
+    pub frame: Frame,
+    pub root: RootState,
+    next_origin: Origin,
+    next_instance: u32,
+    /// Functions on the current call path (recursion guard).
+    call_stack: Vec<*const Function>,
+    summaries: HashMap<SummaryKey, Vec<Summary>>,
+    contexts: HashMap<usize, usize>,
+    /// Objects built by a constructor call, per (class, arguments), for this analysis.
+    constructed: HashMap<(usize, u64), Constructed>,
+    /// Functions (by span start) entered from a caller with its argument values.
+    pub reached_from_callers: HashSet<u32>,
+    expr_depth: usize,
+    root_fuel: u64,
+    file_fuel: u64,
+    /// The first function in which an analysis ran out of fuel.
+    pub exhausted: Option<String>,
+}
+
+impl<'a> Interpreter<'a> {
+    pub fn new(source: &'a str, language: Language, assumptions: &'a Assumptions) -> Self {
+        Interpreter {
+            source,
+            language,
+            tables: OpTables::for_language(language, source),
+            base_assumptions: assumptions,
+            globals: Env::default(),
+            classes: ClassTable::default(),
+            events: Vec::new(),
+            event_depths: Vec::new(),
+            frame: Frame::default(),
+            root: RootState::default(),
+            next_origin: 0,
+            next_instance: 0,
+            call_stack: Vec::new(),
+            summaries: HashMap::default(),
+            contexts: HashMap::default(),
+            constructed: HashMap::default(),
+            reached_from_callers: HashSet::default(),
+            expr_depth: 0,
+            root_fuel: ROOT_FUEL,
+            file_fuel: FILE_FUEL,
+            exhausted: None,
+        }
+    }
+
+    /// Start a new analysis from a root function (or the module body): nothing learned in
+    /// another analysis carries over.
+    pub fn begin_root(&mut self, function: &str, this: Option<Arc<Instance>>) {
+        self.root = RootState::default();
+        self.summaries.clear();
+        self.contexts.clear();
+        self.constructed.clear();
+        self.root_fuel = ROOT_FUEL;
+        // Names already in use by the object's attributes and the module's globals.
+        let mut taken = HashSet::default();
+        if let Some(i) = &this {
+            super::value::collect_symbols(&Value::Instance(i.clone()), &mut taken, 0);
+        }
+        for v in self.globals.vars.values() {
+            super::value::collect_symbols(v, &mut taken, 0);
+        }
+        self.root.minted = taken;
+        let class = this.as_ref().map(|i| i.class.clone());
+        self.frame = self.fresh_frame(function.to_string(), this, class, None);
+    }
+
+    fn fresh_frame(
+        &self,
+        function: String,
+        this: Option<Arc<Instance>>,
+        class: Option<Arc<ClassDef>>,
+        context: Option<Arc<CallContext>>,
+    ) -> Frame {
+        let mut facts = Facts {
+            assumptions: self.base_assumptions.clone(),
+            divisibility: Vec::new(),
+        };
+        if let Some(i) = &this {
+            for q in &i.exact_quotients {
+                facts.add_quotient(q.clone());
+            }
+            for d in &i.divisibility {
+                facts.add_divisibility(d.clone());
+            }
+        }
+        Frame {
+            facts,
+            this,
+            class,
+            context,
+            function,
+            ..Default::default()
+        }
+    }
+
+    /// The events recorded so far in this analysis, and their depths (see `event_depths`).
+    pub fn take_events(&mut self) -> Vec<OpEvent> {
+        self.event_depths.clear();
+        std::mem::take(&mut self.events)
+    }
+
+    /// Drop the events the current frame recorded since `mark` (a loop iteration that is
+    /// run again), keeping those of the calls it made.
+    fn drop_own_events_since(&mut self, mark: usize) {
+        let depth = self.call_stack.len();
+        self.event_depths.resize(self.events.len(), depth);
+        let mut i = mark;
+        let mut kept = mark;
+        while i < self.events.len() {
+            if self.event_depths[i] != depth {
+                self.events.swap(kept, i);
+                self.event_depths.swap(kept, i);
+                kept += 1;
+            }
+            i += 1;
+        }
+        self.events.truncate(kept);
+        self.event_depths.truncate(kept);
+    }
+
+    /// Spend one unit of fuel; false once the analysis must stop following calls.
+    fn burn(&mut self) -> bool {
+        if self.root_fuel == 0 || self.file_fuel == 0 {
+            if self.exhausted.is_none() {
+                self.exhausted = Some(self.frame.function.clone());
+            }
+            return false;
+        }
+        self.root_fuel -= 1;
+        self.file_fuel -= 1;
+        true
+    }
+
+    /// Has the file's whole budget been spent?
+    pub fn out_of_fuel(&self) -> bool {
+        self.file_fuel == 0
+    }
+
+    pub fn fresh_origin(&mut self) -> Origin {
+        self.next_origin += 1;
+        self.next_origin
+    }
+
+    /// The small context [`super::apply`] works in, on the path `env`.
+    pub fn apply_ctx<'e>(&'e mut self, env: &'e mut Env) -> ApplyCtx<'e> {
+        let name_hint = self.frame.name_hint.as_ref().map(|(n, _)| n.clone());
+        ApplyCtx {
+            source: self.source,
+            language: self.language,
+            tables: &self.tables,
+            facts: &self.frame.facts,
+            root: &mut self.root,
+            shapes: &mut env.shapes,
+            events: &mut self.events,
+            context: self.frame.context.clone(),
+            name_hint,
+            next_origin: &mut self.next_origin,
+            path: self.frame.path.clone(),
+            learned: Vec::new(),
+        }
+    }
+
+    /// Run `f` on an [`ApplyCtx`] for the path `env`, then learn the equalities the op
+    /// needed to succeed (they hold from here on) and apply them to its result too.
+    pub fn with_apply_ctx(
+        &mut self,
+        env: &mut Env,
+        f: impl FnOnce(&mut ApplyCtx) -> Value,
+    ) -> Value {
+        let (v, learned) = {
+            let mut ctx = self.apply_ctx(env);
+            let v = f(&mut ctx);
+            (v, std::mem::take(&mut ctx.learned))
+        };
+        let depth = self.call_stack.len();
+        self.event_depths.resize(self.events.len(), depth);
+        if learned.is_empty() {
+            return v;
+        }
+        for (a, b) in &learned {
+            self.learn_equal(a, b, env);
+        }
+        self.apply_subst(v)
+    }
+
+    // ------------------------------------------------------------------ sizes
+
+    /// Record `a == b` (the program only gets past this point if it holds) and rewrite the
+    /// environment with it. A single symbol is replaced by the other side; when both are
+    /// single symbols, the name minted in this analysis (`C` from `B, T, C = x.size()`)
+    /// gives way to the one the module's configuration uses (`C := n_embd`), so that values
+    /// built from the configuration (a `Linear`'s sizes) agree with the input's.
+    pub fn learn_equal(&mut self, a: &Dim, b: &Dim, env: &mut Env) {
+        if a == b {
+            return;
+        }
+        let single = |d: &Dim| -> Option<String> {
+            let syms = d.symbols();
+            (syms.len() == 1 && *d == Dim::sym(&syms[0])).then(|| syms[0].clone())
+        };
+        let minted = |s: &String| self.root.minted.contains(s);
+        let (name, with) = match (single(a), single(b)) {
+            (Some(x), Some(y)) => {
+                if !minted(&x) && minted(&y) {
+                    (y, a.clone())
+                } else {
+                    (x, b.clone())
+                }
+            }
+            (Some(x), None) if !b.symbols().contains(&x) => (x, b.clone()),
+            (None, Some(y)) if !a.symbols().contains(&y) => (y, a.clone()),
+            _ => return,
+        };
+        for v in env.vars.values_mut().chain(env.self_attrs.values_mut()) {
+            *v = substitute(v, &name, &with);
+        }
+        let shapes: Vec<Origin> = env.shapes.keys().copied().collect();
+        for o in shapes {
+            if let Some(l) = env.shapes.get(&o) {
+                let v = Value::Tensor(TensorVal::single(Some(l.clone()), None));
+                if let Value::Tensor(TensorVal::Alts(alts)) = substitute(&v, &name, &with) {
+                    if let Some(l) = alts.into_iter().next().and_then(|a| a.layout) {
+                        env.shapes.insert(o, l);
+                    }
+                }
+            }
+        }
+        self.frame.subst.push((name, with));
+    }
+
+    /// How many equalities have been learned so far in this frame (a value read before a
+    /// later one was learned must be re-substituted, see [`Interpreter::apply_subst`]).
+    pub fn learned_count(&self) -> usize {
+        self.frame.subst.len()
+    }
+
+    /// Apply the learned equalities to a value.
+    pub fn apply_subst(&self, mut v: Value) -> Value {
+        for (name, with) in &self.frame.subst {
+            v = substitute(&v, name, with);
+        }
+        v
+    }
+
+    /// Source text of a span (for naming minted symbols and steps).
+    pub fn text(&self, span: Span) -> &str {
+        self.source.get(span.range()).unwrap_or("")
+    }
+
+    /// A fresh size symbol named as written in the code (see [`RootState::mint`]).
+    pub fn mint(&mut self, name: &str) -> Dim {
+        self.root.mint(name)
+    }
+
+    // ------------------------------------------------------------------ functions
+
+    /// Values for the parameters of `f` when it is analysed on its own: tensors that
+    /// enter a function are assumed contiguous (assumption 1); jaxtyping annotations name
+    /// their sizes; a parameter whose uses fix its rank (`B, T, C = x.shape` anywhere in the
+    /// body, `x.permute(0, 2, 1, 3)`) gets a named size per dim.
+    pub fn standalone_params(&mut self, f: &Function) -> Vec<(String, Value)> {
+        let ranks = rank::param_ranks(f);
+        let mut out = Vec::new();
+        for p in &f.params {
+            let v = if p.variadic {
+                Value::Unknown
+            } else if let Some(names) = &p.shape_annotation {
+                self.annotated_tensor(&p.name, names, p.span)
+            } else if let Some(rank) = ranks.get(&p.name) {
+                self.ranked_param(&p.name, &rank.names, rank.span)
+            } else {
+                let origin = self.fresh_origin();
+                Value::Named {
+                    name: p.name.clone(),
+                    param: Some(origin),
+                }
+            };
+            out.push((p.name.clone(), v));
+        }
+        out
+    }
+
+    fn annotated_tensor(&mut self, param: &str, names: &[String], span: Span) -> Value {
+        let variadic = names
+            .iter()
+            .any(|n| n.starts_with('*') || n == "..." || n.starts_with('#'));
+        let layout = if variadic {
+            None
+        } else {
+            let shape: Vec<Dim> = names
+                .iter()
+                .map(|n| match n.parse::<i64>() {
+                    Ok(v) => Dim::lit(v),
+                    Err(_) => Dim::sym(n),
+                })
+                .collect();
+            for n in names {
+                self.root.minted.insert(n.clone());
+            }
+            Some(SymLayout::contiguous(shape))
+        };
+        param_tensor(param, layout, span)
+    }
+
+    /// A parameter whose rank its uses fix: contiguous, one minted size per dim, named as
+    /// the body names them where it does (`B, T, C = x.shape`), else `x.shape[i]`.
+    fn ranked_param(&mut self, param: &str, names: &[Option<String>], span: Span) -> Value {
+        let shape: Vec<Dim> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| match n {
+                Some(n) => self.mint(n),
+                None => self.mint(&format!("{param}.shape[{i}]")),
+            })
+            .collect();
+        param_tensor(param, Some(SymLayout::contiguous(shape)), span)
+    }
+
+    /// Interpret `f` as the root of an analysis with the given parameter values; returns the
+    /// joined return value.
+    pub fn run_root(&mut self, f: &Arc<Function>, params: Vec<(String, Value)>) -> Value {
+        self.call_stack.push(Arc::as_ptr(f));
+        let mut env = Env::default();
+        for (name, v) in params {
+            env.set(&name, v);
+        }
+        let (ret, _) = self.run_body(f, env);
+        self.call_stack.pop();
+        ret
+    }
+
+    /// Run a function body in the current frame from `env`; the joined return value and the
+    /// receiver's attributes at the exits.
+    fn run_body(&mut self, f: &Function, env: Env) -> (Value, Option<HashMap<String, Value>>) {
+        let end = self.exec_block(&f.body, Some(env));
+        let mut ret = self.frame.returns.take();
+        let mut exits = std::mem::take(&mut self.frame.exit_attrs);
+        if let Some(end) = &end {
+            // Falling off the end returns None.
+            ret = Some(match ret {
+                Some(r) => join(&r, &Value::NoneVal),
+                None => Value::NoneVal,
+            });
+            exits = Some(match exits {
+                Some(x) => super::env::join_attrs(&x, &end.self_attrs),
+                None => end.self_attrs.clone(),
+            });
+        }
+        (ret.unwrap_or(Value::Unknown), exits)
+    }
+
+    /// A call into a function of the analysed code with the caller's argument values (see
+    /// the module docs). `this` is the receiver of a method; `share_attrs` passes the
+    /// caller's own `self` attributes in and takes the callee's back (`self.build()`,
+    /// `super().__init__(…)` run on the caller's object).
+    pub fn call_function(
+        &mut self,
+        callee: Callee,
+        args: Vec<(Option<String>, Value)>,
+        call_span: Span,
+        env: &mut Env,
+    ) -> Value {
+        let Callee {
+            function: f,
+            this,
+            class,
+            share_attrs,
+        } = callee;
+        let f = &f;
+        let key_ptr = Arc::as_ptr(f);
+        if self.call_stack.contains(&key_ptr)
+            || self.call_stack.len() > MAX_CALL_DEPTH
+            || !self.burn()
+        {
+            return Value::Unknown;
+        }
+        // The context is the arguments as the caller has them (binding gives the unknown ones
+        // fresh names, which would make equal contexts look different).
+        let args: Vec<(String, Value)> = args
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    k.unwrap_or_default(),
+                    super::apply::resolve_value(&env.shapes, v),
+                )
+            })
+            .collect();
+        let attrs_in = share_attrs.then(|| env.self_attrs.clone());
+        let key = (
+            key_ptr as usize,
+            this.as_ref().map_or(0, |i| i.id),
+            fingerprint(&args, attrs_in.as_ref()),
+        );
+        if let Some(hit) = self.summaries.get(&key).and_then(|entries| {
+            entries
+                .iter()
+                .find(|s| same_params(&s.args, &args) && attrs_in.is_none())
+                .cloned()
+        }) {
+            return self.finish_call(hit, env);
+        }
+        let call_args = args.clone();
+        let params = self.bind_params(
+            f,
+            args.into_iter()
+                .map(|(k, v)| ((!k.is_empty()).then_some(k), v))
+                .collect(),
+        );
+        let count = self.contexts.entry(key_ptr as usize).or_insert(0);
+        if *count >= MAX_CONTEXTS {
+            return Value::Unknown;
+        }
+        *count += 1;
+
+        let context = Arc::new(CallContext {
+            caller: self.frame.function.clone(),
+            call_span,
+            call_file: None,
+            parent: self.frame.context.clone(),
+        });
+        let name = match &class {
+            Some(c) => format!("{}.{}", c.name(), f.name),
+            None => f.name.clone(),
+        };
+        let mut callee = self.fresh_frame(name, this, class, Some(context));
+        // The caller's size facts hold in the callee (its arguments were built under them).
+        callee.facts.absorb(&self.frame.facts);
+        let caller = std::mem::replace(&mut self.frame, callee);
+        let mut callee_env = Env::default();
+        for (n, v) in &params {
+            callee_env.set(n, v.clone());
+        }
+        if let Some(attrs) = &attrs_in {
+            callee_env.self_attrs = attrs.clone();
+        }
+        self.reached_from_callers.insert(f.span.start);
+        self.call_stack.push(key_ptr);
+        let (result, exits) = self.run_body(f, callee_env);
+        self.call_stack.pop();
+        let callee = std::mem::replace(&mut self.frame, caller);
+        let mut arg_symbols = HashSet::default();
+        for (_, v) in &params {
+            super::value::collect_symbols(v, &mut arg_symbols, 0);
+        }
+        let learned = callee
+            .subst
+            .iter()
+            .filter(|(name, _)| arg_symbols.contains(name))
+            .cloned()
+            .collect();
+        let summary = Summary {
+            args: call_args,
+            result,
+            learned,
+            facts: callee.facts,
+            self_attrs: if share_attrs { exits } else { None },
+        };
+        if !share_attrs {
+            self.summaries.entry(key).or_default().push(summary.clone());
+        }
+        self.finish_call(summary, env)
+    }
+
+    /// Take a call's summary into the caller: its facts, its result, its attributes.
+    fn finish_call(&mut self, s: Summary, env: &mut Env) -> Value {
+        self.frame.facts.absorb(&s.facts);
+        if let Some(attrs) = s.self_attrs {
+            env.self_attrs = attrs;
+        }
+        for (name, with) in &s.learned {
+            self.learn_equal(&Dim::sym(name), with, env);
+        }
+        s.result
+    }
+
+    /// The callee's parameters from a call's arguments: positional, then by keyword, then
+    /// literal defaults. An argument the caller knows nothing about enters like a parameter
+    /// analysed on its own (a tensor of it is assumed contiguous).
+    fn bind_params(
+        &mut self,
+        f: &Function,
+        args: Vec<(Option<String>, Value)>,
+    ) -> Vec<(String, Value)> {
+        let mut params: Vec<(String, Value)> = Vec::new();
+        let mut ranks = None;
+        let mut positional = args
+            .iter()
+            .filter(|(k, _)| k.is_none())
+            .map(|(_, v)| v.clone());
+        for p in &f.params {
+            if p.variadic {
+                params.push((p.name.clone(), Value::Unknown));
+                continue;
+            }
+            let v = args
+                .iter()
+                .find(|(k, _)| k.as_deref() == Some(p.name.as_str()))
+                .map(|(_, v)| v.clone())
+                .or_else(|| positional.next())
+                .unwrap_or_else(|| literal_default(p.default.as_ref()));
+            let v = match v {
+                Value::Unknown | Value::Tensor(TensorVal::Unknown) => {
+                    let ranks = ranks.get_or_insert_with(|| rank::param_ranks(f));
+                    match ranks.get(&p.name) {
+                        Some(rank) => self.ranked_param(&p.name, &rank.names, rank.span),
+                        None => Value::Named {
+                            name: p.name.clone(),
+                            param: Some(self.fresh_origin()),
+                        },
+                    }
+                }
+                other => other,
+            };
+            params.push((p.name.clone(), v));
+        }
+        params
+    }
+}
+
+/// The value of a parameter default the interpreter can read (`k=1`, `x=None`, `dims=(1, 5)`).
+fn literal_default(default: Option<&crate::ir::Expr>) -> Value {
+    let Some(d) = default else {
+        return Value::Unknown;
+    };
+    match &d.kind {
+        ExprKind::Int(v) => Value::int(*v),
+        ExprKind::None => Value::NoneVal,
+        ExprKind::Bool(b) => Value::Bool(Some(*b)),
+        ExprKind::Float(_) => Value::Float,
+        ExprKind::Str(s) => Value::Str(s.clone()),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            let vals: Vec<Value> = items.iter().map(|e| literal_default(Some(e))).collect();
+            if vals.iter().any(|v| matches!(v, Value::Unknown)) {
+                Value::Unknown
+            } else {
+                Value::Tuple(vals)
+            }
+        }
+        _ => Value::Unknown,
+    }
+}
+
+/// A parameter tensor with a known (or unknown: `None`) contiguous layout.
+fn param_tensor(param: &str, layout: Option<SymLayout>, span: Span) -> Value {
+    let what = format!("parameter `{param}` (assumed contiguous)");
+    Value::Tensor(TensorVal::Alts(vec![TensorAlt::new(
+        layout.clone(),
+        Some(Arc::new(Step {
+            span,
+            what,
+            layout,
+            prev: None,
+        })),
+    )]))
+}
+
+fn same_params(a: &[(String, Value)], b: &[(String, Value)]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((n, x), (m, y))| n == m && same_value(x, y))
+}
+
+/// A hash of a call's context that equal contexts share (chains are ignored).
+fn fingerprint(params: &[(String, Value)], attrs: Option<&HashMap<String, Value>>) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    for (n, v) in params {
+        n.hash(&mut h);
+        hash_value(v, &mut h, 0);
+    }
+    if let Some(attrs) = attrs {
+        let mut keys: Vec<&String> = attrs.keys().collect();
+        keys.sort();
+        keys.len().hash(&mut h);
+        for k in keys {
+            k.hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+fn hash_value(v: &Value, h: &mut rustc_hash::FxHasher, depth: usize) {
+    std::mem::discriminant(v).hash(h);
+    if depth > 4 {
+        return;
+    }
+    match v {
+        Value::Tensor(TensorVal::Alts(alts)) => {
+            alts.len().hash(h);
+            for a in alts {
+                a.layout.hash(h);
+                a.origin.hash(h);
+            }
+        }
+        Value::Int(d) => d.hash(h),
+        Value::Tuple(items) => {
+            items.len().hash(h);
+            for i in items {
+                hash_value(i, h, depth + 1);
+            }
+        }
+        Value::Str(s) => s.hash(h),
+        Value::Bool(b) => b.hash(h),
+        Value::Named { name, param } => {
+            name.hash(h);
+            param.hash(h);
+        }
+        Value::Import(p) => p.hash(h),
+        Value::Instance(i) => i.id.hash(h),
+        Value::Function(f, _) => (Arc::as_ptr(f) as usize).hash(h),
+        _ => {}
+    }
+}

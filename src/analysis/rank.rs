@@ -1,0 +1,658 @@
+//! Rank from use: how many dims a tensor parameter has, read from what the function does
+//! with it (and with tensors derived from it by rank-keeping ops) — `B, T, C = x.shape` (3),
+//! `x.permute(0, 2, 1, 3)` (4), `rearrange(x, "b c h w -> …")` (4), or bounds that meet:
+//! `_, pred = output.topk(k, 1)` (≥ 2) then `pred.t()` (≤ 2). Each of those uses fails at run
+//! time for any other rank, so giving the parameter that many fresh sizes is sound — as long
+//! as the use is certain to run whenever the function runs. So only the statements every
+//! call executes count: the body's top-level statements (and `with` blocks) up to the first
+//! block that may leave the function early; a use inside a branch or a loop says nothing
+//! about the other paths. Sizes the body names (`B`, `T`, `C`; `n = x.size(1)`) keep those
+//! names.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::ir::{Arg, Expr, ExprKind, Function, Span, Stmt, Target};
+
+/// A parameter's rank as its uses fix it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamRank {
+    /// The name the body gives each dim, where it names it.
+    pub names: Vec<Option<String>>,
+    /// The use that fixed the rank (`y.shape` in `B, nh, T, hs = y.shape`), for diagnostics.
+    pub span: Span,
+}
+
+/// For each parameter whose rank its uses fix: the names of its dims and where it was fixed.
+pub fn param_ranks(f: &Function) -> HashMap<String, ParamRank> {
+    let mut scan = Scan::default();
+    for p in &f.params {
+        if !p.variadic && p.shape_annotation.is_none() {
+            scan.derived.insert(p.name.clone(), (p.name.clone(), 0));
+        }
+    }
+    scan.block(&f.body);
+    scan.facts
+        .into_iter()
+        .filter_map(|(name, fact)| {
+            let n = fact.rank()?;
+            let span = fact.span?;
+            let names = (0..n)
+                .map(|i| {
+                    let i = i as i64;
+                    fact.names
+                        .get(&i)
+                        .or_else(|| fact.names.get(&(i - n as i64)))
+                        .cloned()
+                })
+                .collect();
+            Some((name, ParamRank { names, span }))
+        })
+        .collect()
+}
+
+#[derive(Debug, Default)]
+struct Facts {
+    exact: Option<usize>,
+    lower: usize,
+    upper: Option<usize>,
+    /// Two uses disagree: the function fails whatever the rank; say nothing.
+    conflict: bool,
+    /// Names the body gives dim `i` (negative: from the end).
+    names: HashMap<i64, String>,
+    /// The first use that said something about the rank.
+    span: Option<Span>,
+}
+
+impl Facts {
+    fn exact(&mut self, n: i64) {
+        if n < 0 {
+            self.conflict = true;
+            return;
+        }
+        let n = n as usize;
+        match self.exact {
+            Some(m) if m != n => self.conflict = true,
+            _ => self.exact = Some(n),
+        }
+    }
+    fn at_least(&mut self, n: i64) {
+        self.lower = self.lower.max(n.max(0) as usize);
+    }
+    fn at_most(&mut self, n: i64) {
+        if n < 0 {
+            self.conflict = true;
+            return;
+        }
+        let n = n as usize;
+        self.upper = Some(self.upper.map_or(n, |u| u.min(n)));
+    }
+    fn rank(&self) -> Option<usize> {
+        if self.conflict {
+            return None;
+        }
+        let n = match (self.exact, self.upper) {
+            (Some(n), _) => n,
+            (None, Some(u)) if u == self.lower => u,
+            _ => return None,
+        };
+        let fits = n >= self.lower && self.upper.is_none_or(|u| n <= u);
+        (fits && (1..=8).contains(&n)).then_some(n)
+    }
+}
+
+#[derive(Default)]
+struct Scan {
+    /// A variable that holds a tensor derived from a parameter by rank-keeping ops:
+    /// `(parameter, rank of the variable − rank of the parameter)`.
+    derived: HashMap<String, (String, i64)>,
+    facts: HashMap<String, Facts>,
+    stopped: bool,
+}
+
+impl Scan {
+    /// A sequence of statements every call runs in order.
+    fn block(&mut self, body: &[Stmt]) {
+        for s in body {
+            if self.stopped {
+                return;
+            }
+            match s {
+                Stmt::Assign { targets, value, .. } => {
+                    self.assign(targets, value);
+                }
+                Stmt::AugAssign { target, value, .. } => {
+                    self.expr(value);
+                    self.forget_target(target);
+                }
+                Stmt::Expr(e) | Stmt::Assert { test: e, .. } => {
+                    self.expr(e);
+                }
+                Stmt::Return { value, .. } => {
+                    if let Some(e) = value {
+                        self.expr(e);
+                    }
+                    self.stopped = true;
+                }
+                Stmt::Raise { .. } => self.stopped = true,
+                Stmt::With { items, body, .. } => {
+                    for (e, t) in items {
+                        self.expr(e);
+                        if let Some(t) = t {
+                            self.forget_target(t);
+                        }
+                    }
+                    self.block(body);
+                }
+                other => {
+                    // A branch, loop or `try`: its uses run on some paths only. One that may
+                    // leave the function early ends the scan (the later uses do not run on
+                    // that path); any other only forgets what it reassigns.
+                    if may_leave(other) {
+                        self.stopped = true;
+                    }
+                    for n in assigned_names(other) {
+                        self.derived.remove(&n);
+                    }
+                }
+            }
+        }
+    }
+
+    fn forget_target(&mut self, t: &Target) {
+        let mut names = Vec::new();
+        target_names(t, &mut names);
+        for n in names {
+            self.derived.remove(&n);
+        }
+    }
+
+    fn fact(&mut self, param: &str) -> &mut Facts {
+        self.facts.entry(param.to_string()).or_default()
+    }
+
+    /// The facts of `param`, noting `span` as the use when it is the first.
+    fn fact_at(&mut self, param: &str, span: Span) -> &mut Facts {
+        let fact = self.fact(param);
+        fact.span.get_or_insert(span);
+        fact
+    }
+
+    fn assign(&mut self, targets: &[Target], value: &Expr) {
+        self.expr(value);
+        // `B, T, C = v.shape`: the rank and the names of the sizes.
+        if let [Target::Tuple(items, _)] = targets {
+            if let Some((p, d)) = self.size_query(value) {
+                let names: Option<Vec<&str>> = items
+                    .iter()
+                    .map(|t| match t {
+                        Target::Name(n, _) => Some(n.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                match names {
+                    Some(names) => {
+                        let fact = self.fact_at(&p, value.span);
+                        fact.exact(names.len() as i64 - d);
+                        if d == 0 {
+                            for (i, n) in names.iter().enumerate() {
+                                if *n != "_" {
+                                    fact.names.entry(i as i64).or_insert_with(|| n.to_string());
+                                }
+                            }
+                        }
+                    }
+                    // `B, *rest = v.shape`: at least the named ones.
+                    None => {
+                        let fixed = items
+                            .iter()
+                            .filter(|t| !matches!(t, Target::Starred(..)))
+                            .count();
+                        self.fact_at(&p, value.span).at_least(fixed as i64 - d);
+                    }
+                }
+            }
+        }
+        // `n = v.shape[1]` / `n = v.size(1)`: the name of one size.
+        if let [Target::Name(n, _)] = targets {
+            if let Some((p, d, i)) = self.one_size(value) {
+                if d == 0 {
+                    self.fact(&p).names.entry(i).or_insert_with(|| n.clone());
+                }
+            }
+        }
+        let result = self.derive(value);
+        for t in targets {
+            self.forget_target(t);
+        }
+        match (targets, result) {
+            ([Target::Name(n, _)], Some(r)) => {
+                self.derived.insert(n.clone(), r);
+            }
+            // `_, pred = v.topk(k, 1)` (values and indices keep the rank).
+            ([Target::Tuple(items, _)], _) if self.pair_keeping_rank(value).is_some() => {
+                let r = self.pair_keeping_rank(value).unwrap_or_default();
+                for t in items {
+                    if let Target::Name(n, _) = t {
+                        if n != "_" {
+                            self.derived.insert(n.clone(), r.clone());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The derived tensor `e` is a method call on, with the method and its arguments.
+    fn method_call<'e>(&self, e: &'e Expr) -> Option<((String, i64), &'e str, &'e [Arg])> {
+        let ExprKind::Call { func, args } = &e.kind else {
+            return None;
+        };
+        let ExprKind::Attr { value, attr } = &func.kind else {
+            return None;
+        };
+        let recv = self.derive(value)?;
+        Some((recv, attr.as_str(), args.as_slice()))
+    }
+
+    /// `(values, indices)` of `v.topk(…)`/`v.sort(…)`/`v.max(dim)`: both keep `v`'s rank.
+    fn pair_keeping_rank(&self, e: &Expr) -> Option<(String, i64)> {
+        let (recv, method, _) = self.method_call(e)?;
+        matches!(method, "topk" | "sort" | "kthvalue" | "cummax" | "cummin").then_some(recv)
+    }
+
+    /// What rank-keeping ops make of a derived tensor.
+    fn derive(&self, e: &Expr) -> Option<(String, i64)> {
+        match &e.kind {
+            ExprKind::Name(n) => self.derived.get(n).cloned(),
+            ExprKind::Call { .. } => {
+                let ((p, d), method, args) = self.method_call(e)?;
+                match method {
+                    "t" | "transpose" | "permute" | "contiguous" | "float" | "half" | "double"
+                    | "bool" | "long" | "int" | "to" | "type_as" | "clone" | "detach" | "abs"
+                    | "exp" | "sigmoid" | "relu" | "tanh" | "softmax" | "log_softmax" | "eq"
+                    | "ne" | "gt" | "lt" | "ge" | "le" | "masked_fill" | "mul_" | "add_"
+                    | "div_" | "sub_" | "neg" | "cumsum" | "flip" | "roll" | "sqrt" | "pow" => {
+                        Some((p, d))
+                    }
+                    "unsqueeze" => Some((p, d + 1)),
+                    _ => {
+                        let _ = args;
+                        None
+                    }
+                }
+            }
+            // `v[:k]`, `v[a:b, :]`: slices keep the rank; `v[None]` adds a dim.
+            ExprKind::Subscript { value, index } => {
+                let (p, d) = self.derive(value)?;
+                let mut delta = 0;
+                for ix in index {
+                    match &ix.kind {
+                        ExprKind::Slice { .. } => {}
+                        ExprKind::None => delta += 1,
+                        ExprKind::Int(_) => delta -= 1,
+                        _ => return None,
+                    }
+                }
+                Some((p, d + delta))
+            }
+            _ => None,
+        }
+    }
+
+    /// Rank facts from the uses inside an expression.
+    fn expr(&mut self, e: &Expr) {
+        let mut stack = vec![e];
+        let mut visited = 0usize;
+        while let Some(e) = stack.pop() {
+            visited += 1;
+            if visited > 10_000 {
+                return;
+            }
+            if let Some(((p, d), method, args)) = self.method_call(e) {
+                self.method_use(&p, d, method, args, e.span);
+            }
+            if let Some((p, n)) = self.einops_rank(e) {
+                self.fact_at(&p, e.span).exact(n as i64);
+            }
+            if let Some((p, d, i)) = self.one_size(e) {
+                self.fact_at(&p, e.span)
+                    .at_least(if i >= 0 { i + 1 } else { -i } - d);
+            }
+            if let ExprKind::Attr { value, attr } = &e.kind {
+                if matches!(attr.as_str(), "mT" | "mH") {
+                    if let Some((p, d)) = self.derive(value) {
+                        self.fact_at(&p, e.span).at_least(2 - d);
+                    }
+                }
+            }
+            match &e.kind {
+                ExprKind::Call { func, args } => {
+                    stack.push(func);
+                    stack.extend(args.iter().map(|a| &a.value));
+                }
+                ExprKind::Attr { value, .. } => stack.push(value),
+                ExprKind::Subscript { value, index } => {
+                    stack.push(value);
+                    stack.extend(index.iter());
+                }
+                ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
+                    stack.push(left);
+                    stack.push(right);
+                }
+                ExprKind::Neg(inner) | ExprKind::Starred(inner) => stack.push(inner),
+                ExprKind::Tuple(items) | ExprKind::List(items) => stack.extend(items.iter()),
+                // Only one side of a conditional runs.
+                ExprKind::IfExp { test, .. } => stack.push(test),
+                _ => {}
+            }
+        }
+    }
+
+    /// What one method call on a derived tensor says about the parameter's rank.
+    fn method_use(&mut self, p: &str, d: i64, method: &str, args: &[Arg], span: Span) {
+        let dims = literal_dims(args);
+        match method {
+            "permute" => {
+                if let Some(n) = permutation_len(args) {
+                    self.fact_at(p, span).exact(n as i64 - d);
+                }
+            }
+            // `t()` accepts rank ≤ 2 only.
+            "t" => self.fact_at(p, span).at_most(2 - d),
+            "transpose" | "swapaxes" | "swapdims" => {
+                if let [a, b] = dims.as_slice() {
+                    self.fact_at(p, span)
+                        .at_least(needed_rank(*a).max(needed_rank(*b)) - d);
+                }
+            }
+            "topk" | "kthvalue" => {
+                if let Some(dim) = keyword_or_positional(args, "dim", 1) {
+                    self.fact_at(p, span).at_least(needed_rank(dim) - d);
+                }
+            }
+            "softmax" | "log_softmax" | "size" | "sum" | "mean" | "argmax" | "cumsum" | "flip" => {
+                if let Some(dim) = keyword_or_positional(args, "dim", 0) {
+                    self.fact_at(p, span).at_least(needed_rank(dim) - d);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `rearrange(v, "b c h w -> …")` (any einops function): the number of plain axes on the
+    /// left of the pattern, when every one is a plain name.
+    fn einops_rank(&self, e: &Expr) -> Option<(String, usize)> {
+        let ExprKind::Call { func, args } = &e.kind else {
+            return None;
+        };
+        let name = match &func.kind {
+            ExprKind::Name(n) => n.as_str(),
+            ExprKind::Attr { attr, .. } => attr.as_str(),
+            _ => return None,
+        };
+        if !matches!(name, "rearrange" | "reduce" | "repeat") {
+            return None;
+        }
+        let [first, second, ..] = args.as_slice() else {
+            return None;
+        };
+        let (p, d) = self.derive(&first.value)?;
+        let ExprKind::Str(pattern) = &second.value.kind else {
+            return None;
+        };
+        let lhs = pattern.split("->").next()?;
+        let axes: Vec<&str> = lhs.split_whitespace().collect();
+        let plain = !axes.is_empty()
+            && axes.iter().all(|a| {
+                a.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    && !a.chars().all(|c| c.is_ascii_digit())
+            });
+        (plain && axes.len() as i64 >= d).then(|| (p, (axes.len() as i64 - d) as usize))
+    }
+
+    /// `v.shape` / `v.size()` of a derived tensor.
+    fn size_query(&self, e: &Expr) -> Option<(String, i64)> {
+        let recv = match &e.kind {
+            ExprKind::Attr { value, attr } if attr == "shape" => value,
+            ExprKind::Call { func, args } if args.is_empty() => match &func.kind {
+                ExprKind::Attr { value, attr } if attr == "size" => value,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        self.derive(recv)
+    }
+
+    /// `v.shape[i]` / `v.size(i)` / `v.size()[i]` with a literal `i`.
+    fn one_size(&self, e: &Expr) -> Option<(String, i64, i64)> {
+        match &e.kind {
+            ExprKind::Subscript { value, index } => {
+                let [ix] = index.as_slice() else { return None };
+                let ExprKind::Int(i) = ix.kind else {
+                    return None;
+                };
+                self.size_query(value).map(|(p, d)| (p, d, i))
+            }
+            ExprKind::Call { func, args } => {
+                let ExprKind::Attr { value, attr } = &func.kind else {
+                    return None;
+                };
+                let [a] = args.as_slice() else { return None };
+                let ExprKind::Int(i) = a.value.kind else {
+                    return None;
+                };
+                if attr != "size" {
+                    return None;
+                }
+                self.derive(value).map(|(p, d)| (p, d, i))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The smallest rank for which `dim` is valid (`1` for 0 and -1, `3` for 2 and -3).
+fn needed_rank(dim: i64) -> i64 {
+    if dim >= 0 {
+        dim + 1
+    } else {
+        -dim
+    }
+}
+
+/// The integer literals among the positional arguments.
+fn literal_dims(args: &[Arg]) -> Vec<i64> {
+    args.iter()
+        .filter(|a| a.name.is_none() && !a.star && !a.double_star)
+        .filter_map(|a| match a.value.kind {
+            ExprKind::Int(v) => Some(v),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A literal dim given by keyword, or as the positional argument at `position`.
+fn keyword_or_positional(args: &[Arg], keyword: &str, position: usize) -> Option<i64> {
+    let arg = args
+        .iter()
+        .find(|a| a.name.as_deref() == Some(keyword))
+        .or_else(|| {
+            args.iter()
+                .filter(|a| a.name.is_none() && !a.star)
+                .nth(position)
+        })?;
+    match arg.value.kind {
+        ExprKind::Int(v) => Some(v),
+        _ => None,
+    }
+}
+
+/// `permute(0, 2, 1, 3)` / `permute((0, 2, 1, 3))` / `permute(dims=[…])`: the number of dims,
+/// when every entry is an integer literal.
+fn permutation_len(args: &[Arg]) -> Option<usize> {
+    let ints = |items: &[Expr]| items.iter().all(|i| matches!(i.kind, ExprKind::Int(_)));
+    match args {
+        [a] if !a.star && !a.double_star => match &a.value.kind {
+            ExprKind::Tuple(items) | ExprKind::List(items) if ints(items) => Some(items.len()),
+            ExprKind::Int(_) if a.name.is_none() => Some(1),
+            _ => None,
+        },
+        many if !many.is_empty()
+            && many.iter().all(|a| {
+                a.name.is_none()
+                    && !a.star
+                    && !a.double_star
+                    && matches!(a.value.kind, ExprKind::Int(_))
+            }) =>
+        {
+            Some(many.len())
+        }
+        _ => None,
+    }
+}
+
+/// May a statement leave the function (or the loop it is in) before the next statement?
+fn may_leave(s: &Stmt) -> bool {
+    match s {
+        Stmt::Return { .. } | Stmt::Raise { .. } | Stmt::Jump { .. } => true,
+        Stmt::If { body, orelse, .. } => body.iter().chain(orelse).any(may_leave),
+        Stmt::Loop { body, orelse, .. } => body.iter().chain(orelse).any(may_leave),
+        Stmt::With { body, .. } => body.iter().any(may_leave),
+        // Any statement of a `try` body may raise into a handler.
+        Stmt::Try { .. } => true,
+        _ => false,
+    }
+}
+
+fn target_names(t: &Target, out: &mut Vec<String>) {
+    match t {
+        Target::Name(n, _) => out.push(n.clone()),
+        Target::Tuple(items, _) => items.iter().for_each(|i| target_names(i, out)),
+        Target::Starred(inner, _) => target_names(inner, out),
+        _ => {}
+    }
+}
+
+/// The names a statement binds anywhere inside it.
+fn assigned_names(s: &Stmt) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(s: &Stmt, out: &mut Vec<String>) {
+        match s {
+            Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
+            Stmt::AugAssign { target: t, .. } => target_names(t, out),
+            Stmt::If { body, orelse, .. } => body.iter().chain(orelse).for_each(|s| walk(s, out)),
+            Stmt::Loop {
+                target: t,
+                body,
+                orelse,
+                ..
+            } => {
+                if let Some(t) = t {
+                    target_names(t, out);
+                }
+                body.iter().chain(orelse).for_each(|s| walk(s, out));
+            }
+            Stmt::With { items, body, .. } => {
+                for (_, t) in items {
+                    if let Some(t) = t {
+                        target_names(t, out);
+                    }
+                }
+                body.iter().for_each(|s| walk(s, out));
+            }
+            Stmt::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+                ..
+            } => {
+                body.iter()
+                    .chain(handlers.iter().flatten())
+                    .chain(orelse)
+                    .chain(finalbody)
+                    .for_each(|s| walk(s, out));
+            }
+            Stmt::FunctionDef(f) => out.push(f.name.clone()),
+            Stmt::ClassDef(c) => out.push(c.name.clone()),
+            Stmt::Import { alias: Some(a), .. } => out.push(a.clone()),
+            _ => {}
+        }
+    }
+    walk(s, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::python::parse_python;
+
+    fn ranks(src: &str) -> Vec<(String, Vec<Option<String>>)> {
+        let m = parse_python(src).module;
+        let mut out: Vec<_> = param_ranks(&m.functions[0])
+            .into_iter()
+            .map(|(p, r)| (p, r.names))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn unpacking_anywhere_before_reassignment_fixes_the_rank() {
+        let src = "def f(x, y):\n    z = y + 1\n    B, T, C = x.shape\n    return x\n";
+        assert_eq!(
+            ranks(src),
+            vec![(
+                "x".into(),
+                vec![Some("B".into()), Some("T".into()), Some("C".into())]
+            )]
+        );
+    }
+
+    #[test]
+    fn permute_fixes_the_rank_and_sizes_are_named() {
+        let src = "def f(x):\n    n = x.size(1)\n    return x.permute(0, 2, 1, 3)\n";
+        assert_eq!(
+            ranks(src),
+            vec![("x".into(), vec![None, Some("n".into()), None, None])]
+        );
+    }
+
+    #[test]
+    fn bounds_that_meet_fix_the_rank_through_rank_keeping_ops() {
+        // The ImageNet `accuracy()` helper: `topk(…, 1)` needs rank ≥ 2, `t()` rank ≤ 2.
+        let src = "def accuracy(output, target, topk=(1,)):\n    with torch.no_grad():\n        maxk = max(topk)\n        _, pred = output.topk(maxk, 1, True, True)\n        pred = pred.t()\n        return pred\n";
+        assert_eq!(ranks(src), vec![("output".into(), vec![None, None])]);
+    }
+
+    #[test]
+    fn uses_after_a_reassignment_or_inside_a_branch_do_not_count() {
+        let src = "def f(x):\n    x = x.flatten(1)\n    B, C = x.shape\n    return x\n";
+        assert!(ranks(src).is_empty());
+        let branch =
+            "def f(x, c):\n    if c:\n        x = x[0]\n    B, C = x.shape\n    return x\n";
+        assert!(ranks(branch).is_empty());
+        let inside = "def f(x, c):\n    if c:\n        a, b, d = x.shape\n    return x\n";
+        assert!(ranks(inside).is_empty());
+    }
+
+    #[test]
+    fn uses_after_an_early_return_do_not_count() {
+        let src = "def f(x):\n    if x.dim() == 4:\n        return x.permute(0, 2, 3, 1)\n    B, T, C = x.shape\n    return x\n";
+        assert!(ranks(src).is_empty());
+    }
+
+    #[test]
+    fn conflicting_ranks_say_nothing() {
+        let src = "def f(x):\n    a, b = x.shape\n    return x.permute(0, 2, 1)\n";
+        assert!(ranks(src).is_empty());
+    }
+
+    #[test]
+    fn einops_patterns_give_the_rank() {
+        let src = "def f(x):\n    return rearrange(x, 'b c h w -> b (h w) c')\n";
+        assert_eq!(ranks(src), vec![("x".into(), vec![None, None, None, None])]);
+    }
+}
