@@ -91,6 +91,18 @@ def candidates(tree, sites_path, results_dir):
     return out
 
 
+def preimport(job):
+    """Import the model's code (lazily exported classes) before its run's time limit starts."""
+    pkg = __import__(job["package"])
+    if job["package"] == "transformers":
+        getattr(pkg, job["name"])
+    elif job["package"] == "diffusers":
+        import zoo_diffusers
+
+        getattr(pkg, zoo_diffusers.SPECS[job["name"]][0] if job["name"] in zoo_diffusers.SPECS else job["name"])
+        import diffusers.models.attention_processor  # noqa: F401
+
+
 def _child(conn, slot, jobs, rel, mut_site, limit, stop_at_raise):
     runner._prepare(slot)
     sys.pycache_prefix = os.path.join(ROOT, "target/realcode/pycache")
@@ -98,17 +110,20 @@ def _child(conn, slot, jobs, rel, mut_site, limit, stop_at_raise):
     key = (rel,) + tuple(mut_site[k] for k in ("line", "col", "end_line", "end_col", "op"))
     out = dict(raised=False, message=None, reached=False, models=[], errors={})
     checked = set()
+    out["runs"] = {}
     for job in jobs:
         recorder.take()
         try:
             if job["package"] not in checked:
                 runner.check_origin(job["package"], slot)
                 checked.add(job["package"])
+            preimport(job)  # imports are slow on a busy machine: outside the time limit
             res = runner.RUNNERS[job["package"]](job, limit)
         except Exception as e:
             res = dict(status="failed", reason=runner._short_exc(e))
         rows = {tuple(r[:6]): r for r in recorder.take()}
         out["models"].append(record.model_name(job["key"]))
+        out["runs"][job["key"]] = dict(status=res.get("status"), reason=res.get("reason"))
         r = rows.get(key)
         if r is not None:
             out["reached"] = True
@@ -169,7 +184,7 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "tests/data/realcode"))
     ap.add_argument("--work", default=os.path.join(ROOT, "target/realcode/mutate"))
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--limit", type=int, default=60)
+    ap.add_argument("--limit", type=int, default=150, help="seconds per model attempt")
     ap.add_argument("--max-models", type=int, default=6)
     ap.add_argument("--list", action="store_true", help="only list the candidates")
     ap.add_argument("--limit-mutations", type=int)
@@ -232,7 +247,8 @@ def main():
         row = {k: v for k, v in m.items() if not k.startswith("_")}
         row.update(raised=bool(res.get("raised")), message=res.get("message"), reached=bool(res.get("reached")),
                    models=res.get("models", []), n_models_hit=len(m["_jobs"]), error=res.get("error"),
-                   other_errors=res.get("errors") or None)
+                   other_errors=res.get("errors") or None,
+                   runs=res.get("runs") if not res.get("reached") else None)
         rows.append(row)
     rows.sort(key=lambda r: (r["file"], r["view"]["line"], r["view"]["col"], r["edit"]["byte_start"]))
     record.write_jsonl(os.path.join(args.data, "mutations.jsonl"), rows)

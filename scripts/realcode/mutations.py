@@ -206,6 +206,7 @@ def hardlink_copy(tree, path):
     src = os.path.realpath(tree)
     if os.path.lexists(path):
         raise FileExistsError(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     subprocess.run(["cp", "-al", src + "/.", path], check=True)
     if os.path.islink(path) or not os.path.isdir(path) or os.path.samefile(path, src):
         raise RuntimeError("overlay %s is not a separate directory" % path)

@@ -181,6 +181,7 @@ def main():
         sys.exit("no tree at %s (run scripts/realcode/setup.sh)" % tree)
     packages = [p for p in args.packages.split(",") if p]
     t0 = time.time()
+    ran = [0]
     if not args.aggregate_only:
         jobs = runner.list_jobs_in_child(tree, packages, args.mappings.split(","))
         print("%d jobs listed (%.0f s)" % (len(jobs), time.time() - t0), file=sys.stderr)
@@ -214,6 +215,7 @@ def main():
                 len(res.get("sites") or []), (res.get("reason") or "")[:150]), file=sys.stderr, flush=True)
 
         runner.run_pool(todo, tree, args.workers, args.limit, args.hard_limit, on_result)
+        ran[0] = len(todo)
     elapsed = time.time() - t0
     results = load_results(args.results)
     rows, models = aggregate(results)
@@ -226,17 +228,23 @@ def main():
         with open(meta_path) as f:
             meta = json.load(f)
     c = counts(rows, models)
+    rec = meta.get("record", {})
+    runs = rec.get("runs", [])
+    if not args.aggregate_only and ran[0]:
+        runs.append(dict(command=" ".join(["scripts/realcode/record.py"] + sys.argv[1:]), jobs=ran[0],
+                         seconds=round(elapsed), date=datetime.datetime.now(datetime.timezone.utc).isoformat(
+                             timespec="minutes")))
     meta.update(
         versions=dict(versions(), **tree_versions(tree)),
         date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         counts=c,
         record=dict(
-            command="scripts/realcode/record.py --mappings %s --workers %d --limit %d" % (
-                args.mappings, args.workers, args.limit),
             setup="scripts/realcode/setup.sh",
-            seconds_this_run=round(elapsed),
+            runs=runs,
+            seconds_total=sum(r["seconds"] for r in runs),
             job_seconds_total=round(sum(m["seconds"] or 0 for m in models)),
             platform=platform.platform(),
+            cpus=os.cpu_count(),
         ),
     )
     with open(meta_path + ".tmp", "w") as f:
