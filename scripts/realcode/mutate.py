@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""The mutation study: delete one `.contiguous()` in front of an executed view and ask torch.
+
+    .venv-realcode/bin/python scripts/realcode/mutate.py [--tree target/realcode/src]
+
+Candidates (mutations.py): every `.view(...)`/`.view_as(...)` whose receiver is a
+`.contiguous()` call (`chain`), and `x = ....contiguous()` followed by `x.view(...)`
+(`assign`), among the view sites that the record run executed (tests/data/realcode/sites.jsonl
+and the per-job results under target/realcode/results/, which say which models hit each site).
+
+Each mutation runs on its own: one worker slot holds a hardlink copy of the tree
+(`cp -al`, made once per slot, under target/realcode/mutate/); for a mutation, exactly the one
+edited file is replaced (the original bytes minus the deleted `.contiguous()`; no other byte
+changes), a fresh process is forked from the driver (torch imported, recorder installed,
+*no* model package imported yet), imports the packages from the slot and re-runs only the
+models that hit the view site (first those that ran ok in the record run; it stops at the first
+model whose run raises at the view, else runs them all, at most --max-models). Afterwards the
+original file is linked back. No batching: a verdict is exactly what torch does with only
+that one mutation applied. Byte-code: the mutated file gets a unique mtime so that no cached
+`.pyc` of another version can be taken for it.
+
+Output: tests/data/realcode/mutations.jsonl, one row per (edit, view site): file, pattern,
+view (op, line, col, end_line, end_col) in the original file, mutated_view (same in the mutated
+file), edit (byte_start, byte_end, line, col, removed), raised (the view raised "view size is
+not compatible" in some model), message, reached (the view ran at all in the mutated runs),
+models (those run, in order), n_models_hit.
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shutil
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import recorder  # noqa: E402
+
+recorder.install()
+
+import mutations  # noqa: E402
+import record  # noqa: E402
+import runner  # noqa: E402
+
+NOT_COMPATIBLE = "view size is not compatible"
+
+
+def candidates(tree, sites_path, results_dir):
+    rows = [json.loads(line) for line in open(sites_path)]
+    by_file = {}
+    for r in rows:
+        if r["op"] in mutations.VIEW_OPS:
+            by_file.setdefault(r["file"], set()).add((r["line"], r["col"], r["end_line"], r["end_col"], r["op"]))
+    results = record.load_results(results_dir)
+    hits = record.site_models(results)
+    status = {k: r["status"] for k, r in results.items()}
+    levels = {k: r.get("level") for k, r in results.items()}
+    jobs = {k: r["job"] for k, r in results.items()}
+    out = []
+    for rel in sorted(by_file):
+        with open(os.path.join(tree, rel), "rb") as f:
+            data = f.read()
+        try:
+            found = mutations.find(data, by_file[rel])
+        except SyntaxError:
+            continue
+        text = mutations.Text(data)
+        for m in found:
+            s, e = m["edit"]
+            line, col = text.pos(s)
+            site = m["view"]
+            vs = mutations.view_span(data, site)
+            new = mutations.apply(data, m["edit"])
+            ms, me = mutations.moved(data, m["edit"], vs)
+            nt = mutations.Text(new)
+            mut_site = nt.pos(ms) + nt.pos(me)
+            keys = sorted(hits.get((rel,) + site, ()), key=lambda k: (status[k] != "ok", k))
+            out.append(dict(
+                file=rel, pattern=m["pattern"],
+                view=dict(op=site[4], line=site[0], col=site[1], end_line=site[2], end_col=site[3]),
+                mutated_view=dict(op=site[4], line=mut_site[0], col=mut_site[1], end_line=mut_site[2],
+                                  end_col=mut_site[3]),
+                edit=dict(byte_start=s, byte_end=e, line=line, col=col,
+                          removed=data[s:e].decode("utf-8", errors="replace")),
+                _jobs=[dict(jobs[k], level=levels[k]) for k in keys],
+            ))
+    return out
+
+
+def preimport(job):
+    """Import the model's code (lazily exported classes) before its run's time limit starts."""
+    pkg = __import__(job["package"])
+    if job["package"] == "transformers":
+        getattr(pkg, job["name"])
+    elif job["package"] == "diffusers":
+        import zoo_diffusers
+
+        getattr(pkg, zoo_diffusers.SPECS[job["name"]][0] if job["name"] in zoo_diffusers.SPECS else job["name"])
+        import diffusers.models.attention_processor  # noqa: F401
+
+
+def _child(conn, slot, jobs, rel, mut_site, limit, stop_at_raise):
+    runner._prepare(slot)
+    sys.pycache_prefix = os.path.join(ROOT, "target/realcode/pycache")
+    sys.dont_write_bytecode = False
+    key = (rel,) + tuple(mut_site[k] for k in ("line", "col", "end_line", "end_col", "op"))
+    out = dict(raised=False, message=None, reached=False, models=[], errors={})
+    checked = set()
+    out["runs"] = {}
+    for job in jobs:
+        recorder.take()
+        try:
+            if job["package"] not in checked:
+                runner.check_origin(job["package"], slot)
+                checked.add(job["package"])
+            preimport(job)  # imports are slow on a busy machine: outside the time limit
+            res = runner.RUNNERS[job["package"]](job, limit)
+        except Exception as e:
+            res = dict(status="failed", reason=runner._short_exc(e))
+        rows = {tuple(r[:6]): r for r in recorder.take()}
+        out["models"].append(record.model_name(job["key"]))
+        out["runs"][job["key"]] = dict(status=res.get("status"), reason=res.get("reason"))
+        r = rows.get(key)
+        if r is not None:
+            out["reached"] = True
+            if r[8] and r[9] and NOT_COMPATIBLE in r[9]:
+                out["raised"] = True
+                out["message"] = out["message"] or r[9]
+            elif r[8] and r[9]:
+                out["errors"][job["key"]] = r[9]
+        if out["raised"] and stop_at_raise:
+            break
+    conn.send(out)
+
+
+def run_one(mut, slot, tree, limit, max_models, index):
+    rel = mut["file"]
+    with open(os.path.join(tree, rel), "rb") as f:
+        data = f.read()
+    new = mutations.apply(data, (mut["edit"]["byte_start"], mut["edit"]["byte_end"]))
+    # unique mtime: no cached .pyc of another version can match the mutated file
+    mutations.replace_file(slot, tree, rel, new, mtime=1_000_000_000 + index * 7)
+    try:
+        ctx = mp.get_context("fork")
+        a, b = ctx.Pipe()
+        jobs = mut["_jobs"][:max_models]
+        p = ctx.Process(target=_child, args=(b, slot, jobs, rel, mut["mutated_view"], limit, True))
+        p.start()
+        b.close()
+        hard = 120 + len(jobs) * (limit + 30)
+        if a.poll(hard):
+            try:
+                res = a.recv()
+            except EOFError:
+                res = dict(error="child died (exit %s)" % p.exitcode)
+        else:
+            res = dict(error="killed after %d s" % hard)
+        p.kill()
+        p.join(5)
+    finally:
+        mutations.restore_file(slot, tree, rel)
+    return res
+
+
+def make_slot(tree, path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        return path
+    tmp = path + ".tmp"
+    if os.path.isdir(tmp) and not os.path.islink(tmp):
+        shutil.rmtree(tmp)
+    mutations.hardlink_copy(tree, tmp)
+    os.rename(tmp, path)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tree", default=os.environ.get("REALCODE_TREE", os.path.join(ROOT, "target/realcode/src")))
+    ap.add_argument("--results", default=os.path.join(ROOT, "target/realcode/results"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "tests/data/realcode"))
+    ap.add_argument("--work", default=os.path.join(ROOT, "target/realcode/mutate"))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=150, help="seconds per model attempt")
+    ap.add_argument("--max-models", type=int, default=6)
+    ap.add_argument("--list", action="store_true", help="only list the candidates")
+    ap.add_argument("--limit-mutations", type=int)
+    args = ap.parse_args()
+    tree = os.path.realpath(args.tree)
+    t0 = time.time()
+    muts = candidates(tree, os.path.join(args.data, "sites.jsonl"), args.results)
+    print("%d mutations (%s)" % (len(muts), ", ".join(
+        "%s %d" % (p, sum(m["pattern"] == p for m in muts)) for p in ("chain", "assign"))), file=sys.stderr)
+    if args.list:
+        for m in muts:
+            print(m["file"], m["view"], m["edit"], m["pattern"], len(m["_jobs"]))
+        return
+    if args.limit_mutations:
+        muts = muts[: args.limit_mutations]
+    cache_dir = os.path.join(args.work, "results")
+    os.makedirs(cache_dir, exist_ok=True)
+    slots = [make_slot(tree, os.path.join(args.work, "slot%d" % i)) for i in range(args.workers)]
+
+    def cache_path(m):
+        return os.path.join(cache_dir, "%s_%d_%d.json" % (m["file"].replace("/", "__"), m["edit"]["byte_start"],
+                                                           m["view"]["line"] * 10000 + m["view"]["col"]))
+
+    todo = [(i, m) for i, m in enumerate(muts) if not os.path.exists(cache_path(m))]
+    print("%d to run" % len(todo), file=sys.stderr)
+    # one thread per slot, each forking one child per mutation
+    import threading
+
+    lock = threading.Lock()
+    done = [0]
+
+    def work(slot):
+        while True:
+            with lock:
+                if not todo:
+                    return
+                i, m = todo.pop(0)
+            t = time.time()
+            res = run_one(m, slot, tree, args.limit, args.max_models, i) if m["_jobs"] else dict(error="no models")
+            res["seconds"] = round(time.time() - t, 2)
+            with open(cache_path(m) + ".tmp", "w") as f:
+                json.dump(res, f)
+            os.replace(cache_path(m) + ".tmp", cache_path(m))
+            with lock:
+                done[0] += 1
+                print("[%d %5.0fs] %s:%d:%d %-6s raised=%s reached=%s %s %s" % (
+                    done[0], time.time() - t0, m["file"], m["view"]["line"], m["view"]["col"], m["pattern"],
+                    res.get("raised"), res.get("reached"), res.get("error") or "", res["seconds"]),
+                    file=sys.stderr, flush=True)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in slots]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    rows = []
+    for m in muts:
+        p = cache_path(m)
+        res = json.load(open(p)) if os.path.exists(p) else dict(error="not run")
+        row = {k: v for k, v in m.items() if not k.startswith("_")}
+        row.update(raised=bool(res.get("raised")), message=res.get("message"), reached=bool(res.get("reached")),
+                   models=res.get("models", []), n_models_hit=len(m["_jobs"]), error=res.get("error"),
+                   other_errors=res.get("errors") or None,
+                   runs=res.get("runs") if not res.get("reached") else None)
+        rows.append(row)
+    rows.sort(key=lambda r: (r["file"], r["view"]["line"], r["view"]["col"], r["edit"]["byte_start"]))
+    record.write_jsonl(os.path.join(args.data, "mutations.jsonl"), rows)
+    meta_path = os.path.join(args.data, "META.json")
+    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+    meta["mutate"] = dict(
+        command="scripts/realcode/mutate.py --workers %d --limit %d --max-models %d" % (
+            args.workers, args.limit, args.max_models),
+        seconds_this_run=round(time.time() - t0),
+        mutations=len(rows),
+        per_pattern={p: sum(r["pattern"] == p for r in rows) for p in ("chain", "assign")},
+        executed=sum(1 for r in rows if r["models"]),
+        reached=sum(1 for r in rows if r["reached"]),
+        raised=sum(1 for r in rows if r["raised"]),
+    )
+    with open(meta_path + ".tmp", "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(meta_path + ".tmp", meta_path)
+    print(json.dumps(meta["mutate"], indent=1), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""Finding the `.contiguous()` deletions of the mutation study, and applying them.
+
+Two patterns (Python `ast`, positions checked against the recorded sites):
+
+* `chain`: a `.view(...)` / `.view_as(...)` call whose receiver is a `.contiguous()` call,
+  `x.transpose(1, 2).contiguous().view(B, T, C)`: the edit deletes `.contiguous()` (from the
+  `.` before `contiguous` to the closing parenthesis, exactly those characters);
+* `assign`: `x = <expr>.contiguous()` (a single name target) where the closest earlier
+  assignment to `x` (textually, in the same function) before a `x.view(...)` / `x.view_as(...)`
+  call is that statement: the edit deletes the `.contiguous()` of the assignment.
+
+Positions: rows 1-based, columns 1-based characters, end exclusive (stridelint's JSON);
+edits are byte offsets into the file.
+"""
+
+import ast
+import os
+
+VIEW_OPS = ("view", "view_as")
+
+
+def _line_starts(data):
+    starts = [0]
+    for i, b in enumerate(data):
+        if b == 0x0A:
+            starts.append(i + 1)
+    return starts
+
+
+class Text:
+    """A file's bytes with conversions between byte offsets and (row, char column)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.starts = _line_starts(data)
+
+    def offset(self, lineno, col_bytes):
+        return self.starts[lineno - 1] + col_bytes
+
+    def pos(self, off):
+        """byte offset -> (row, 1-based char column)."""
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= off:
+                lo = mid
+            else:
+                hi = mid - 1
+        line = lo + 1
+        col = len(self.data[self.starts[lo]:off].decode("utf-8", errors="replace")) + 1
+        return line, col
+
+    def node_span(self, node):
+        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
+
+
+def _is_contig_call(node):
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "contiguous"
+            and not node.args and not node.keywords)
+
+
+def _contig_edit(text, call):
+    """Byte span of `.contiguous()` in `call` (from the dot to the closing parenthesis)."""
+    _, end = text.node_span(call)
+    attr_end = text.offset(call.func.end_lineno, call.func.end_col_offset)
+    name_start = attr_end - len("contiguous")
+    assert text.data[name_start:attr_end] == b"contiguous", text.data[name_start:attr_end]
+    i = name_start - 1
+    while i >= 0 and text.data[i] in b" \t\r\n\\":
+        i -= 1
+    if text.data[i:i + 1] != b".":
+        return None
+    return i, end
+
+
+def _view_calls(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VIEW_OPS:
+            yield node
+
+
+def _functions(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def find(data, wanted):
+    """Mutations in one file. `wanted`: set of (line, col, end_line, end_col, op) view sites
+    (recorded positions); only views at those positions are kept. Returns a list of dicts:
+    pattern, view (line, col, end_line, end_col, op), edit (byte_start, byte_end)."""
+    text = Text(data)
+    tree = ast.parse(data)
+    out = []
+
+    def site_of(call):
+        s, e = text.node_span(call)
+        return text.pos(s) + text.pos(e) + (call.func.attr,)
+
+    for call in _view_calls(tree):
+        recv = call.func.value
+        if _is_contig_call(recv):
+            site = site_of(call)
+            if site in wanted:
+                span = _contig_edit(text, recv)
+                if span:
+                    out.append(dict(pattern="chain", view=site, edit=span))
+    # assign pattern, per function (nested functions are walked on their own too). A name is
+    # bound when its statement completes: the offset of a store is the end of its enclosing
+    # assignment statement (the name itself for other binders: for, with, walrus, ...).
+    parents = {}
+    for node in ast.walk(tree):
+        for ch in ast.iter_child_nodes(node):
+            parents[id(ch)] = node
+
+    def bound_at(name):
+        p = parents.get(id(name))
+        while p is not None and not isinstance(p, ast.stmt):
+            p = parents.get(id(p))
+        if isinstance(p, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            return text.node_span(p)[1], p
+        return text.offset(name.lineno, name.col_offset), None
+
+    for fn in _functions(tree):
+        inner = set()
+        for sub in ast.walk(fn):
+            if sub is not fn and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                for n in ast.walk(sub):
+                    if n is not sub:
+                        inner.add(id(n))
+        stores = {}  # name -> list of (offset, contiguous Assign or None)
+        for node in ast.walk(fn):
+            if id(node) in inner or not isinstance(node, ast.Name) or not isinstance(node.ctx, (ast.Store, ast.Del)):
+                continue
+            off, stmt = bound_at(node)
+            contig = None
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and _is_contig_call(stmt.value):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if len(targets) == 1 and targets[0] is node:
+                    contig = stmt
+            stores.setdefault(node.id, []).append((off, contig))
+        for call in _view_calls(fn):
+            if id(call) in inner:
+                continue
+            recv = call.func.value
+            if not isinstance(recv, ast.Name):
+                continue
+            start = text.offset(call.lineno, call.col_offset)
+            prior = [(o, n) for o, n in stores.get(recv.id, []) if o <= start]
+            if not prior:
+                continue
+            o, n = max(prior, key=lambda p: p[0])
+            if n is None:
+                continue
+            site = site_of(call)
+            if site not in wanted:
+                continue
+            span = _contig_edit(text, n.value)
+            if span:
+                out.append(dict(pattern="assign", view=site, edit=span))
+    return out
+
+
+def apply(data, edit):
+    s, e = edit
+    return data[:s] + data[e:]
+
+
+def moved(data, edit, view_span):
+    """The view call's (start, end) byte offsets after deleting `edit`."""
+    s, e = edit
+    n = e - s
+
+    def f(off):
+        if off >= e:
+            return off - n
+        assert off <= s, "offset inside the deleted text"
+        return off
+
+    return f(view_span[0]), f(view_span[1])
+
+
+def view_span(data, site):
+    """Byte span of the view call at `site` (line, col, end_line, end_col) in `data`."""
+    text = Text(data)
+    line, col, eline, ecol = site[:4]
+
+    def off(row, c):
+        start = text.starts[row - 1]
+        end = text.starts[row] if row < len(text.starts) else len(data)
+        s = data[start:end].decode("utf-8", errors="replace")
+        return start + len(s[: c - 1].encode("utf-8"))
+
+    return off(line, col), off(eline, ecol)
+
+
+# --- overlay trees --------------------------------------------------------------------------
+# The tree may be reached through a symlink (target/realcode/src -> the shared tree); every
+# path is resolved first, and no write may ever land inside the tree itself.
+
+
+def hardlink_copy(tree, path):
+    """`cp -al` of the tree's contents into the new directory `path` (never a symlink)."""
+    import subprocess
+
+    src = os.path.realpath(tree)
+    if os.path.lexists(path):
+        raise FileExistsError(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    subprocess.run(["cp", "-al", src + "/.", path], check=True)
+    if os.path.islink(path) or not os.path.isdir(path) or os.path.samefile(path, src):
+        raise RuntimeError("overlay %s is not a separate directory" % path)
+    return path
+
+
+def _checked(slot, tree, rel):
+    root = os.path.realpath(slot)
+    t = os.path.realpath(tree)
+    dst = os.path.join(root, rel)
+    parent = os.path.realpath(os.path.dirname(dst))
+    if root == t or not (parent + os.sep).startswith(root + os.sep) or (parent + os.sep).startswith(t + os.sep):
+        raise RuntimeError("refusing to write %s: not inside the overlay %s" % (dst, root))
+    return dst
+
+
+def replace_file(slot, tree, rel, data, mtime=None):
+    """Put `data` at `rel` in the overlay (a new inode; the tree's file is untouched)."""
+    dst = _checked(slot, tree, rel)
+    os.unlink(dst)
+    with open(dst, "wb") as f:
+        f.write(data)
+    if mtime is not None:
+        os.utime(dst, (mtime, mtime))
+
+
+def restore_file(slot, tree, rel):
+    """Link the tree's file back into the overlay."""
+    dst = _checked(slot, tree, rel)
+    if os.path.lexists(dst):
+        os.unlink(dst)
+    os.link(os.path.join(os.path.realpath(tree), rel), dst)
