@@ -121,3 +121,53 @@ fn the_wheel_holds_the_binary_and_the_package_only() {
     );
     assert!(size < 30_000_000, "{size} bytes: is the binary stripped?");
 }
+
+/// The sdist (what `pip install stridelint` builds where no wheel fits) holds what the build
+/// needs — the crate, `rules/` and `kernels/` (embedded at build time), the Python package —
+/// and not the test suite.
+#[test]
+fn the_sdist_holds_what_the_build_needs() {
+    let Some(maturin) = wheel_support::maturin() else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let built = run(Command::new(maturin)
+        .args(["sdist", "--out"])
+        .arg(out.path())
+        .arg("--manifest-path")
+        .arg(manifest_dir().join("Cargo.toml")));
+    assert!(built.status.success(), "{}", text(&built));
+    let sdist = out
+        .path()
+        .join(format!("stridelint-{}.tar.gz", env!("CARGO_PKG_VERSION")));
+    let listed = run(Command::new("tar").arg("-tzf").arg(&sdist));
+    assert!(listed.status.success(), "{}", text(&listed));
+    let listing = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let prefix = format!("stridelint-{}/", env!("CARGO_PKG_VERSION"));
+    for expected in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "pyproject.toml",
+        "src/main.rs",
+        "rules/torch.toml",
+        "rules/lints/SL001.md",
+        "python/stridelint/__main__.py",
+    ] {
+        assert!(
+            listing.lines().any(|l| l == format!("{prefix}{expected}")),
+            "{expected} missing:\n{listing}"
+        );
+    }
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with(&format!("{prefix}kernels/"))),
+        "kernels/ missing"
+    );
+    assert!(
+        !listing
+            .lines()
+            .any(|l| l.starts_with(&format!("{prefix}tests/"))),
+        "the test suite is not shipped"
+    );
+}

@@ -86,7 +86,7 @@ pub fn pip_install(venv: &Path, args: &[&str]) -> Option<()> {
 }
 
 /// maturin from PyPI, kept under the target directory between runs.
-fn maturin() -> Option<PathBuf> {
+pub fn maturin() -> Option<PathBuf> {
     let venv = scratch().join("maturin-venv");
     let exe = venv_bin(&venv).join("maturin");
     if exe.is_file() {
