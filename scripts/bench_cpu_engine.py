@@ -20,7 +20,7 @@ mean stridelint is faster. GB/s counts bytes read + bytes written (10^9 bytes/s)
 Usage: python scripts/bench_cpu_engine.py [--threads N] [--runs R] [--warmup W] [--rounds K]
        [--bench-engine target/release/bench_engine] [--json out.json] [CASE ...]
 Needs torch (e.g. .venv-oracle/bin/python) and a release build of the bench binary:
-       cargo build --release --bin bench_engine
+       cargo build --release --features bench --bin bench_engine
 """
 import argparse
 import json

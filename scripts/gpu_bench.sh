@@ -20,7 +20,7 @@ runs=${RUNS:-50}
 mkdir -p "$out"
 bin=${BENCH_ENGINE:-target/release/bench_engine}
 if [ ! -x "$bin" ]; then
-    cargo build --release --bin bench_engine
+    cargo build --release --features bench --bin bench_engine
 fi
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 | tee "$out/nvidia_smi.txt" || true

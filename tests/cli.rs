@@ -1,6 +1,6 @@
 //! The command line as users meet it: configuration discovery and errors (exit 2 with the
 //! file and key named), `--config`, SL100 and its fix, `--add-noqa`, `--summary`, and no
-//! progress bar where nobody watches.
+//! progress bar where nobody watches. (The GitHub Action's steps: `tests/action.rs`.)
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -221,68 +221,6 @@ fn no_progress_bar_when_stderr_is_not_a_terminal() {
     assert_eq!(out.status.code(), Some(0));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "All checks passed! (150 files)\n");
-}
-
-/// The `run:` script of the step with `id: <id>` in `action.yml`: the block indented under
-/// `run: |` (the action is small and regular; this is not a YAML parser).
-fn action_script(id: &str) -> String {
-    let action =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).unwrap();
-    let lines: Vec<&str> = action.lines().collect();
-    let step = lines
-        .iter()
-        .position(|l| l.trim() == format!("id: {id}"))
-        .expect("the step exists");
-    let run = step
-        + lines[step..]
-            .iter()
-            .position(|l| l.trim() == "run: |")
-            .expect("the step has a script");
-    let indent = lines[run + 1].len() - lines[run + 1].trim_start().len();
-    lines[run + 1..]
-        .iter()
-        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= indent)
-        .map(|l| format!("{}\n", l.get(indent..).unwrap_or("")))
-        .collect()
-}
-
-#[test]
-fn the_github_action_annotates_and_writes_the_step_summary() {
-    let dir = project(&[("src/model.py", VIEW_BUG), ("src/ok.py", "x = 1\n")]);
-    let script = action_script("lint");
-    let summary = dir.path().join("step_summary.md");
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_stridelint"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .unwrap();
-    // As the runner runs a composite step: `bash -e -o pipefail`, inputs in the environment.
-    let out = Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
-        .current_dir(dir.path())
-        .env("PATH", path)
-        .env("INPUT_ARGS", "src --no-cache")
-        .env("INPUT_SUMMARY", "true")
-        .env("GITHUB_STEP_SUMMARY", &summary)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stdout(&out).starts_with(
-            "::error file=src/model.py,line=4,col=12,endLine=4,endColumn=31,title=SL001::"
-        ),
-        "{}",
-        stdout(&out)
-    );
-    let written = std::fs::read_to_string(&summary).unwrap();
-    assert!(
-        written.contains("| `src/model.py` | SL001 | 1 |"),
-        "{written}"
-    );
-    assert!(written.contains("in 2 files."), "{written}");
 }
 
 /// `-` lints standard input under `--stdin-filename`, with the configuration that applies

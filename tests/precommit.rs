@@ -5,14 +5,24 @@
 //!   checks `.pre-commit-hooks.yaml`; then a temporary git repository uses that very hook
 //!   definition as a `local` hook with `language: system` and the binary cargo built, and
 //!   two `git commit`s go through `pre-commit install`'s hook.
+//! - `python_hook_from_the_mirror_with_a_local_wheel_index`: the hook without a Rust
+//!   toolchain, exactly as users get it — a hook repository made from `pre-commit-mirror/`
+//!   (`scripts/release/update_mirror.sh`, as the release workflow makes it), `language:
+//!   python`, whose `stridelint==X` pin pip resolves from a local wheel index
+//!   (`PIP_FIND_LINKS`, `PIP_NO_INDEX`) holding the wheel of this checkout
+//!   (`tests/wheel_support`) and setuptools for the hook repository's own build. Prints the
+//!   first `pre-commit install-hooks` time.
 //! - `rust_hook_from_this_repository` (ignored: pre-commit runs `cargo install` on a fresh
 //!   clone, minutes on a small machine): the hook exactly as users get it — `repo:` this
 //!   checkout (copied with its uncommitted changes into a temporary repository and
 //!   committed there, since pre-commit clones a commit), `rev:` that commit,
-//!   `language: rust`.
+//!   `language: rust`. Prints the first `pre-commit install-hooks` time.
+
+mod wheel_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Instant;
 
 const VIEW_BUG: &str = "\
 def merge(x):
@@ -28,9 +38,7 @@ def merge(x):
     return y.reshape(B, T, H * D)  # noqa: SL002
 ";
 
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use wheel_support::manifest_dir;
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output()
@@ -202,6 +210,7 @@ fn hook_rejects_a_view_bug_and_passes_clean_code() {
     let Some(pre_commit) = pre_commit() else {
         return;
     };
+    let _serial = TARGET_BINARY.lock().unwrap_or_else(|e| e.into_inner());
     let manifest = manifest_dir().join(".pre-commit-hooks.yaml");
     let validated = run(Command::new(&pre_commit)
         .arg("validate-manifest")
@@ -291,11 +300,201 @@ fn rust_hook_from_this_repository() {
     let home = tempfile::tempdir().unwrap();
     let project = project_with_hook(&pre_commit, &config, home.path());
     // pre-commit's `cargo install` builds in `CARGO_TARGET_DIR`: one kept between runs makes
-    // a rerun incremental.
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-cargo-target");
-    assert_rejects_bug_then_accepts_fix(
+    // a rerun incremental (STRIDELINT_FRESH_CARGO_TARGET=1 measures a first install).
+    let target = if std::env::var_os("STRIDELINT_FRESH_CARGO_TARGET").is_some() {
+        home.path().join("cargo-target")
+    } else {
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-cargo-target")
+    };
+    let env = [("CARGO_TARGET_DIR", target.as_path())];
+    install_hooks_timed(
+        &pre_commit,
         project.path(),
         home.path(),
-        &[("CARGO_TARGET_DIR", &target)],
+        &env,
+        "language: rust",
     );
+    assert_rejects_bug_then_accepts_fix(project.path(), home.path(), &env);
+}
+
+/// `pre-commit install-hooks` (what the first commit would otherwise do), timed.
+fn install_hooks_timed(
+    pre_commit: &Path,
+    project: &Path,
+    pre_commit_home: &Path,
+    env: &[(&str, &Path)],
+    what: &str,
+) {
+    let mut cmd = Command::new(pre_commit);
+    cmd.current_dir(project)
+        .arg("install-hooks")
+        .env("PRE_COMMIT_HOME", pre_commit_home);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let started = Instant::now();
+    let installed = run(&mut cmd);
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(installed.status.success(), "{}", text(&installed));
+    eprintln!("first `pre-commit install-hooks` ({what}): {seconds:.1} s");
+}
+
+/// Cargo re-links `target/release/stridelint` while maturin builds the wheel (even when
+/// nothing changed), so a test running that binary must not overlap the wheel build.
+static TARGET_BINARY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A local wheel index: the wheel of this checkout and setuptools (which pip needs to
+/// build the hook repository itself), downloaded once into the target directory.
+fn wheel_index() -> Option<PathBuf> {
+    let wheel = {
+        let _serial = TARGET_BINARY.lock().unwrap_or_else(|e| e.into_inner());
+        wheel_support::wheel()?
+    };
+    let index = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wheel-index");
+    std::fs::create_dir_all(&index).unwrap();
+    let has_setuptools = std::fs::read_dir(&index).unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("setuptools-")
+    });
+    if !has_setuptools {
+        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-venv");
+        let downloaded = Command::new(wheel_support::venv_bin(&venv).join("pip"))
+            .args([
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--only-binary=:all:",
+                "--dest",
+            ])
+            .arg(&index)
+            .arg("setuptools>=61")
+            .output();
+        if !downloaded.as_ref().is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped: cannot download setuptools for the local wheel index");
+            return None;
+        }
+    }
+    for entry in std::fs::read_dir(&index).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("stridelint-")
+        {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    std::fs::copy(&wheel.path, index.join(wheel.path.file_name().unwrap())).unwrap();
+    Some(index)
+}
+
+#[test]
+fn python_hook_from_the_mirror_with_a_local_wheel_index() {
+    let Some(pre_commit) = pre_commit() else {
+        return;
+    };
+    let Some(index) = wheel_index() else {
+        return;
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    // The hook repository as the release workflow writes it, tagged.
+    let mirror = tempfile::tempdir().unwrap();
+    let written = run(Command::new("bash")
+        .arg(manifest_dir().join("scripts/release/update_mirror.sh"))
+        .arg(version)
+        .arg(mirror.path()));
+    assert!(written.status.success(), "{}", text(&written));
+    let manifest = std::fs::read_to_string(mirror.path().join(".pre-commit-hooks.yaml")).unwrap();
+    assert!(manifest.contains("language: python"), "{manifest}");
+    let pyproject = std::fs::read_to_string(mirror.path().join("pyproject.toml")).unwrap();
+    assert!(
+        pyproject.contains(&format!("\"stridelint=={version}\"")),
+        "{pyproject}"
+    );
+    let validated = run(Command::new(&pre_commit)
+        .arg("validate-manifest")
+        .arg(mirror.path().join(".pre-commit-hooks.yaml")));
+    assert!(validated.status.success(), "{}", text(&validated));
+    init_repo(mirror.path());
+    assert!(run(git(mirror.path()).args(["add", "--all"]))
+        .status
+        .success());
+    assert!(
+        run(git(mirror.path()).args(["commit", "--quiet", "-m", "hook"]))
+            .status
+            .success()
+    );
+    let tag = format!("v{version}");
+    assert!(run(git(mirror.path()).args(["tag", &tag])).status.success());
+
+    let config = format!(
+        "repos:\n  - repo: {}\n    rev: {tag}\n    hooks:\n      - id: stridelint\n",
+        mirror.path().display()
+    );
+    let home = tempfile::tempdir().unwrap();
+    let project = project_with_hook(&pre_commit, &config, home.path());
+    // No Rust toolchain may be used: cargo and rustup are hidden from the hook's PATH.
+    let no_cargo = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .filter(|dir| !dir.join("cargo").exists() && !dir.join("rustc").exists()),
+    )
+    .unwrap();
+    let path = PathBuf::from(path);
+    let env = [
+        ("PIP_FIND_LINKS", index.as_path()),
+        ("PIP_NO_INDEX", Path::new("1")),
+        ("PATH", path.as_path()),
+        ("CARGO_HOME", no_cargo.path()),
+        ("RUSTUP_HOME", no_cargo.path()),
+    ];
+    install_hooks_timed(
+        &pre_commit,
+        project.path(),
+        home.path(),
+        &env,
+        "language: python",
+    );
+    // The hook's environment got the wheel's binary; nothing was compiled.
+    let installed: Vec<PathBuf> = walk(home.path())
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "stridelint") && p.is_file())
+        .collect();
+    assert!(
+        installed
+            .iter()
+            .any(|p| p.parent().is_some_and(|d| d.ends_with("bin"))),
+        "no stridelint binary in the hook environment: {installed:?}"
+    );
+    let built: Vec<PathBuf> = walk(home.path())
+        .into_iter()
+        .filter(|p| p.ends_with("release/.fingerprint"))
+        .collect();
+    assert!(
+        built.is_empty(),
+        "cargo built in the pre-commit cache: {built:?}"
+    );
+    assert_rejects_bug_then_accepts_fix(project.path(), home.path(), &env);
+}
+
+/// Every path below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out
 }

@@ -1,6 +1,10 @@
 //! Output formats (`stridelint::report`): a snapshot per format, escaping edge cases,
-//! multi-line spans in GitHub annotations, and SARIF validated against the official
-//! OASIS schema.
+//! multi-line spans in GitHub annotations, how each format names files, SARIF validated
+//! against the official OASIS schema, and the GitLab Code Quality and reviewdog reports
+//! against schemas written from their published specifications (`tests/data/`).
+//!
+//! Reports are rendered as if run in `/project` ([`PathDisplay::at`]), so the absolute
+//! paths of the JSON formats do not depend on where the tests run.
 //!
 //! The findings are synthetic but self-consistent: a GPT-style attention block whose
 //! `.transpose(1, 2)` makes the later `.view(B, T, C)` impossible (ATen's computeStride,
@@ -13,7 +17,8 @@ use std::sync::Arc;
 use stridelint::diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Severity};
 use stridelint::ir::Span;
 use stridelint::report::{
-    write_report, write_statistics, write_statistics_json, OutputFormat, ReportContext, RuleInfo,
+    write_report, write_report_with_paths, write_statistics, write_statistics_json, OutputFormat,
+    PathDisplay, ReportContext, RuleInfo,
 };
 use stridelint::source::SourceFile;
 
@@ -177,9 +182,21 @@ fn sample() -> Vec<Diagnostic> {
     ]
 }
 
+/// The directory reports are rendered in.
+const CWD: &str = "/project";
+
 fn render(format: OutputFormat, diagnostics: &[Diagnostic], ctx: &ReportContext) -> String {
+    render_in(format, diagnostics, ctx, &PathDisplay::at(CWD))
+}
+
+fn render_in(
+    format: OutputFormat,
+    diagnostics: &[Diagnostic],
+    ctx: &ReportContext,
+    paths: &PathDisplay,
+) -> String {
     let mut out = Vec::new();
-    write_report(&mut out, format, diagnostics, ctx).unwrap();
+    write_report_with_paths(&mut out, format, diagnostics, ctx, paths).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -259,6 +276,38 @@ mod snapshots {
     }
 
     #[test]
+    fn gitlab() {
+        insta::assert_snapshot!(
+            "gitlab",
+            render(OutputFormat::Gitlab, &sample(), &ctx(false, false))
+        );
+    }
+
+    #[test]
+    fn rdjson() {
+        insta::assert_snapshot!(
+            "rdjson",
+            render(OutputFormat::Rdjson, &sample(), &ctx(false, false))
+        );
+    }
+
+    #[test]
+    fn azure() {
+        insta::assert_snapshot!(
+            "azure",
+            render(OutputFormat::Azure, &sample(), &ctx(false, false))
+        );
+    }
+
+    #[test]
+    fn pylint() {
+        insta::assert_snapshot!(
+            "pylint",
+            render(OutputFormat::Pylint, &sample(), &ctx(false, false))
+        );
+    }
+
+    #[test]
     fn junit_without_findings() {
         insta::assert_snapshot!(
             "junit_empty",
@@ -292,10 +341,19 @@ mod behaviour {
             OutputFormat::Grouped,
             OutputFormat::JsonLines,
             OutputFormat::Github,
+            OutputFormat::Azure,
+            OutputFormat::Pylint,
         ] {
             assert_eq!(render(format, &[], &ctx(false, false)), "", "{format:?}");
         }
         assert_eq!(render(OutputFormat::Json, &[], &ctx(false, false)), "[]\n");
+        assert_eq!(
+            render(OutputFormat::Gitlab, &[], &ctx(false, false)),
+            "[]\n"
+        );
+        let rdjson: serde_json::Value =
+            serde_json::from_str(&render(OutputFormat::Rdjson, &[], &ctx(false, false))).unwrap();
+        assert_eq!(rdjson["diagnostics"], serde_json::json!([]));
         let sarif: serde_json::Value =
             serde_json::from_str(&render(OutputFormat::Sarif, &[], &ctx(false, false))).unwrap();
         assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
@@ -351,7 +409,8 @@ mod behaviour {
             serde_json::json!({"row": 1, "column": 5})
         );
         assert_eq!(json[2]["message"], ODD_MESSAGE);
-        assert_eq!(json[2]["filename"], ODD_PATH);
+        // Absolute, as Ruff's JSON.
+        assert_eq!(json[2]["filename"], format!("{CWD}/{ODD_PATH}"));
     }
 
     #[test]
@@ -396,28 +455,90 @@ mod behaviour {
 
     #[test]
     fn github_paths_are_relative_to_the_current_directory() {
-        // Cargo runs integration tests in the package root.
+        // `write_report` reads the current directory (Cargo runs integration tests in the
+        // package root) and `GITHUB_WORKSPACE`, which is that root where CI sets it.
         let cwd = std::env::current_dir().unwrap();
         let file = Arc::new(SourceFile::new(
             cwd.join("models").join("abs.py"),
             MODEL.to_owned(),
         ));
-        let text = render(
+        let mut out = Vec::new();
+        write_report(
+            &mut out,
             OutputFormat::Github,
             &[view_incompatible(&file)],
             &ctx(false, false),
-        );
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
         assert!(
             text.starts_with("::error file=models/abs.py,line=7,"),
             "{text}"
         );
     }
 
+    /// `stridelint .` names files `./src/…`: no format may show that prefix. Each shows
+    /// the path relative to the current directory, relative to the CI service's
+    /// repository root, or absolute, as Ruff's formats do.
+    #[test]
+    fn every_format_normalises_paths() {
+        let model = Arc::new(SourceFile::new(
+            "./models/../models/gpt.py",
+            MODEL.to_owned(),
+        ));
+        let diagnostics = vec![view_incompatible(&model)];
+        let paths = PathDisplay::at("/checkout/backend")
+            .with_github_workspace("/checkout")
+            .with_gitlab_project_dir("/checkout");
+        let render = |format| render_in(format, &diagnostics, &ctx(false, false), &paths);
+        let expected: &[(OutputFormat, &str)] = &[
+            (OutputFormat::Full, "--> models/gpt.py:7:9"),
+            (OutputFormat::Concise, "models/gpt.py:7:9: SL001"),
+            (OutputFormat::Grouped, "models/gpt.py:\n"),
+            (OutputFormat::Pylint, "models/gpt.py:7: [SL001]"),
+            (
+                OutputFormat::Github,
+                "::error file=backend/models/gpt.py,line=7,",
+            ),
+            (OutputFormat::Gitlab, "\"path\": \"backend/models/gpt.py\""),
+            (
+                OutputFormat::Json,
+                "\"filename\": \"/checkout/backend/models/gpt.py\"",
+            ),
+            (
+                OutputFormat::JsonLines,
+                "\"filename\":\"/checkout/backend/models/gpt.py\"",
+            ),
+            (
+                OutputFormat::Junit,
+                "<testsuite name=\"/checkout/backend/models/gpt.py\"",
+            ),
+            (
+                OutputFormat::Azure,
+                "sourcepath=/checkout/backend/models/gpt.py;",
+            ),
+            (
+                OutputFormat::Rdjson,
+                "\"path\": \"/checkout/backend/models/gpt.py\"",
+            ),
+            (OutputFormat::Sarif, "\"uri\": \"models/gpt.py\""),
+        ];
+        use clap::ValueEnum;
+        assert_eq!(expected.len(), OutputFormat::value_variants().len());
+        for (format, needle) in expected {
+            let text = render(*format);
+            assert!(text.contains(needle), "{format:?}: {needle}\n{text}");
+            assert!(!text.contains("./"), "{format:?}\n{text}");
+            assert!(!text.contains(".."), "{format:?}\n{text}");
+        }
+        assert!(render(OutputFormat::Sarif).contains("\"uri\": \"file:///checkout/backend/\""));
+    }
+
     #[test]
     fn junit_is_well_formed_with_odd_characters() {
         let text = render(OutputFormat::Junit, &sample(), &ctx(false, false));
         assert!(text.contains(
-            "<testsuite name=\"odd dir/a,b:c%d/modèle.py\" tests=\"1\" disabled=\"0\" errors=\"0\" failures=\"1\""
+            "<testsuite name=\"/project/odd dir/a,b:c%d/modèle.py\" tests=\"1\" disabled=\"0\" errors=\"0\" failures=\"1\""
         ));
         assert!(text.contains(
             "message=\"50% off: got (B, T), want 3·C, &lt;&amp;&gt; &quot;q&quot; &apos;r&apos;&#10;second line&#13;\""
@@ -486,7 +607,11 @@ mod behaviour {
                 "github",
                 "sarif",
                 "junit",
-                "grouped"
+                "grouped",
+                "gitlab",
+                "rdjson",
+                "azure",
+                "pylint"
             ]
         );
         let from_config: OutputFormat = serde_json::from_str("\"json-lines\"").unwrap();
@@ -601,6 +726,182 @@ mod sarif_schema {
         assert_eq!(
             odd["region"],
             serde_json::json!({"startLine": 1, "startColumn": 5, "endLine": 1, "endColumn": 15})
+        );
+    }
+}
+
+/// The GitLab and reviewdog reports against schemas written from their published
+/// specifications (see each schema's `description`).
+mod ci_schemas {
+    use super::*;
+
+    fn validator(file: &str) -> jsonschema::Validator {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(file);
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap()
+    }
+
+    fn errors(validator: &jsonschema::Validator, instance: &serde_json::Value) -> Vec<String> {
+        validator
+            .iter_errors(instance)
+            .map(|error| format!("{} at {}", error, error.instance_path()))
+            .collect()
+    }
+
+    fn report(format: OutputFormat, diagnostics: &[Diagnostic]) -> serde_json::Value {
+        serde_json::from_str(&render(format, diagnostics, &ctx(false, false))).unwrap()
+    }
+
+    /// The sample plus a second, identical finding in one file (fingerprints must differ).
+    fn findings() -> Vec<Diagnostic> {
+        let mut diagnostics = sample();
+        let model = diagnostics[0].file.clone();
+        diagnostics.push(hidden_copy(&model));
+        diagnostics
+    }
+
+    #[test]
+    fn gitlab_report_is_valid_with_unique_fingerprints() {
+        let validator = validator("gitlab-codequality.schema.json");
+        for diagnostics in [findings(), vec![]] {
+            let report = report(OutputFormat::Gitlab, &diagnostics);
+            let errors = errors(&validator, &report);
+            assert!(errors.is_empty(), "{}", errors.join("\n"));
+            let fingerprints: std::collections::HashSet<&str> = report
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|issue| issue["fingerprint"].as_str().unwrap())
+                .collect();
+            assert_eq!(fingerprints.len(), diagnostics.len());
+        }
+    }
+
+    #[test]
+    fn gitlab_fingerprints_do_not_depend_on_the_line() {
+        let moved = format!("\n\n{MODEL}");
+        let first = report(
+            OutputFormat::Gitlab,
+            &[view_incompatible(&Arc::new(SourceFile::new(
+                "models/gpt.py",
+                MODEL.to_owned(),
+            )))],
+        );
+        let mut diagnostic =
+            view_incompatible(&Arc::new(SourceFile::new("models/gpt.py", moved.clone())));
+        diagnostic.span = span_of(&moved, "q.view(B, T, C)");
+        let second = report(OutputFormat::Gitlab, &[diagnostic]);
+        assert_eq!(first[0]["fingerprint"], second[0]["fingerprint"]);
+        assert_ne!(first[0]["location"], second[0]["location"]);
+    }
+
+    #[test]
+    fn gitlab_validator_rejects_what_gitlab_rejects() {
+        let validator = validator("gitlab-codequality.schema.json");
+        let valid = report(OutputFormat::Gitlab, &sample());
+        let mut dotted = valid.clone();
+        dotted[0]["location"]["path"] = "./models/gpt.py".into();
+        let mut absolute = valid.clone();
+        absolute[0]["location"]["path"] = "/project/models/gpt.py".into();
+        let mut severity = valid.clone();
+        severity[0]["severity"] = "error".into();
+        let mut two_lines = valid.clone();
+        two_lines[0]["description"] = "a\nb".into();
+        let mut no_fingerprint = valid.clone();
+        no_fingerprint[0]
+            .as_object_mut()
+            .unwrap()
+            .remove("fingerprint");
+        for (what, instance) in [
+            ("./ path", dotted),
+            ("absolute path", absolute),
+            ("severity", severity),
+            ("multi-line description", two_lines),
+            ("missing fingerprint", no_fingerprint),
+        ] {
+            assert!(!validator.is_valid(&instance), "{what} accepted");
+        }
+    }
+
+    #[test]
+    fn rdjson_report_is_valid() {
+        let validator = validator("reviewdog-rdjson.schema.json");
+        for diagnostics in [findings(), vec![]] {
+            let report = report(OutputFormat::Rdjson, &diagnostics);
+            let errors = errors(&validator, &report);
+            assert!(errors.is_empty(), "{}", errors.join("\n"));
+        }
+        let mut wrong = report(OutputFormat::Rdjson, &sample());
+        wrong["diagnostics"][0]["severity"] = "FATAL".into();
+        assert!(!validator.is_valid(&wrong));
+        let mut unknown = report(OutputFormat::Rdjson, &sample());
+        unknown["diagnostics"][0]["location"]["line"] = 3.into();
+        assert!(!validator.is_valid(&unknown));
+    }
+
+    #[test]
+    fn rdjson_columns_are_utf8_bytes_and_fixes_are_suggestions() {
+        let report = report(OutputFormat::Rdjson, &sample());
+        let diagnostics = report["diagnostics"].as_array().unwrap();
+        // `é = x.view(-1)`: `x` is the 5th character but the 6th byte.
+        let odd = &diagnostics[2];
+        assert_eq!(
+            odd["location"]["range"],
+            serde_json::json!({"start": {"line": 1, "column": 6}, "end": {"line": 1, "column": 16}})
+        );
+        assert_eq!(odd["location"]["path"], format!("{CWD}/{ODD_PATH}"));
+        let view = &diagnostics[0];
+        assert_eq!(view["code"]["value"], "SL001");
+        assert_eq!(view["severity"], "ERROR");
+        assert_eq!(
+            view["suggestions"],
+            serde_json::json!([{
+                "range": {"start": {"line": 7, "column": 11}, "end": {"line": 7, "column": 15}},
+                "text": "reshape"
+            }])
+        );
+    }
+}
+
+mod line_formats {
+    use super::*;
+
+    #[test]
+    fn azure_escapes_properties_and_data() {
+        let text = render(OutputFormat::Azure, &sample(), &ctx(false, false));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].starts_with(
+                "##vso[task.logissue type=error;sourcepath=/project/models/gpt.py;linenumber=7;columnnumber=9;code=SL001;]"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].starts_with("##vso[task.logissue type=warning;"));
+        assert_eq!(
+            lines[2],
+            "##vso[task.logissue type=warning;sourcepath=/project/odd dir/a,b:c%AZP25d/modèle.py;linenumber=1;columnnumber=5;code=SL999;]\
+             50%AZP25 off: got (B, T), want 3·C, <&> \"q\" 'r'%0Asecond line%0D"
+        );
+    }
+
+    #[test]
+    fn pylint_is_one_line_per_finding() {
+        let text = render(OutputFormat::Pylint, &sample(), &ctx(false, false));
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            [
+                "models/gpt.py:7: [SL001] `.view(B, T, C)` cannot be computed for strides (T·C, C // n_head, C, 1)",
+                "models/gpt.py:8: [SL002] `.reshape(B, T, C)` copies: the layout after `.transpose(1, 2)` has no such view",
+                "odd dir/a,b:c%d/modèle.py:1: [SL999] 50% off: got (B, T), want 3·C, <&> \"q\" 'r' second line",
+            ]
         );
     }
 }

@@ -5,6 +5,10 @@
 //! ::error file=src/model.py,line=12,col=9,endLine=12,endColumn=30,title=SL001::view size is not compatible …
 //! ```
 //!
+//! `file` is relative to the repository root (`GITHUB_WORKSPACE`, else the current
+//! directory) with `/` separators and no `./` prefix: GitHub attaches an annotation to
+//! the pull request's diff only when its path is the file's path in the repository.
+//!
 //! `::warning` is used for warnings. GitHub draws a column range only within one line,
 //! so `col`/`endColumn` are left out when the finding spans several lines.
 //!
@@ -34,7 +38,7 @@ pub(super) fn write(
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        let file = escape_property(&paths.display(diagnostic.file.path()));
+        let file = escape_property(&paths.github(diagnostic.file.path()));
         write!(w, "::{command} file={file},line={}", start.row)?;
         if start.row == end.row {
             write!(w, ",col={}", start.column)?;

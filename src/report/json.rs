@@ -13,13 +13,18 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use super::paths::PathDisplay;
 use crate::diagnostic::{Applicability, Diagnostic, Label, Severity};
 use crate::source::{Location, SourceFile};
 
-pub(super) fn write(w: &mut dyn Write, diagnostics: &[&Diagnostic]) -> io::Result<()> {
+pub(super) fn write(
+    w: &mut dyn Write,
+    diagnostics: &[&Diagnostic],
+    paths: &PathDisplay,
+) -> io::Result<()> {
     let objects: Vec<JsonDiagnostic> = diagnostics
         .iter()
-        .map(|diagnostic| JsonDiagnostic::new(diagnostic))
+        .map(|diagnostic| JsonDiagnostic::new(diagnostic, paths))
         .collect();
     serde_json::to_writer_pretty(&mut *w, &objects)?;
     writeln!(w)
@@ -33,7 +38,7 @@ pub(super) struct JsonDiagnostic<'a> {
     chain: Vec<JsonLabel<'a>>,
     code: &'a str,
     end_location: Location,
-    /// The path as the diagnostic carries it (Ruff's JSON does not relativize either).
+    /// The absolute, normalised path, as in Ruff's JSON.
     filename: String,
     fix: Option<JsonFix<'a>>,
     help: Option<&'a str>,
@@ -80,7 +85,7 @@ struct JsonEdit<'a> {
 }
 
 impl<'a> JsonDiagnostic<'a> {
-    pub(super) fn new(diagnostic: &'a Diagnostic) -> Self {
+    pub(super) fn new(diagnostic: &'a Diagnostic, paths: &PathDisplay) -> Self {
         let file = &*diagnostic.file;
         let (location, end_location) = file.cell_span_locations(diagnostic.span);
         JsonDiagnostic {
@@ -92,7 +97,7 @@ impl<'a> JsonDiagnostic<'a> {
                 .collect(),
             code: diagnostic.code,
             end_location,
-            filename: file.path().to_string_lossy().into_owned(),
+            filename: paths.display_absolute(file.path()),
             fix: diagnostic.fix.as_ref().map(|fix| JsonFix {
                 applicability: fix.applicability,
                 edits: fix

@@ -4,11 +4,16 @@
 use std::io::{self, Write};
 
 use super::json::JsonDiagnostic;
+use super::paths::PathDisplay;
 use crate::diagnostic::Diagnostic;
 
-pub(super) fn write(w: &mut dyn Write, diagnostics: &[&Diagnostic]) -> io::Result<()> {
+pub(super) fn write(
+    w: &mut dyn Write,
+    diagnostics: &[&Diagnostic],
+    paths: &PathDisplay,
+) -> io::Result<()> {
     for diagnostic in diagnostics {
-        serde_json::to_writer(&mut *w, &JsonDiagnostic::new(diagnostic))?;
+        serde_json::to_writer(&mut *w, &JsonDiagnostic::new(diagnostic, paths))?;
         writeln!(w)?;
     }
     Ok(())

@@ -1,5 +1,5 @@
 //! `junit`: JUnit XML, which CI services show as a test report. Ruff's mapping: one
-//! `<testsuite>` per file, one failing `<testcase>` per finding (named
+//! `<testsuite>` per file (named by its absolute path, as Ruff's), one failing `<testcase>` per finding (named
 //! `org.stridelint.SL001`, class name = the path without its extension), and, when there
 //! is nothing to report, a single passing test case "No errors found" so the report is
 //! never empty.
@@ -46,7 +46,7 @@ pub(super) fn write(
     let mut by_file: BTreeMap<String, Vec<&Diagnostic>> = BTreeMap::new();
     for diagnostic in diagnostics {
         by_file
-            .entry(paths.display(diagnostic.file.path()))
+            .entry(paths.display_absolute(diagnostic.file.path()))
             .or_default()
             .push(diagnostic);
     }

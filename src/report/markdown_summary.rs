@@ -30,7 +30,8 @@ pub fn write_markdown_summary(
     ctx: &ReportContext,
     files_checked: usize,
 ) -> io::Result<()> {
-    let paths = PathDisplay::from_current_dir();
+    // Repository-relative, as the annotations of the same job.
+    let paths = PathDisplay::from_env();
     writeln!(w, "### stridelint")?;
     writeln!(w)?;
     let files = plural(files_checked, "file");
@@ -56,7 +57,7 @@ pub fn write_markdown_summary(
     for d in diagnostics {
         *by_rule.entry(d.code).or_default() += 1;
         *by_file
-            .entry((paths.display(d.file.path()), d.code))
+            .entry((paths.github(d.file.path()), d.code))
             .or_default() += 1;
     }
     writeln!(w, "| Rule | Name | Findings |")?;

@@ -14,6 +14,13 @@
 //! | `sarif`      | `sarif.rs`      | code-scanning dashboards (SARIF 2.1.0)  |
 //! | `junit`      | `junit.rs`      | CI test-report widgets                  |
 //! | `grouped`    | `grouped.rs`    | terminals, one header per file          |
+//! | `gitlab`     | `gitlab.rs`     | GitLab Code Quality (Code Climate)      |
+//! | `rdjson`     | `rdjson.rs`     | reviewdog (review comments, suggestions) |
+//! | `azure`      | `azure.rs`      | Azure Pipelines logging commands        |
+//! | `pylint`     | `pylint.rs`     | tools that read Pylint's parseable output |
+//!
+//! How each format names files (relative, repository-relative, absolute; never with a
+//! `./` prefix) is `paths.rs`.
 //!
 //! `--statistics` is `statistics.rs`; `--summary FILE` (Markdown for GitHub's job summary)
 //! is `markdown_summary.rs`. The `Found N errors.` summary line is the CLI's job.
@@ -21,15 +28,19 @@
 //! Notebooks: every format reports rows and columns within the finding's cell and names
 //! the cell (`nb.ipynb:cell 3:4:12`, JSON's `cell`, SARIF's `properties.cell`).
 
+mod azure;
 mod concise;
 mod full;
 mod github;
+mod gitlab;
 mod grouped;
 mod json;
 mod json_lines;
 mod junit;
 mod markdown_summary;
 mod paths;
+mod pylint;
+mod rdjson;
 mod sarif;
 mod statistics;
 mod style;
@@ -39,6 +50,7 @@ use std::io::Write;
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub use markdown_summary::write_markdown_summary;
+pub use paths::PathDisplay;
 pub use statistics::{write_statistics, write_statistics_json};
 
 /// The `--output-format` choices. Names are the kebab-case ones Ruff uses
@@ -63,6 +75,14 @@ pub enum OutputFormat {
     Junit,
     /// Findings grouped under one header per file.
     Grouped,
+    /// GitLab Code Quality report (Code Climate issues).
+    Gitlab,
+    /// Reviewdog Diagnostic Format (`reviewdog -f=rdjson`).
+    Rdjson,
+    /// Azure Pipelines logging commands (`##vso[task.logissue …]`).
+    Azure,
+    /// Pylint's parseable format: `path:row: [CODE] message`.
+    Pylint,
 }
 
 /// What a reporter knows about one rule. The lint registry builds these; reporters use
@@ -102,7 +122,8 @@ impl ReportContext<'_> {
     }
 }
 
-/// Writes `diagnostics` in `format`.
+/// Writes `diagnostics` in `format`, with paths relative to the current directory (and
+/// `GITHUB_WORKSPACE` / `CI_PROJECT_DIR` for the formats of those services).
 ///
 /// Findings are written in one canonical order — by path, then position, then code — so
 /// that the output does not depend on the order in which files were analysed in parallel.
@@ -112,17 +133,31 @@ pub fn write_report(
     diagnostics: &[Diagnostic],
     ctx: &ReportContext,
 ) -> std::io::Result<()> {
+    write_report_with_paths(w, format, diagnostics, ctx, &PathDisplay::from_env())
+}
+
+/// [`write_report`] with the directories paths are shown relative to given explicitly.
+pub fn write_report_with_paths(
+    w: &mut dyn Write,
+    format: OutputFormat,
+    diagnostics: &[Diagnostic],
+    ctx: &ReportContext,
+    paths: &PathDisplay,
+) -> std::io::Result<()> {
     let diagnostics = canonical_order(diagnostics);
-    let paths = paths::PathDisplay::from_current_dir();
     match format {
-        OutputFormat::Full => full::write(w, &diagnostics, ctx, &paths),
-        OutputFormat::Concise => concise::write(w, &diagnostics, ctx, &paths),
-        OutputFormat::Json => json::write(w, &diagnostics),
-        OutputFormat::JsonLines => json_lines::write(w, &diagnostics),
-        OutputFormat::Github => github::write(w, &diagnostics, &paths),
-        OutputFormat::Sarif => sarif::write(w, &diagnostics, ctx, &paths),
-        OutputFormat::Junit => junit::write(w, &diagnostics, &paths),
-        OutputFormat::Grouped => grouped::write(w, &diagnostics, ctx, &paths),
+        OutputFormat::Full => full::write(w, &diagnostics, ctx, paths),
+        OutputFormat::Concise => concise::write(w, &diagnostics, ctx, paths),
+        OutputFormat::Json => json::write(w, &diagnostics, paths),
+        OutputFormat::JsonLines => json_lines::write(w, &diagnostics, paths),
+        OutputFormat::Github => github::write(w, &diagnostics, paths),
+        OutputFormat::Sarif => sarif::write(w, &diagnostics, ctx, paths),
+        OutputFormat::Junit => junit::write(w, &diagnostics, paths),
+        OutputFormat::Grouped => grouped::write(w, &diagnostics, ctx, paths),
+        OutputFormat::Gitlab => gitlab::write(w, &diagnostics, paths),
+        OutputFormat::Rdjson => rdjson::write(w, &diagnostics, paths),
+        OutputFormat::Azure => azure::write(w, &diagnostics, paths),
+        OutputFormat::Pylint => pylint::write(w, &diagnostics, paths),
     }
 }
 

@@ -4,8 +4,11 @@
 //! `help`); each result points into that list by `ruleIndex`.
 //!
 //! Mapping of a [`Diagnostic`]:
-//! - primary span → `locations[0]` (a relative `uri`, so viewers resolve it against the
-//!   checkout; see [`PathDisplay::uri`]);
+//! - primary span → `locations[0]`: a `uri` relative to the current directory with
+//!   `uriBaseId` `%SRCROOT%`, which the run's `originalUriBaseIds` maps to that directory's
+//!   absolute `file:` URI (as CodeQL writes it: GitHub code scanning resolves the relative
+//!   URI against the repository, other viewers get the absolute location; files outside
+//!   the current directory get an absolute `file:` URI; see [`PathDisplay::uri`]);
 //! - each layout-chain step → a `relatedLocations` entry whose message is the step's label;
 //! - a fix with edits → `fixes[0]`, one `replacement` (`deletedRegion` + `insertedContent`)
 //!   per edit;
@@ -30,6 +33,8 @@ use crate::source::SourceFile;
 /// The `$id` of the official OASIS schema.
 const SCHEMA: &str = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json";
 const INFORMATION_URI: &str = "https://github.com/stridelint/stridelint";
+/// The `uriBaseId` of relative artifact URIs (SARIF §3.4.4; CodeQL's name for it).
+const SOURCE_ROOT: &str = "%SRCROOT%";
 
 pub(super) fn write(
     w: &mut dyn Write,
@@ -53,6 +58,11 @@ pub(super) fn write(
                         .collect(),
                 },
             },
+            original_uri_base_ids: paths.source_root_uri().map(|uri| {
+                let mut bases = std::collections::BTreeMap::new();
+                bases.insert(SOURCE_ROOT, BaseUri { uri });
+                bases
+            }),
             column_kind: "unicodeCodePoints",
             results: diagnostics
                 .iter()
@@ -100,8 +110,16 @@ struct SarifLog<'a> {
 #[serde(rename_all = "camelCase")]
 struct Run<'a> {
     tool: Tool<'a>,
+    /// `%SRCROOT%` → the current directory (absent when it cannot be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    original_uri_base_ids: Option<std::collections::BTreeMap<&'static str, BaseUri>>,
     column_kind: &'static str,
     results: Vec<SarifResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct BaseUri {
+    uri: String,
 }
 
 #[derive(Serialize)]
@@ -189,7 +207,7 @@ struct SarifResult<'a> {
 impl<'a> SarifResult<'a> {
     fn new(diagnostic: &'a Diagnostic, rules: &[&RuleInfo], paths: &PathDisplay) -> Self {
         let file = &*diagnostic.file;
-        let uri = paths.uri(file.path());
+        let uri = ArtifactLocation::new(file.path(), paths);
         SarifResult {
             rule_id: diagnostic.code,
             rule_index: rules.iter().position(|rule| rule.code == diagnostic.code),
@@ -221,7 +239,7 @@ impl<'a> SarifResult<'a> {
                 .map(|fix| SarifFix {
                     description: Text { text: &fix.message },
                     artifact_changes: [ArtifactChange {
-                        artifact_location: ArtifactLocation { uri: uri.clone() },
+                        artifact_location: uri.clone(),
                         replacements: fix
                             .edits
                             .iter()
@@ -264,19 +282,31 @@ struct PhysicalLocation {
 }
 
 impl PhysicalLocation {
-    fn new(uri: &str, file: &SourceFile, span: Span) -> Self {
+    fn new(uri: &ArtifactLocation, file: &SourceFile, span: Span) -> Self {
         PhysicalLocation {
-            artifact_location: ArtifactLocation {
-                uri: uri.to_owned(),
-            },
+            artifact_location: uri.clone(),
             region: Region::new(file, span),
         }
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
+#[serde(rename_all = "camelCase")]
 struct ArtifactLocation {
     uri: String,
+    /// `%SRCROOT%` for a relative `uri`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri_base_id: Option<&'static str>,
+}
+
+impl ArtifactLocation {
+    fn new(path: &std::path::Path, paths: &PathDisplay) -> Self {
+        let relative = paths.uri_is_relative(path) && paths.source_root_uri().is_some();
+        ArtifactLocation {
+            uri: paths.uri(path),
+            uri_base_id: relative.then_some(SOURCE_ROOT),
+        }
+    }
 }
 
 #[derive(Serialize)]
