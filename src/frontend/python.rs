@@ -34,10 +34,13 @@
 //! - `from m import *` is `Other`; relative imports keep their dots (`"..m.x"`).
 
 mod annotations;
+#[cfg(test)]
+mod differential_tests;
 mod expressions;
 mod fields;
 mod literals;
 mod lowerer;
+mod parser;
 #[cfg(test)]
 mod partial_parse_tests;
 mod prefilter;
@@ -93,6 +96,14 @@ pub fn parse_python(source: &str) -> ParseOutcome {
         Some(tree) => lower_tree(&tree, source),
         None => failed_outcome("the Python parser could not be initialised"),
     }
+}
+
+/// Parses Python source into the IR with the hand-written parser (`parser`).
+pub fn parse_python_handwritten(source: &str) -> ParseOutcome {
+    if u32::try_from(source.len()).is_err() {
+        return failed_outcome("file is too large to parse (over 4 GiB)");
+    }
+    parser::parse(source)
 }
 
 /// The syntax errors and the IR of a parsed (whole or partial) tree.

@@ -133,3 +133,57 @@ mod tests {
         }
     }
 }
+
+/// [`Lowerer::shape_annotation`] on an annotation already lowered to IR (the hand-written
+/// parser's): `Dtype[Array, "dims"]`, through `Optional[...]` and `... | None`.
+pub(in crate::frontend::python) fn shape_annotation(
+    annotation: &crate::ir::Expr,
+    source: &str,
+) -> Option<Vec<String>> {
+    let mut node = annotation;
+    for _ in 0..MAX_WRAPPERS {
+        match &node.kind {
+            ExprKind::BinOp {
+                op: crate::ir::BinOp::Other,
+                left,
+                right,
+            } => {
+                // The operator is the first character between the operands that is not a
+                // bracket or blank: only `X | None` / `None | X` count.
+                let between = source.get(left.span.end as usize..right.span.start as usize)?;
+                let operator = between
+                    .chars()
+                    .find(|c| !c.is_whitespace() && !matches!(c, '(' | ')' | '\\'))?;
+                if operator != '|' {
+                    return None;
+                }
+                node = match (&left.kind, &right.kind) {
+                    (_, ExprKind::None) => left,
+                    (ExprKind::None, _) => right,
+                    _ => return None,
+                };
+            }
+            ExprKind::Subscript { value, index } => {
+                let head = match &value.kind {
+                    ExprKind::Name(name) => name.as_str(),
+                    ExprKind::Attr { attr, .. } => attr.as_str(),
+                    _ => return None,
+                };
+                if head == "Optional" && index.len() == 1 {
+                    node = &index[0];
+                } else if is_jaxtyping_dtype(head) && index.len() == 2 {
+                    return match &index[1].kind {
+                        ExprKind::Str(dims) => {
+                            Some(dims.split_whitespace().map(str::to_string).collect())
+                        }
+                        _ => None,
+                    };
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    None
+}
