@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{parse_python, parse_python_handwritten};
+use super::{parse_python, parse_python_for_lint, parse_python_handwritten};
 
 fn python_files(root: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(root) else {
@@ -161,6 +161,36 @@ fn differential_against_tree_sitter() {
         );
     }
     let mb = result.bytes as f64 / 1e6;
+    // Speed, single thread, best of three passes over the files already read once.
+    let sources: Vec<String> = files
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .collect();
+    let best = |parse: &dyn Fn(&str) -> usize| {
+        (0..3)
+            .map(|_| {
+                let started = Instant::now();
+                let mut items = 0;
+                for source in &sources {
+                    items += parse(source);
+                }
+                std::hint::black_box(items);
+                started.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let size = |outcome: super::ParseOutcome| outcome.module.body.len() + outcome.module.functions.len();
+    let full = best(&|s| size(parse_python(s)));
+    let partial = best(&|s| size(parse_python_for_lint(s)));
+    let new = best(&|s| size(parse_python_handwritten(s)));
+    println!(
+        "best of 3, one thread: tree-sitter whole files {full:.3} s ({:.1} MB/s), tree-sitter partial {partial:.3} s ({:.1} MB/s), hand-written whole files {new:.3} s ({:.1} MB/s); {:.1}x / {:.1}x",
+        mb / full,
+        mb / partial,
+        mb / new,
+        full / new,
+        partial / new
+    );
     println!(
         "{} files ({:.1} MB): {} compared, {} differ, {} with tree-sitter errors, {} clean files with new-parser errors",
         files.len(),
