@@ -832,8 +832,9 @@ fn syntax_error_reports_first_error_and_keeps_the_rest() {
         "def ok(x):\n    return x.view(-1)\n\ny = foo(1 +)\n\ndef later(z):\n    return z.t()\n";
     let outcome = parse_python(source);
     let first = outcome.errors.first().expect("a syntax error");
-    assert_eq!(first.span.start as usize, source.find("+)").unwrap());
-    assert_eq!(first.message, "unexpected token `+`");
+    // Where CPython reports it: the `)` after the dangling `+`.
+    assert_eq!(first.span.start as usize, source.find("+)").unwrap() + 1);
+    assert_eq!(first.message, "unexpected token `)`");
     let names: Vec<&str> = outcome
         .module
         .functions
@@ -848,12 +849,25 @@ fn syntax_error_messages_point_at_the_culprit() {
     for (source, culprit, message) in [
         ("x = foo(1,", "(", "`(` was never closed"),
         ("x = [1, 2", "[", "`[` was never closed"),
-        ("class A(:\n  pass", "(", "`(` was never closed"),
+        ("class A(:\n  pass", "", "expected `)`"),
         ("x = )", ")", "unmatched `)`"),
         ("\"abc", "\"", "unterminated string literal"),
         ("x = 3 $ 4", "$", "unexpected character `$`"),
         ("a b c", "b", "unexpected token `b`"),
-        ("f(**)", "**", "unexpected token `**`"),
+        ("f(**)", ")", "unexpected token `)`"),
+        ("x = (1,\ny = 2\n", "(", "`(` was never closed"),
+        ("x = 'abc\ny", "'", "unterminated string literal"),
+        (
+            "x = \u{200b}1",
+            "\u{200b}",
+            "invalid non-printable character U+200B",
+        ),
+        (
+            "if x:\n    a\n  b\n",
+            "",
+            "unindent does not match any outer indentation level",
+        ),
+        ("  x = 1\n", "", "unexpected indent"),
     ] {
         let errors = parse_python(source).errors;
         let first = errors
@@ -1088,7 +1102,7 @@ fn deep_nesting_does_not_overflow_the_stack() {
             );
             let depth = max_ir_depth(module);
             assert!(
-                depth <= lowerer::MAX_DEPTH as usize + 2,
+                depth <= parser::MAX_DEPTH as usize + 2,
                 "IR depth {depth} for {start:?}"
             );
         }
@@ -1196,6 +1210,12 @@ fn random_bytes_and_junk_do_not_panic() {
             "match x:\n case:\n",
             "from . import",
             "\u{feff}x = 1\r\ny = 2\r",
+            "class A:\n    x = (\n        1\n    def f(self):\n        pass\n",
+            "class A:\n    x y\n        z\n    w\n",
+            "class A:\n  def f(self):\n      pass\n    g\n",
+            "f\"{\"",
+            "f'{x:{'",
+            "match x:\n  case [1, *a] | {**b} if c:\n        pass\n   case",
         ] {
             let _ = parse_python(source);
         }

@@ -399,6 +399,10 @@ impl<'s> Lexer<'s> {
 
     fn end_of_file(&mut self) -> Token {
         self.skipping = false;
+        if !self.brackets.is_empty() || !self.modes.is_empty() {
+            // The file ends inside brackets: nothing but the end can come.
+            return Self::zero_width(Tok::Eof, self.src.len() as u32);
+        }
         if self.line_has_tokens {
             self.line_has_tokens = false;
             self.newline_pos = self.last_end;

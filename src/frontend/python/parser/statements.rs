@@ -80,7 +80,12 @@ impl Parser<'_> {
             self.no_walrus = no_walrus;
             self.walrus.truncate(walrus_mark);
             out.truncate(out_mark);
+            let before = (self.tok.start, self.tok.kind);
             self.recover(start);
+            if (self.tok.start, self.tok.kind) == before && self.tok.kind != Tok::Eof {
+                // Never stay in place: a caller's loop would meet the same token again.
+                self.bump();
+            }
         } else {
             self.recovering = false;
         }
@@ -1384,8 +1389,15 @@ impl Parser<'_> {
                 return Ok((methods, self.prev_end));
             }
             self.bump();
+            // Indented blocks where none may start (after a broken line) are read as more of
+            // the class body.
+            let mut stray_blocks = 0usize;
             loop {
                 match self.tok.kind {
+                    Tok::Dedent if stray_blocks > 0 => {
+                        stray_blocks -= 1;
+                        self.bump();
+                    }
                     Tok::Dedent => {
                         let end = self.tok.start;
                         self.bump();
@@ -1393,6 +1405,14 @@ impl Parser<'_> {
                     }
                     Tok::Eof => return Ok((methods, self.prev_end)),
                     Tok::Newline => self.bump(),
+                    Tok::Indent => {
+                        if !self.recovering {
+                            let span = self.tok.span();
+                            self.record_error(span, "unexpected indent".into());
+                        }
+                        stray_blocks += 1;
+                        self.bump();
+                    }
                     _ => self.class_member(name, &mut methods),
                 }
             }
@@ -1451,7 +1471,11 @@ impl Parser<'_> {
             self.depth = depth;
             self.mode = mode;
             self.take_walrus();
+            let before = (self.tok.start, self.tok.kind);
             self.recover(start);
+            if (self.tok.start, self.tok.kind) == before && self.tok.kind != Tok::Eof {
+                self.bump();
+            }
         }
         self.leave();
     }
