@@ -205,9 +205,18 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// Whether another error would still be reported (describing one costs a scan of the
+    /// text around it, which must not happen for every error of a file of junk).
+    fn reports_errors(&self) -> bool {
+        self.lexer.side_errors.len() < MAX_REPORTED_ERRORS
+    }
+
     /// Records that the current token is not what the grammar allows here.
     fn unexpected(&mut self) -> Fail {
         let token = self.tok;
+        if !self.reports_errors() {
+            return Fail;
+        }
         if token.kind == Tok::Error {
             let message = std::mem::take(&mut self.lexer.error_message);
             self.record_error(token.span(), message);
@@ -263,6 +272,9 @@ impl<'s> Parser<'s> {
             return Ok(());
         }
         let token = self.tok;
+        if !self.reports_errors() {
+            return Err(Fail);
+        }
         if matches!(token.kind, Tok::Error | Tok::Eof) {
             return Err(self.unexpected());
         }
