@@ -483,7 +483,7 @@ impl Parser<'_> {
                 self.bump();
             }
             let operand_start = self.tok.start;
-            let later = operators.len() >= 1;
+            let later = !operators.is_empty();
             if later {
                 self.maybe_unevaluated += 1;
             }

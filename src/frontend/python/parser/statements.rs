@@ -333,7 +333,7 @@ impl Parser<'_> {
                 self.emit(out, Stmt::Assert { test, span });
             }
             Tok::Import => self.import_statement(out)?,
-            Tok::From => self.from_import(out)?,
+            Tok::From => self.import_from_statement(out)?,
             Tok::Name if type_alias => {
                 // `type X[T] = ...` (PEP 695): nothing the IR models.
                 self.bump();
@@ -530,7 +530,7 @@ impl Parser<'_> {
     /// `from m import a, b as c` → `Import { "m.a", Some("a") }`, `Import { "m.b", Some("c") }`.
     /// Relative modules keep their dots (`from ..x import y` → `"..x.y"`). A wildcard import
     /// binds names we cannot know and becomes `Other`, and so does `from __future__ import`.
-    fn from_import(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
+    fn import_from_statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
         let start = self.tok.start;
         self.bump();
         let mut prefix = String::new();
