@@ -1,5 +1,5 @@
 //! The tensor-op IR: a small, language-neutral tree that both frontends produce
-//! (`frontend::python` from tree-sitter-python, `frontend::rust` from syn) and the
+//! (`frontend::python` from its own Python parser, `frontend::rust` from syn) and the
 //! abstract interpreter in `analysis` walks.
 //!
 //! It keeps only what layout reasoning needs: bindings, calls, attribute access,

@@ -32,7 +32,7 @@ use diagnostic::{Diagnostic, Severity};
 use ir::Span;
 use source::SourceFile;
 
-/// Files larger than this are reported and skipped (tree-sitter and the interpreter are
+/// Files larger than this are reported and skipped (the parser and the interpreter are
 /// linear, but a 100 MB generated file is not model code).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -297,7 +297,7 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     let parsed = if is_rust {
         frontend::rust::parse_rust(&file.text)
     } else {
-        parse_python_file(&file.text)
+        frontend::python::parse_python_for_lint(&file.text)
     };
     let mut diagnostics = Vec::new();
     if let Some(e) = parsed.errors.first() {
@@ -365,11 +365,9 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
 }
 
 /// Debugging switches from the environment, read once rather than per file:
-/// `STRIDELINT_FULL_PARSE` (parse Python files whole, to compare with the partial parse:
-/// `scripts/check_partial_parse.sh`), `STRIDELINT_PARSE_ONLY` (skip the analysis, to time
-/// parsing), `STRIDELINT_DEBUG_EVENTS` (print every op call the interpreter reached).
+/// `STRIDELINT_PARSE_ONLY` (skip the analysis, to time parsing), `STRIDELINT_DEBUG_EVENTS`
+/// (print every op call the interpreter reached).
 struct DebugFlags {
-    full_parse: bool,
     parse_only: bool,
     print_events: bool,
 }
@@ -379,24 +377,13 @@ fn debug_flags() -> &'static DebugFlags {
     FLAGS.get_or_init(|| {
         let set = |name: &str| std::env::var_os(name).is_some();
         DebugFlags {
-            full_parse: set("STRIDELINT_FULL_PARSE"),
             parse_only: set("STRIDELINT_PARSE_ONLY"),
             print_events: set("STRIDELINT_DEBUG_EVENTS"),
         }
     })
 }
 
-/// Python files are parsed in part (see [`frontend::python::parse_python_for_lint`]),
-/// or whole under `STRIDELINT_FULL_PARSE`.
-fn parse_python_file(text: &str) -> frontend::python::ParseOutcome {
-    if debug_flags().full_parse {
-        frontend::python::parse_python(text)
-    } else {
-        frontend::python::parse_python_for_lint(text)
-    }
-}
-
-/// tree-sitter recovers from a Python syntax error and the rest of the file is analysed;
+/// The Python parser recovers from a syntax error and the rest of the file is analysed;
 /// syn does not recover, so a Rust file with one is skipped (the Rust frontend's own
 /// refusals, e.g. of too deeply nested input, already say so).
 fn syntax_error(file: &Arc<SourceFile>, span: Span, message: &str, is_rust: bool) -> Diagnostic {

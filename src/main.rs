@@ -147,7 +147,7 @@ const SUBCOMMANDS: &[&str] = &[
     "--version",
 ];
 
-/// mimalloc: linting allocates many small short-lived objects (syntax nodes, IR, layouts)
+/// mimalloc: linting allocates many small short-lived objects (IR, layouts, findings)
 /// from two threads, where it is markedly faster than the system allocator.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

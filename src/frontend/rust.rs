@@ -12,7 +12,7 @@
 //! - [`nesting`]: the pre-scan that refuses input too deeply nested for syn;
 //! - [`prefilter`]: the cheap text scan that decides whether a file is worth parsing.
 //!
-//! Unlike tree-sitter, syn is not error tolerant: a file that does not parse yields an
+//! Unlike the Python parser, syn is not error tolerant: a file that does not parse yields an
 //! empty module and one [`SyntaxError`] at the place syn gave up.
 //!
 //! Robustness contract: [`parse_rust`] never panics and never overflows the stack. syn

@@ -30,18 +30,6 @@ impl TokenFilter {
         }
     }
 
-    /// Where the tokens start in `text`, in order (leftmost, non-overlapping); `None` when
-    /// the automaton cannot be built (then every text should count as matching).
-    pub fn match_starts(&self, text: &str) -> Option<Vec<usize>> {
-        let automaton = self.automaton()?;
-        Some(
-            automaton
-                .find_iter(text.as_bytes())
-                .map(|m| m.start())
-                .collect(),
-        )
-    }
-
     fn automaton(&self) -> Option<&AhoCorasick> {
         self.automaton
             .get_or_init(|| AhoCorasick::new(self.tokens).ok())

@@ -1,6 +1,5 @@
-//! The pre-filter: a text scan that decides whether a file — or, for the partial parse, one
-//! definition in it — can produce a layout finding at all. What cannot is not parsed, and
-//! parsing is most of the cost of linting.
+//! The pre-filter: a text scan that decides whether a file can produce a layout finding at
+//! all. What cannot is not parsed.
 //!
 //! The scan looks for the names of the operations the lints report on, anywhere in the text
 //! (comments and strings included), with one Aho-Corasick automaton, so it reads each byte
@@ -22,7 +21,7 @@ use crate::frontend::token_filter::TokenFilter;
 /// Operations that only make a tensor non-contiguous (`split`, `narrow`, `expand`, `.T`,
 /// slicing, ...) are not listed: they matter only when a listed op follows, and then that
 /// op's name is in the text. The cost is that SL004 is not checked on them (say
-/// `x.squeeze(7)`) in a file or definition that has none of these names.
+/// `x.squeeze(7)`) in a file that has none of these names.
 pub const LAYOUT_OP_TOKENS: &[&str] = &[
     "view",
     "reshape",
@@ -44,14 +43,7 @@ pub fn may_contain_layout_ops(source: &str) -> bool {
     FILTER.matches(source)
 }
 
-/// Where the tokens of [`LAYOUT_OP_TOKENS`] start in `source`, in order; the partial parse
-/// reads each definition's share of them instead of scanning each definition again. `None`
-/// when the automaton cannot be built (every text should then count as matching).
-pub fn layout_op_positions(source: &str) -> Option<Vec<usize>> {
-    FILTER.match_starts(source)
-}
-
-// One automaton for both questions (`prefilter_throughput`: ~500 MB/s on text without a token).
+// `prefilter_throughput`: ~500 MB/s on text without a token.
 static FILTER: TokenFilter = TokenFilter::new(LAYOUT_OP_TOKENS);
 
 #[cfg(test)]
