@@ -330,10 +330,14 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
             );
             for o in &ev.outcomes {
                 eprintln!(
-                    "    in {} -> {:?} copies={:?}",
+                    "    in {} -> {:?} copies={:?} target={}",
                     analysis::value::format_layout(&o.input.layout),
                     o.outcome,
-                    o.copies
+                    o.copies,
+                    o.target
+                        .as_deref()
+                        .map(analysis::value::format_shape)
+                        .unwrap_or_default()
                 );
             }
         }

@@ -431,7 +431,9 @@ pub fn apply_op(
                         }
                         if matches!(t.result, OpResult::Unknown) {
                             match decide_harder(ctx, spec, &bound, &mut solved) {
-                                Some((t2, d2)) => (t2, target, Some(d2)),
+                                Some((t2, d2, solved_target)) => {
+                                    (t2, solved_target.or(target), Some(d2))
+                                }
                                 None => (t, target, Some(d.used())),
                             }
                         } else {
@@ -672,7 +674,7 @@ fn decide_harder(
     spec: &OpSpec,
     bound: &ops::BoundArgs<Dim>,
     solved: &mut Vec<Assumption>,
-) -> Option<(ops::Transfer<Dim>, Vec<Assumption>)> {
+) -> Option<(ops::Transfer<Dim>, Vec<Assumption>, Option<Vec<Dim>>)> {
     if !matches!(spec.kind, OpKind::View | OpKind::Reshape) {
         return None;
     }
@@ -685,11 +687,12 @@ fn decide_harder(
     let target = ops::target_shape(spec, bound)?;
     let mut bound = bound.clone();
     let mut equation = None;
+    let mut solved_target = None;
     if let Some((index, free)) = single_free_size(&input, &target) {
-        let mut solved_target: Vec<ArgValue<Dim>> =
+        let mut as_minus_one: Vec<ArgValue<Dim>> =
             target.iter().map(|d| ArgValue::Int(d.clone())).collect();
-        solved_target[index] = ArgValue::Int(Dim::lit(-1));
-        if !bound.set(param, ArgValue::IntList(solved_target)) {
+        as_minus_one[index] = ArgValue::Int(Dim::lit(-1));
+        if !bound.set(param, ArgValue::IntList(as_minus_one)) {
             return None;
         }
         let others = target
@@ -702,13 +705,16 @@ fn decide_harder(
             name: free.to_string(),
             value: value.to_string(),
         });
+        let mut with_value = target.clone();
+        with_value[index] = value;
+        solved_target = Some(with_value);
         let d = Decider::new(&ctx.facts.assumptions);
         let t = ops::apply(spec, &bound, &d);
         if !matches!(t.result, OpResult::Unknown) {
             let mut used = d.used();
             used.extend(equation.clone());
             solved.extend(equation);
-            return Some((t, used));
+            return Some((t, used, solved_target));
         }
     }
     let mut distinct = ctx.facts.assumptions.clone();
@@ -724,7 +730,7 @@ fn decide_harder(
     let mut used = d.used();
     used.extend(equation.clone());
     solved.extend(equation);
-    Some((t, used))
+    Some((t, used, solved_target))
 }
 
 /// The one target size of a view/reshape that shares no symbol with the input's shape

@@ -81,6 +81,9 @@ pub fn join_tagged(from_a: &Value, from_b: &Value, yes: &str, no: &str) -> Optio
     else {
         return None;
     };
+    if let Some(merged) = super::value::join_unknown_shapes(x, y) {
+        return Some(Value::Tensor(TensorVal::Alts(vec![merged])));
+    }
     if x.len() + y.len() > MAX_ALTERNATIVES {
         return None;
     }

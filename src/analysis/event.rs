@@ -84,14 +84,16 @@ impl OpEvent {
     }
 
     /// Did a caller context reach this call with an input layout that rests on no
-    /// assumption (every alternative known, none from a parameter assumed contiguous)?
-    /// Such a context shows what the function really gets here.
+    /// assumption (every alternative known, none from a parameter assumed contiguous) and
+    /// decide what the op does there? Such a context shows what the function really gets.
     pub fn known_from_caller(&self) -> bool {
         self.from_caller
             && !self.unknown_input
             && !self.outcomes.is_empty()
             && self.outcomes.iter().all(|o| {
                 o.input.layout.is_some()
+                    && matches!(o.outcome, Outcome::Ok(Some(_)) | Outcome::Error(_))
+                    && o.copies != crate::layout::Tri::Unknown
                     && !super::value::chain_steps(&o.input.chain)
                         .any(|s| s.what.contains("assumed contiguous"))
             })

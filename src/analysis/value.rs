@@ -235,6 +235,9 @@ fn same_receiver(a: &Option<Arc<Instance>>, b: &Option<Arc<Instance>>) -> bool {
 fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
     match (a, b) {
         (TensorVal::Alts(x), TensorVal::Alts(y)) => {
+            if let Some(merged) = join_unknown_shapes(x, y) {
+                return TensorVal::Alts(vec![merged]);
+            }
             let mut out = x.clone();
             for alt in y {
                 if !out.iter().any(|o| o.same_layout(alt)) {
@@ -249,6 +252,38 @@ fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
         }
         _ => TensorVal::Unknown,
     }
+}
+
+/// Two sides that are each one contiguous tensor of unknown shape are one such tensor after
+/// the join: the same abstract layout, whichever side ran. It is a new tensor (its own
+/// origin, derived from both sides'), not an alias of either: a use that fixes its rank says
+/// nothing about the tensor of the side that did not run.
+pub fn join_unknown_shapes(x: &[TensorAlt], y: &[TensorAlt]) -> Option<TensorAlt> {
+    let ([a], [b]) = (x, y) else {
+        return None;
+    };
+    if a.layout.is_some() || b.layout.is_some() || a.origin == b.origin {
+        return None;
+    }
+    let origin = match (a.origin, b.origin) {
+        (Some(p), Some(q)) => Some(joined_origin(p, q)),
+        _ => None,
+    };
+    Some(TensorAlt {
+        layout: None,
+        chain: a.chain.clone(),
+        origin,
+        condition: None,
+    })
+}
+
+/// The origin of the join of two tensors of unknown shape: a function of both (so that the
+/// same join twice, as a loop re-runs, gives the same value), outside the range the
+/// interpreter's counter hands out.
+fn joined_origin(p: Origin, q: Origin) -> Origin {
+    let (lo, hi) = if p < q { (p, q) } else { (q, p) };
+    let mixed = (u64::from(lo) << 32 | u64::from(hi)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((mixed >> 33) as Origin) | 0x8000_0000
 }
 
 /// Structural equality used to detect loop fixpoints (chains are ignored).
