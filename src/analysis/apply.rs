@@ -29,6 +29,8 @@ pub struct ApplyCtx<'a> {
     pub root: &'a mut RootState,
     /// The sizes the current path gave tensors of unknown shape (see `Env::shapes`).
     pub shapes: &'a mut HashMap<Origin, SymLayout>,
+    /// The branches the current path took (see `Env::decisions`).
+    pub decisions: &'a [Arc<str>],
     pub events: &'a mut Vec<OpEvent>,
     pub context: Option<Arc<CallContext>>,
     /// The variable the result is assigned to, when the call is the whole right-hand side
@@ -41,6 +43,9 @@ pub struct ApplyCtx<'a> {
     /// Equalities of sizes an op needed to succeed (see [`required_equalities`]): the
     /// program only gets past the call if they hold, so the interpreter learns them.
     pub learned: Vec<(Dim, Dim)>,
+    /// Exact quotients an op showed (a `-1` of a successful `view` solved to `C/h`: `h`
+    /// divides `C`); the interpreter adds them to the path's facts.
+    pub quotients: Vec<(String, Dim)>,
 }
 
 impl ApplyCtx<'_> {
@@ -368,8 +373,25 @@ pub fn apply_op(
     else {
         // Input layout unknown: nothing certain can follow, but some ops still write a
         // fresh contiguous tensor (`matmul`, `softmax`, `.contiguous()`).
-        ctx.record_with(spec, span, nspan, Vec::new(), true);
-        if fresh_output(spec, method_args(&recv, &positional), &keywords) {
+        // One outcome of unknown input, so that the path is still seen to reach the call
+        // (a failure on another path is then reported on that path only).
+        let unknown = AltOutcome {
+            input: TensorAlt::new(None, None),
+            target: None,
+            outcome: Outcome::Unknown,
+            copies: Tri::Unknown,
+            copied_numel: None,
+            copied_reshape: None,
+            assumptions: Vec::new(),
+            operands: Vec::new(),
+            decisions: ctx.decisions.to_vec(),
+        };
+        ctx.record_with(spec, span, nspan, vec![unknown], true);
+        let args = method_args(&recv, &positional);
+        if let Some(v) = partial_product(ctx, spec, None, args.first(), span, &what) {
+            return v;
+        }
+        if fresh_output(spec, args, &keywords) {
             return fresh_contiguous(ctx, span, &what);
         }
         return unknown_result(spec);
@@ -405,53 +427,73 @@ pub fn apply_op(
         };
         let mut operands = Vec::new();
         let mut solved: Vec<Assumption> = Vec::new();
-        let (transfer, mut target, decided_under) =
-            match ops::bind(spec, recv_arg, pos_args, kw_args.clone()) {
-                Ok(bound) => {
-                    operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
-                    if input_alt.layout.is_none() && list_input.is_none() {
-                        let (t, target, refined) =
-                            contiguous_unknown_shape(ctx, spec, &bound, alt, span);
-                        if refined.is_some() {
-                            input_alt.layout = refined;
-                        }
-                        (t, target, None)
-                    } else {
-                        let d = Decider::new(&ctx.facts.assumptions);
-                        let mut t = ops::apply(spec, &bound, &d);
-                        let mut target = ops::target_shape(spec, &bound);
-                        if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
-                            if let Some((t2, bound2, equal)) =
-                                assume_required_equalities(spec, &bound, &d)
-                            {
-                                t = t2;
-                                target = ops::target_shape(spec, &bound2);
-                                ctx.learned.extend(equal);
-                            }
-                        }
-                        if matches!(t.result, OpResult::Unknown) {
-                            match decide_harder(ctx, spec, &bound, &mut solved) {
-                                Some((t2, d2, solved_target)) => {
-                                    (t2, solved_target.or(target), Some(d2))
-                                }
-                                None => (t, target, Some(d.used())),
-                            }
-                        } else {
-                            (t, target, Some(d.used()))
+        let mut step_what = what.clone();
+        let (transfer, mut target, decided_under) = match ops::bind(
+            spec,
+            recv_arg,
+            pos_args,
+            kw_args.clone(),
+        ) {
+            Ok(bound) => {
+                operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
+                if input_alt.layout.is_none() && list_input.is_none() {
+                    let (t, target, refined) =
+                        contiguous_unknown_shape(ctx, spec, &bound, alt, span);
+                    if refined.is_some() {
+                        input_alt.layout = refined;
+                    }
+                    (t, target, None)
+                } else {
+                    let d = Decider::new(&ctx.facts.assumptions);
+                    let mut t = ops::apply(spec, &bound, &d);
+                    let mut target = ops::target_shape(spec, &bound);
+                    ctx.quotients
+                        .extend(inferred_quotients(spec, &t, target.as_deref()));
+                    if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
+                        if let Some((t2, bound2, equal)) =
+                            assume_required_equalities(spec, &bound, &d)
+                        {
+                            t = t2;
+                            target = ops::target_shape(spec, &bound2);
+                            ctx.learned.extend(equal);
                         }
                     }
+                    if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
+                        if let Some(l) = first_operand_decides(spec, &bound, &d) {
+                            t = ops::Transfer {
+                                result: OpResult::Tensor(l),
+                                copies: Tri::No,
+                                copied_numel: None,
+                                copied_reshape: None,
+                            };
+                            step_what = format!(
+                                    "{what} (assuming its operands of unknown shape broadcast to its first operand's shape)"
+                                );
+                        }
+                    }
+                    if matches!(t.result, OpResult::Unknown) {
+                        match decide_harder(ctx, spec, &bound, &mut solved) {
+                            Some((t2, d2, solved_target)) => {
+                                (t2, solved_target.or(target), Some(d2))
+                            }
+                            None => (t, target, Some(d.used())),
+                        }
+                    } else {
+                        (t, target, Some(d.used()))
+                    }
                 }
-                Err(_) => (
-                    ops::Transfer {
-                        result: OpResult::Unknown,
-                        copies: Tri::Unknown,
-                        copied_numel: None,
-                        copied_reshape: None,
-                    },
-                    None,
-                    None,
-                ),
-            };
+            }
+            Err(_) => (
+                ops::Transfer {
+                    result: OpResult::Unknown,
+                    copies: Tri::Unknown,
+                    copied_numel: None,
+                    copied_reshape: None,
+                },
+                None,
+                None,
+            ),
+        };
         if target.is_none() && matches!(spec.kind_name(), "flatten" | "ravel") {
             // No shape argument: the output shape tells which dims are merged.
             if let OpResult::Tensor(l) = &transfer.result {
@@ -480,22 +522,194 @@ pub fn apply_op(
             copied_reshape: transfer.copied_reshape.clone(),
             assumptions,
             operands,
+            decisions: ctx.decisions.to_vec(),
         });
-        let fresh = fresh_output(spec, method_args(&recv, &positional), &keywords);
+        let args = method_args(&recv, &positional);
+        let fresh = fresh_output(spec, args, &keywords);
+        let partial = match &transfer.result {
+            OpResult::UnknownTensor | OpResult::Unknown => partial_product(
+                ctx,
+                spec,
+                input_alt.layout.as_ref(),
+                args.first(),
+                span,
+                &what,
+            ),
+            _ => None,
+        };
         let value = match transfer.result {
+            _ if partial.is_some() => partial.unwrap_or(Value::Unknown),
             // The layout is unknown but the op writes a new contiguous tensor.
             OpResult::UnknownTensor | OpResult::Unknown if fresh => {
                 fresh_contiguous(ctx, span, &what)
             }
             r => {
                 let same_shape = keeps_shape(spec, &operands_of(&outcomes));
-                result_value(ctx, &input_alt, r, span, &what, same_shape)
+                result_value(ctx, &input_alt, r, span, &step_what, same_shape)
             }
         };
         results.push(value);
     }
     ctx.record(spec, span, nspan, outcomes);
     join_all(results)
+}
+
+/// `a @ b` (`matmul`, `bmm`) where one operand's shape is unknown and the other's is known
+/// with batch dims: a new contiguous tensor whose batch dims are the known operand's and
+/// whose one unknown size is a fresh symbol. `bmm` takes 3-d operands only, so that holds
+/// outright; for `matmul` it holds if the unknown operand has no more dims than the known
+/// one (an extra leading dim would add one), which the chain step states.
+fn partial_product(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    input: Option<&SymLayout>,
+    other: Option<&Value>,
+    span: Span,
+    what: &str,
+) -> Option<Value> {
+    if spec.semantics != ops::Semantics::Torch || !matches!(spec.kind, OpKind::Matmul | OpKind::Bmm)
+    {
+        return None;
+    }
+    let other = match other? {
+        Value::Tensor(TensorVal::Alts(alts)) if alts.len() == 1 => ctx.resolve(&alts[0]).layout,
+        _ => None,
+    };
+    // The receiver of `__rmatmul__` is the right operand.
+    let (left, right) = match spec.receiver {
+        Some(r) if r != 0 => (other.as_ref(), input),
+        _ => (input, other.as_ref()),
+    };
+    let (known, known_is_left) = match (left, right) {
+        (Some(l), None) => (l, true),
+        (None, Some(r)) => (r, false),
+        _ => return None,
+    };
+    let rank = known.rank();
+    let ok_rank = match spec.kind {
+        OpKind::Bmm => rank == 3,
+        _ => rank >= 3,
+    };
+    if !ok_rank {
+        return None;
+    }
+    let d = Decider::new(&ctx.facts.assumptions);
+    // A batch dim of size 1 may broadcast to the other operand's: then it is unknown.
+    if known.shape[..rank - 2]
+        .iter()
+        .any(|s| !d.eq_lit(s, 1).is_no())
+    {
+        return None;
+    }
+    let base = ctx
+        .text(span)
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .find(|s| !s.is_empty())
+        .unwrap_or("t")
+        .to_string();
+    let mut shape: Vec<Dim> = known.shape[..rank - 2].to_vec();
+    if known_is_left {
+        shape.push(known.shape[rank - 2].clone());
+        shape.push(ctx.root.mint(&format!("{base}.shape[-1]")));
+    } else {
+        shape.push(ctx.root.mint(&format!("{base}.shape[-2]")));
+        shape.push(known.shape[rank - 1].clone());
+    }
+    let layout = SymLayout::contiguous(shape);
+    let note = match spec.kind {
+        OpKind::Bmm => String::new(),
+        _ => " (assuming its operand of unknown shape has no more dims than the other)".into(),
+    };
+    let step = Step {
+        span,
+        what: format!("{what}{note}"),
+        layout: Some(layout.clone()),
+        prev: None,
+    };
+    Some(Value::Tensor(TensorVal::single(
+        Some(layout),
+        Some(Arc::new(step)),
+    )))
+}
+
+/// An element-wise op whose other operands' layouts are unknown, when its first tensor
+/// operand alone decides the output (TensorIterator sorts the dims by asking the operands in
+/// turn, and the first one whose strides differ decides: a first operand with no size-1 dim
+/// and pairwise different, nonzero strides decides every comparison): the output has its
+/// shape, in its memory order — assuming the other operands broadcast to that shape without
+/// enlarging it (with every size ≥ 2 they can only add leading dims), as the step states.
+/// Only a first operand of rank ≥ 3 counts: `self.weight * x` has a rank-1 weight first.
+fn first_operand_decides(
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    d: &Decider,
+) -> Option<SymLayout> {
+    if spec.kind != OpKind::Elementwise || spec.semantics != ops::Semantics::Torch {
+        return None;
+    }
+    if !matches!(bound.get("inplace"), None | Some(ArgValue::Bool(false))) {
+        return None;
+    }
+    let mut first: Option<&SymLayout> = None;
+    let mut unknown = false;
+    for p in spec.params.iter().filter(|p| p.variadic == Variadic::No) {
+        if !matches!(
+            p.ty,
+            ParamType::Tensor | ParamType::TensorOrScalar | ParamType::TensorOrNumber
+        ) {
+            continue;
+        }
+        match bound.get(&p.name) {
+            Some(ArgValue::Tensor(Some(l))) if l.rank() > 0 && first.is_none() => {
+                if unknown {
+                    // An operand of unknown layout comes first: it would decide.
+                    return None;
+                }
+                first = Some(l);
+            }
+            Some(ArgValue::Tensor(None)) | Some(ArgValue::Unknown) => unknown = true,
+            _ => {}
+        }
+    }
+    let first = first?;
+    // Parameters of a layer (a weight, a bias, a scale) are the low-rank operands that the
+    // activations broadcast *to*; only a first operand with batch dims is taken to be the
+    // full-size one.
+    if !unknown || first.rank() < 3 {
+        return None;
+    }
+    let n = first.rank();
+    for i in 0..n {
+        if !d.eq_lit(&first.shape[i], 1).is_no() || !d.eq_lit(&first.strides[i], 0).is_no() {
+            return None;
+        }
+        for j in i + 1..n {
+            if !d.eq(&first.strides[i], &first.strides[j]).is_no() {
+                return None;
+            }
+        }
+    }
+    crate::layout::elementwise::elementwise_output(&[first], d).ok()
+}
+
+/// The exact quotients a `view`/`reshape` showed: a `-1` solved to `X/h` means the call
+/// only succeeds when `h` divides `X`, so past it `X/h` is a size like `X // h`.
+fn inferred_quotients(
+    spec: &OpSpec,
+    t: &ops::Transfer<Dim>,
+    target: Option<&[Dim]>,
+) -> Vec<(String, Dim)> {
+    let (OpKind::View | OpKind::Reshape, OpResult::Tensor(l), Some(target)) =
+        (spec.kind, &t.result, target)
+    else {
+        return Vec::new();
+    };
+    target
+        .iter()
+        .zip(&l.shape)
+        .filter(|(t, _)| t.as_lit() == Some(-1))
+        .filter_map(|(_, solved)| solved.as_symbol_quotient())
+        .collect()
 }
 
 /// The tensor operands (besides the input) the last outcome recorded.
@@ -661,6 +875,10 @@ fn method_args<'v>(recv: &Option<Value>, positional: &'v [Value]) -> &'v [Value]
     }
 }
 
+/// A transfer decided by [`decide_harder`], the assumptions it rests on, and the target
+/// sizes it solved (when it solved one).
+type HarderDecision = (ops::Transfer<Dim>, Vec<Assumption>, Option<Vec<Dim>>);
+
 /// When a view/reshape cannot be decided as written, two more ways to decide it, each
 /// stating what it rests on (`solved` receives the statement):
 /// - **one unrelated size** (`view(B, T, self.all_head_size)` of `(B, T, H, D)`): either the
@@ -674,7 +892,7 @@ fn decide_harder(
     spec: &OpSpec,
     bound: &ops::BoundArgs<Dim>,
     solved: &mut Vec<Assumption>,
-) -> Option<(ops::Transfer<Dim>, Vec<Assumption>, Option<Vec<Dim>>)> {
+) -> Option<HarderDecision> {
     if !matches!(spec.kind, OpKind::View | OpKind::Reshape) {
         return None;
     }
@@ -853,6 +1071,7 @@ fn apply_factory(
         copied_reshape: None,
         assumptions: d.used(),
         operands: Vec::new(),
+        decisions: ctx.decisions.to_vec(),
     };
     ctx.record_with(spec, span, nspan, vec![factory_outcome], !known);
     match result {

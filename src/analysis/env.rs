@@ -18,14 +18,49 @@ pub struct Env {
     /// use revealed their rank (`x.permute(0, 2, 1, 3)`): every alias then agrees. Kept per
     /// path, since a use on one branch says nothing about the other.
     pub shapes: HashMap<Origin, SymLayout>,
+    /// The branches this path took, in order: "`mask is None` is true", or
+    /// [`UNNAMED_BRANCH`] for a test that cannot be named.
+    pub decisions: Vec<Arc<str>>,
+    /// Tests this path already decided, with the names they read: the same test later on
+    /// the path takes the same branch (`if cache is not None:` twice), until one of the
+    /// names is assigned again.
+    pub settled: Vec<SettledTest>,
 }
 
+/// A test a path decided (see [`Env::settled`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettledTest {
+    pub condition: Arc<str>,
+    pub truth: bool,
+    pub names: Vec<String>,
+}
+
+/// The decision of a branch whose test cannot be named (it reads a tensor or calls
+/// something): what happens only on such a path is not reported on its own.
+pub const UNNAMED_BRANCH: &str = "\u{0}";
+
 impl Env {
+    /// Record a branch this path took (see [`Env::decisions`]).
+    pub fn decide(&mut self, decision: &str) {
+        self.decisions.push(Arc::from(decision));
+    }
+
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.vars.get(name)
     }
     pub fn set(&mut self, name: &str, v: Value) {
+        if !self.settled.is_empty() {
+            self.settled.retain(|t| !t.names.iter().any(|n| n == name));
+        }
         self.vars.insert(name.to_string(), v);
+    }
+
+    /// How this path decided `condition` before, if it did and nothing it reads changed.
+    pub fn settled_truth(&self, condition: &str) -> Option<bool> {
+        self.settled
+            .iter()
+            .find(|t| &*t.condition == condition)
+            .map(|t| t.truth)
     }
 }
 
@@ -34,10 +69,24 @@ impl Env {
 pub fn join_envs(a: &Env, b: &Env) -> Env {
     let mut shapes = a.shapes.clone();
     shapes.retain(|o, l| b.shapes.get(o) == Some(l));
+    // The joined path took the branches both took (their common beginning).
+    let common = a
+        .decisions
+        .iter()
+        .zip(&b.decisions)
+        .take_while(|(x, y)| x == y)
+        .count();
     Env {
         vars: join_maps(&a.vars, &b.vars),
         self_attrs: join_maps(&a.self_attrs, &b.self_attrs),
         shapes,
+        decisions: a.decisions[..common].to_vec(),
+        settled: a
+            .settled
+            .iter()
+            .filter(|t| b.settled.contains(t))
+            .cloned()
+            .collect(),
     }
 }
 
@@ -135,6 +184,13 @@ fn unbound_on_one_path(v: &Value) -> Value {
     } else {
         Value::Unknown
     }
+}
+
+/// The join of every path (`None` when there is none).
+pub fn join_all_envs(paths: Vec<Env>) -> Option<Env> {
+    let mut it = paths.into_iter();
+    let first = it.next()?;
+    Some(it.fold(first, |acc, e| join_envs(&acc, &e)))
 }
 
 /// Join an optional path state (`None` = the path has ended).

@@ -40,6 +40,9 @@ pub struct AltOutcome {
     /// of a matmul, `cos`/`sin` of candle's `rope`); `None` for a tensor whose layout is
     /// unknown. Lints that compare operands read them (SL005, candle's matmul strides).
     pub operands: Vec<(String, Option<SymLayout>)>,
+    /// The branches taken on the path this outcome was found on (see `Env::decisions`);
+    /// the analysis turns the ones that tell the paths apart into `input.condition`.
+    pub decisions: Vec<Arc<str>>,
 }
 
 #[derive(Debug, Clone)]

@@ -69,7 +69,7 @@ pub fn analyze_module(
             globals.set(&c.name, Value::Class(def));
         }
     }
-    it.globals = globals;
+    it.set_globals(globals);
     let mut analysed: Vec<Analysed> = vec![Analysed {
         events: it.take_events(),
     }];
@@ -117,7 +117,10 @@ pub fn analyze_module(
         }
     }
 
-    let events = analysed.into_iter().flat_map(|a| a.events).collect();
+    let events = analysed
+        .into_iter()
+        .flat_map(|a| merge_paths(a.events))
+        .collect();
     ModuleAnalysis {
         events: dedup_events(events),
         budget_exhausted: it.exhausted.clone(),
@@ -142,6 +145,80 @@ fn analyse_method(
     analysed.push(Analysed {
         events: it.take_events(),
     });
+}
+
+/// One root analysis reaches a call once per path (see `interp::stmt`): those events are
+/// one event whose outcomes are the paths' (the lints then ask whether every path fails, or
+/// one named path). Events stay apart across call contexts and loop iterations, which are
+/// facts of their own. The branches that tell the merged paths apart become each
+/// outcome's condition (the ones all of them took are where the call is, not a condition).
+fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
+    type Key = (ir::Span, ir::Span, String, Vec<ir::Span>, Option<Arc<str>>);
+    let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
+    let mut index: rustc_hash::FxHashMap<Key, usize> = Default::default();
+    for ev in events {
+        let mut calls = Vec::new();
+        let mut c = ev.context.as_deref();
+        while let Some(ctx) = c {
+            calls.push(ctx.call_span);
+            c = ctx.parent.as_deref();
+        }
+        let key = (ev.span, ev.name_span, ev.op.clone(), calls, ev.path.clone());
+        match index.get(&key) {
+            Some(&i) => {
+                let into = &mut out[i];
+                into.unknown_input |= ev.unknown_input;
+                for d in ev.divisibility {
+                    if !into.divisibility.contains(&d) {
+                        into.divisibility.push(d);
+                    }
+                }
+                into.outcomes.extend(ev.outcomes);
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(ev);
+            }
+        }
+    }
+    for ev in &mut out {
+        name_path_conditions(ev);
+    }
+    out
+}
+
+/// Turn the decisions that tell an event's outcomes apart into their conditions.
+fn name_path_conditions(ev: &mut OpEvent) {
+    if ev.outcomes.len() < 2 {
+        return;
+    }
+    let first = ev.outcomes[0].decisions.clone();
+    let common = ev.outcomes.iter().fold(first.len(), |n, o| {
+        n.min(
+            first
+                .iter()
+                .zip(&o.decisions)
+                .take_while(|(a, b)| a == b)
+                .count(),
+        )
+    });
+    for o in &mut ev.outcomes {
+        let rest = &o.decisions[common..];
+        if rest.is_empty() || rest.iter().any(|d| &**d == env::UNNAMED_BRANCH) {
+            continue;
+        }
+        let mut parts: Vec<&str> = Vec::with_capacity(rest.len());
+        for d in rest {
+            // The same test twice on one path (`if cache is not None:` in two places).
+            if !parts.contains(&&**d) {
+                parts.push(d);
+            }
+        }
+        if let Some(c) = &o.input.condition {
+            parts.push(c);
+        }
+        o.input.condition = Some(Arc::from(parts.join(" and ")));
+    }
 }
 
 /// Every class of the file: top-level ones (and `Outer.Inner`), and those defined inside

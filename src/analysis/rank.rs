@@ -105,6 +105,9 @@ struct Scan {
     /// A variable that holds a tensor derived from a parameter by rank-keeping ops:
     /// `(parameter, rank of the variable − rank of the parameter)`.
     derived: HashMap<String, (String, i64)>,
+    /// Derived variables whose dims are the parameter's in another order
+    /// (`x = x.transpose(0, 1)`): their sizes do not name the parameter's dims.
+    reordered: std::collections::HashSet<String>,
     facts: HashMap<String, Facts>,
     stopped: bool,
 }
@@ -163,7 +166,34 @@ impl Scan {
         target_names(t, &mut names);
         for n in names {
             self.derived.remove(&n);
+            self.reordered.remove(&n);
         }
+    }
+
+    /// Does `e` hold its parameter's dims in another order (a transpose or permute on the
+    /// way from the parameter)?
+    fn reorders(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Name(n) => self.reordered.contains(n),
+            ExprKind::Call { func, .. } => match &func.kind {
+                ExprKind::Attr { value, attr } => {
+                    matches!(
+                        attr.as_str(),
+                        "t" | "transpose" | "permute" | "movedim" | "mT"
+                    ) || self.reorders(value)
+                }
+                _ => false,
+            },
+            ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => {
+                self.reorders(value)
+            }
+            _ => false,
+        }
+    }
+
+    /// Is the tensor whose sizes `e` reads (`v.shape`, `v.size()`, `v.shape[i]`) reordered?
+    fn size_query_reorders(&self, e: &Expr) -> bool {
+        self.reorders(e)
     }
 
     fn fact(&mut self, param: &str) -> &mut Facts {
@@ -189,11 +219,12 @@ impl Scan {
                         _ => None,
                     })
                     .collect();
+                let reordered = self.size_query_reorders(value);
                 match names {
                     Some(names) => {
                         let fact = self.fact_at(&p, value.span);
                         fact.exact(names.len() as i64 - d);
-                        if d == 0 {
+                        if d == 0 && !reordered {
                             for (i, n) in names.iter().enumerate() {
                                 if *n != "_" {
                                     fact.names.entry(i as i64).or_insert_with(|| n.to_string());
@@ -215,18 +246,22 @@ impl Scan {
         // `n = v.shape[1]` / `n = v.size(1)`: the name of one size.
         if let [Target::Name(n, _)] = targets {
             if let Some((p, d, i)) = self.one_size(value) {
-                if d == 0 {
+                if d == 0 && !self.size_query_reorders(value) {
                     self.fact(&p).names.entry(i).or_insert_with(|| n.clone());
                 }
             }
         }
         let result = self.derive(value);
+        let reordered = self.reorders(value);
         for t in targets {
             self.forget_target(t);
         }
         match (targets, result) {
             ([Target::Name(n, _)], Some(r)) => {
                 self.derived.insert(n.clone(), r);
+                if reordered {
+                    self.reordered.insert(n.clone());
+                }
             }
             // `_, pred = v.topk(k, 1)` (values and indices keep the rank).
             ([Target::Tuple(items, _)], _) if self.pair_keeping_rank(value).is_some() => {

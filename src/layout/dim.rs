@@ -686,6 +686,36 @@ impl Dim {
         self.constant().filter(|c| c.is_integer()).map(|c| c.num)
     }
 
+    /// `X / h` for a symbol `X` and a product `h` of symbols (`C/n_head`): that split.
+    /// A `-1` of a successful `view` solved to such a size says `h` divides `X` exactly.
+    pub fn as_symbol_quotient(&self) -> Option<(String, Dim)> {
+        let [term] = &self.terms[..] else {
+            return None;
+        };
+        if term.coeff != Coeff::ONE {
+            return None;
+        }
+        let mut numerator = None;
+        let mut divisor = Dim::lit(1);
+        for (atom, exponent) in &term.mono {
+            let Atom::Symbol(name) = atom else {
+                return None;
+            };
+            match *exponent {
+                1 if numerator.is_none() => numerator = Some(name.to_string()),
+                e if e < 0 => {
+                    for _ in 0..-e {
+                        divisor = divisor.mul(&Dim::sym(name));
+                    }
+                }
+                _ => return None,
+            }
+        }
+        numerator
+            .filter(|_| !divisor.is_lit())
+            .map(|n| (n, divisor))
+    }
+
     /// Integer coefficients and no negative exponent: an integer for integer atoms.
     fn is_integer_polynomial(&self) -> bool {
         self.terms

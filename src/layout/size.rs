@@ -51,6 +51,14 @@ pub enum Assumption {
     /// A target size the analysis could not relate to the input is the one value the
     /// element count allows (any other value makes the call fail on the element count).
     SolvedSize { name: String, value: String },
+    /// A constructor switch (a parameter defaulting to `None`, `True`/`False` or a string,
+    /// read by one of its tests) has its default: a method analysed on its own sees the
+    /// object the default arguments build.
+    DefaultArgument {
+        class: String,
+        name: String,
+        value: String,
+    },
 }
 
 impl fmt::Display for Assumption {
@@ -60,6 +68,9 @@ impl fmt::Display for Assumption {
             Assumption::Divides { divisor, dividend } => write!(f, "{divisor} divides {dividend}"),
             Assumption::Distinct { a, b } => write!(f, "{a} ≠ {b}"),
             Assumption::SolvedSize { name, value } => write!(f, "{name} = {value}"),
+            Assumption::DefaultArgument { class, name, value } => {
+                write!(f, "`{class}` built with its default `{name}={value}`")
+            }
         }
     }
 }

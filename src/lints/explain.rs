@@ -29,12 +29,21 @@ pub fn notes_for(ev: &OpEvent, holds: Holds, ctx: &LintContext) -> Vec<String> {
     let mut items: Vec<String> = Vec::new();
     let mut unless: Vec<String> = Vec::new();
     let mut solved: Vec<String> = Vec::new();
+    let mut defaults: Vec<(String, Vec<String>)> = Vec::new();
     for a in alt.assumptions.iter().chain(&ev.divisibility) {
         match a {
             Assumption::Distinct { a, b } => {
                 let s = format!("{a} == {b}");
                 if !unless.contains(&s) {
                     unless.push(s);
+                }
+            }
+            Assumption::DefaultArgument { class, name, value } => {
+                let s = format!("`{name}={value}`");
+                match defaults.iter_mut().find(|(c, _)| c == class) {
+                    Some((_, args)) if !args.contains(&s) => args.push(s),
+                    Some(_) => {}
+                    None => defaults.push((class.clone(), vec![s])),
                 }
             }
             Assumption::SolvedSize { name, value } => solved.push(format!(
@@ -50,6 +59,13 @@ pub fn notes_for(ev: &OpEvent, holds: Holds, ctx: &LintContext) -> Vec<String> {
     }
     let param = chain_steps(&alt.input.chain).any(|s| s.what.contains("assumed contiguous"));
     let mut notes = Vec::new();
+    // Steps that rest on an assumption of their own say so in their label.
+    for step in chain_steps(&alt.input.chain) {
+        if let Some(at) = step.what.find(" (assuming ") {
+            let assumption = step.what[at + 2..].trim_end_matches(')');
+            notes.push(format!("at {}: {assumption}", &step.what[..at]));
+        }
+    }
     if let Some(context) = &ev.context {
         notes.push(format!(
             "found through the call from `{}` at line {}",
@@ -67,6 +83,13 @@ pub fn notes_for(ev: &OpEvent, holds: Holds, ctx: &LintContext) -> Vec<String> {
         notes.push(format!("holds unless {}", unless.join(" or ")));
     }
     notes.extend(solved);
+    for (class, args) in defaults {
+        let plural = if args.len() > 1 { "s" } else { "" };
+        notes.push(format!(
+            "holds for `{class}` built with its default{plural} {}",
+            args.join(", ")
+        ));
+    }
     match holds {
         Holds::OnPath(o) => {
             if let Some(c) = &o.input.condition {

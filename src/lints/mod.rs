@@ -115,8 +115,19 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
 /// with a known layout (resting on no assumption) and gets no such finding there. The
 /// callers then show what the function really receives (a helper given a transposed tensor,
 /// say), and the assumption alone would contradict them — unless the finding is about one
-/// named path of the function, which such a caller need not take. Where both give the finding, the
-/// open context's (symbolic, for every caller) is the one reported.
+/// named path of the function, which such a caller need not take. A caller's finding that rests
+/// on an assumed layout (an argument of unknown shape) counts as an open one. Where both give the
+/// finding, the open context's (symbolic, for every caller) is the one reported.
+/// Does a caller context's event rest on a layout the analysis assumed rather than
+/// received (a tensor of unknown shape that the callee's parameter gave contiguous sizes)?
+/// Such a finding knows no more than the open context's, and is contradicted like it.
+fn rests_on_assumed_layout(ev: &OpEvent) -> bool {
+    ev.outcomes.iter().any(|o| {
+        crate::analysis::value::chain_steps(&o.input.chain)
+            .any(|s| s.what.contains("assumed contiguous"))
+    })
+}
+
 pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Diagnostic> {
     use std::collections::{HashMap, HashSet};
     type Site = (&'static str, crate::ir::Span);
@@ -131,7 +142,7 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Diagnostic> {
             let Some(check) = r.check else { continue };
             let site = (r.code, ev.span);
             match check(ev, ctx) {
-                Some(d) if ev.from_caller => {
+                Some(d) if ev.from_caller && !rests_on_assumed_layout(ev) => {
                     from_callers.entry(site).or_insert(d);
                 }
                 Some(d) => {

@@ -144,6 +144,7 @@ mod tests {
                 copied_reshape: None,
                 assumptions: Vec::new(),
                 operands: vec![(RHS_PARAM.into(), Some(rhs))],
+                decisions: Vec::new(),
             }],
             unknown_input: false,
             divisibility: Vec::new(),

@@ -87,6 +87,7 @@ mod tests {
                 copied_reshape: None,
                 assumptions: Vec::new(),
                 operands: Vec::new(),
+                decisions: Vec::new(),
             }],
             unknown_input,
             divisibility: Vec::new(),

@@ -158,6 +158,13 @@ impl Interpreter<'_> {
                     Value::NnModule(m) if attr == "forward" || attr == "forward_t" => {
                         self.call_module(&m, a, call.span, nspan, env)
                     }
+                    // A value the analysis lost (`cache.update(k, v)`) that the code treats
+                    // as a tensor (`.reshape(...)`, `.transpose(...)`): the call is still
+                    // reached on this path, with an unknown input, so a finding about the
+                    // call on another path says which path it is on.
+                    Value::Unknown if self.names_layout_op(attr) => {
+                        self.tensor_method(attr, Value::unknown_tensor(), a, call.span, nspan, env)
+                    }
                     _ => Value::Unknown,
                 }
             }
@@ -534,18 +541,29 @@ impl Interpreter<'_> {
         span: Span,
         env: &mut Env,
     ) -> Value {
-        let method = match op {
-            BinOp::Add => "__add__",
-            BinOp::Sub => "__sub__",
-            BinOp::Mul => "__mul__",
-            BinOp::Div => "__truediv__",
-            BinOp::FloorDiv => "__floordiv__",
-            BinOp::Mod => "__mod__",
-            BinOp::Pow => "__pow__",
-            BinOp::MatMul => "__matmul__",
-            BinOp::Other => "__eq__",
+        let swapped = !l.is_tensor();
+        // `a - x` with a tensor only on the right is `x.__rsub__(a)`: the right operand is the
+        // receiver, and the reflected method keeps the order.
+        let method = match (op, swapped) {
+            (BinOp::Add, false) => "__add__",
+            (BinOp::Add, true) => "__radd__",
+            (BinOp::Sub, false) => "__sub__",
+            (BinOp::Sub, true) => "__rsub__",
+            (BinOp::Mul, false) => "__mul__",
+            (BinOp::Mul, true) => "__rmul__",
+            (BinOp::Div, false) => "__truediv__",
+            (BinOp::Div, true) => "__rtruediv__",
+            (BinOp::FloorDiv, false) => "__floordiv__",
+            (BinOp::FloorDiv, true) => "__rfloordiv__",
+            (BinOp::Mod, false) => "__mod__",
+            (BinOp::Mod, true) => "__rmod__",
+            (BinOp::Pow, false) => "__pow__",
+            (BinOp::Pow, true) => "__rpow__",
+            (BinOp::MatMul, false) => "__matmul__",
+            (BinOp::MatMul, true) => "__rmatmul__",
+            (BinOp::Other, _) => "__eq__",
         };
-        let (recv, other) = if l.is_tensor() { (l, r) } else { (r, l) };
+        let (recv, other) = if swapped { (r, l) } else { (l, r) };
         let other = match other {
             Value::Named {
                 name,
@@ -674,4 +692,26 @@ fn is_builtin(name: &str) -> bool {
         name,
         "len" | "int" | "tuple" | "list" | "range" | "max" | "min" | "getattr"
     )
+}
+
+impl Interpreter<'_> {
+    /// A tensor method whose name no other common Python value has: views, reshapes and
+    /// layout changes (`split`, `index`, `copy` and the like are also str/list methods).
+    fn names_layout_op(&self, attr: &str) -> bool {
+        use crate::ops::OpKind;
+        self.tables.method(attr).is_some_and(|spec| {
+            matches!(
+                spec.kind,
+                OpKind::View
+                    | OpKind::Reshape
+                    | OpKind::Flatten
+                    | OpKind::Unflatten
+                    | OpKind::Ravel
+                    | OpKind::Transpose
+                    | OpKind::Permute
+                    | OpKind::Contiguous
+                    | OpKind::Expand
+            )
+        })
+    }
 }

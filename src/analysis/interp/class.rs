@@ -10,7 +10,8 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
-use crate::ir::{self, Class, ExprKind, Function, Language, Span, Stmt, Target};
+use crate::ir::{self, Class, CmpOp, Expr, ExprKind, Function, Language, Span, Stmt, Target};
+use crate::layout::Assumption;
 
 use super::super::apply::CallArgs;
 use super::super::env::{join_opt, Env};
@@ -193,7 +194,17 @@ impl Interpreter<'_> {
                 Some(placeholder.clone()),
             );
             self.frame.class = Some(owner);
-            let params = self.standalone_params(&ctor);
+            let mut params = self.standalone_params(&ctor);
+            for (name, value, text) in switch_defaults(&ctor) {
+                if let Some(p) = params.iter_mut().find(|(n, _)| *n == name) {
+                    p.1 = value;
+                    facts.add_divisibility(Assumption::DefaultArgument {
+                        class: class.name().to_string(),
+                        name,
+                        value: text,
+                    });
+                }
+            }
             let mut env = Env::default();
             for (n, v) in params {
                 env.set(&n, v);
@@ -223,6 +234,150 @@ impl Interpreter<'_> {
         }
         let attrs = object_attrs(class, attrs);
         self.new_instance(class, attrs, &facts)
+    }
+}
+
+/// The constructor's switches that a method analysed on its own takes at their defaults:
+/// parameters defaulting to `None`, a bool or a string that one of its tests reads
+/// (`if qk_norm:`, `head_dim = head_dim or dim // h`, `Norm(d) if qk_norm else Identity()`).
+/// Sizes stay symbolic; a switch left unknown would join the object's layers into unknowns.
+fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
+    let mut tested = HashSet::default();
+    for s in &ctor.body {
+        tested_names_in_stmt(s, &mut tested);
+    }
+    // `head_dim = attn_head_dim` then `if head_dim is None:` tests the parameter too.
+    for s in &ctor.body {
+        if let Stmt::Assign { targets, value, .. } = s {
+            if let ([Target::Name(alias, _)], ExprKind::Name(original)) =
+                (targets.as_slice(), &value.kind)
+            {
+                if tested.contains(alias.as_str()) {
+                    tested.insert(original.as_str());
+                }
+            }
+        }
+    }
+    ctor.params
+        .iter()
+        .filter(|p| !p.variadic && tested.contains(p.name.as_str()))
+        .filter_map(|p| {
+            let (value, text) = match &p.default.as_ref()?.kind {
+                ExprKind::None => (Value::NoneVal, "None".to_string()),
+                ExprKind::Bool(b) => (
+                    Value::Bool(Some(*b)),
+                    if *b { "True" } else { "False" }.to_string(),
+                ),
+                ExprKind::Str(s) => (Value::Str(s.clone()), format!("{s:?}")),
+                _ => return None,
+            };
+            Some((p.name.clone(), value, text))
+        })
+        .collect()
+}
+
+/// Names read by the tests of `s` (if/assert/while conditions, `a if t else b`, `a or b`).
+fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match s {
+        Stmt::If {
+            test, body, orelse, ..
+        } => {
+            names_in(test, out);
+            body.iter()
+                .chain(orelse)
+                .for_each(|s| tested_names_in_stmt(s, out));
+        }
+        Stmt::Assert { test, .. } => names_in(test, out),
+        Stmt::Loop { body, orelse, .. } => body
+            .iter()
+            .chain(orelse)
+            .for_each(|s| tested_names_in_stmt(s, out)),
+        Stmt::With { body, .. } => body.iter().for_each(|s| tested_names_in_stmt(s, out)),
+        Stmt::Try {
+            body,
+            handlers,
+            orelse,
+            finalbody,
+            ..
+        } => body
+            .iter()
+            .chain(handlers.iter().flatten())
+            .chain(orelse)
+            .chain(finalbody)
+            .for_each(|s| tested_names_in_stmt(s, out)),
+        Stmt::Assign { value, .. } | Stmt::AugAssign { value, .. } => exprs.push(value),
+        Stmt::Expr(e) => exprs.push(e),
+        Stmt::Return { value: Some(e), .. } => exprs.push(e),
+        _ => {}
+    }
+    for e in exprs {
+        tests_in_expr(e, out);
+    }
+}
+
+/// Names read by the tests inside an expression: `t` of `a if t else b`, both sides of
+/// `a or b` / `a and b`.
+fn tests_in_expr<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
+    match &e.kind {
+        ExprKind::IfExp { test, body, orelse } => {
+            names_in(test, out);
+            tests_in_expr(body, out);
+            tests_in_expr(orelse, out);
+        }
+        ExprKind::Compare {
+            left,
+            op: CmpOp::Or | CmpOp::And,
+            right,
+        } => {
+            names_in(left, out);
+            names_in(right, out);
+        }
+        ExprKind::Call { func, args } => {
+            tests_in_expr(func, out);
+            args.iter().for_each(|a| tests_in_expr(&a.value, out));
+        }
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| tests_in_expr(i, out))
+        }
+        ExprKind::BinOp { left, right, .. } => {
+            tests_in_expr(left, out);
+            tests_in_expr(right, out);
+        }
+        _ => {}
+    }
+}
+
+/// Every plain name an expression reads.
+fn names_in<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
+    match &e.kind {
+        ExprKind::Name(n) => {
+            out.insert(n.as_str());
+        }
+        ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => {
+            names_in(value, out)
+        }
+        ExprKind::Compare { left, right, .. } | ExprKind::BinOp { left, right, .. } => {
+            names_in(left, out);
+            names_in(right, out);
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            names_in(test, out);
+            names_in(body, out);
+            names_in(orelse, out);
+        }
+        ExprKind::Call { func, args } => {
+            names_in(func, out);
+            args.iter().for_each(|a| names_in(&a.value, out));
+        }
+        ExprKind::Subscript { value, index } => {
+            names_in(value, out);
+            index.iter().for_each(|i| names_in(i, out));
+        }
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| names_in(i, out))
+        }
+        _ => {}
     }
 }
 

@@ -369,6 +369,16 @@ impl Interpreter<'_> {
                 }
                 Value::Unknown
             }
+            // `window_size[0]` of a parameter that may be a tuple of sizes or a tensor: one
+            // element, just as unknown — a size named as written, or a contiguous tensor if it
+            // is used as one (an item of a contiguous tensor is contiguous).
+            Value::Named {
+                name,
+                param: Some(_),
+            } if matches!(index, [ix] if matches!(ix.kind, ExprKind::Int(_))) => Value::Named {
+                name: format!("{name}[{}]", self.text(index[0].span)),
+                param: Some(self.fresh_origin()),
+            },
             v @ (Value::Tensor(_) | Value::Named { param: Some(_), .. }) => {
                 self.tensor_getitem(e, v, index, env)
             }

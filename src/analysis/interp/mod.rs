@@ -52,9 +52,9 @@ pub const MAX_CALL_DEPTH: usize = 6;
 /// How many distinct contexts of one function an analysis runs; more calls are unknown.
 pub const MAX_CONTEXTS: usize = 8;
 /// Statements one root analysis may run.
-pub const ROOT_FUEL: u64 = 200_000;
+pub const ROOT_FUEL: u64 = 10_000;
 /// Statements one file's analyses may run in all.
-pub const FILE_FUEL: u64 = 4_000_000;
+pub const FILE_FUEL: u64 = 100_000;
 /// Loop bodies are re-run until the environment is stable, at most this often.
 const MAX_LOOP_ITERATIONS: usize = 3;
 /// A loop over a tuple of at most this many known elements is unrolled, one path per
@@ -99,6 +99,8 @@ pub struct Interpreter<'a> {
     pub tables: OpTables,
     base_assumptions: &'a Assumptions,
     pub globals: Env,
+    /// The size symbols the globals mention (computed once: every root starts with them).
+    global_symbols: HashSet<String>,
     pub classes: ClassTable,
     pub events: Vec<OpEvent>,
     /// How many calls deep each event of `events` was recorded (a loop that re-runs its body
@@ -132,6 +134,7 @@ impl<'a> Interpreter<'a> {
             tables: OpTables::for_language(language, source),
             base_assumptions: assumptions,
             globals: Env::default(),
+            global_symbols: HashSet::default(),
             classes: ClassTable::default(),
             events: Vec::new(),
             event_depths: Vec::new(),
@@ -151,6 +154,16 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// The module's names, once its body ran; roots start with them.
+    pub fn set_globals(&mut self, globals: Env) {
+        let mut symbols = HashSet::default();
+        for v in globals.vars.values() {
+            super::value::collect_symbols(v, &mut symbols, 0);
+        }
+        self.global_symbols = symbols;
+        self.globals = globals;
+    }
+
     /// Start a new analysis from a root function (or the module body): nothing learned in
     /// another analysis carries over.
     pub fn begin_root(&mut self, function: &str, this: Option<Arc<Instance>>) {
@@ -164,9 +177,7 @@ impl<'a> Interpreter<'a> {
         if let Some(i) = &this {
             super::value::collect_symbols(&Value::Instance(i.clone()), &mut taken, 0);
         }
-        for v in self.globals.vars.values() {
-            super::value::collect_symbols(v, &mut taken, 0);
-        }
+        taken.extend(self.global_symbols.iter().cloned());
         self.root.minted = taken;
         let class = this.as_ref().map(|i| i.class.clone());
         self.frame = self.fresh_frame(function.to_string(), this, class, None);
@@ -239,9 +250,11 @@ impl<'a> Interpreter<'a> {
         true
     }
 
-    /// Has the file's whole budget been spent?
+    /// Has the budget of this analysis (or of the file) been spent? Then the interpreter only
+    /// finishes what it is running, as cheaply as it can: no call is followed, paths are
+    /// joined, loops run once.
     pub fn out_of_fuel(&self) -> bool {
-        self.file_fuel == 0
+        self.root_fuel == 0 || self.file_fuel == 0
     }
 
     pub fn fresh_origin(&mut self) -> Origin {
@@ -259,12 +272,14 @@ impl<'a> Interpreter<'a> {
             facts: &self.frame.facts,
             root: &mut self.root,
             shapes: &mut env.shapes,
+            decisions: &env.decisions,
             events: &mut self.events,
             context: self.frame.context.clone(),
             name_hint,
             next_origin: &mut self.next_origin,
             path: self.frame.path.clone(),
             learned: Vec::new(),
+            quotients: Vec::new(),
         }
     }
 
@@ -275,11 +290,18 @@ impl<'a> Interpreter<'a> {
         env: &mut Env,
         f: impl FnOnce(&mut ApplyCtx) -> Value,
     ) -> Value {
-        let (v, learned) = {
+        let (v, learned, quotients) = {
             let mut ctx = self.apply_ctx(env);
             let v = f(&mut ctx);
-            (v, std::mem::take(&mut ctx.learned))
+            (
+                v,
+                std::mem::take(&mut ctx.learned),
+                std::mem::take(&mut ctx.quotients),
+            )
         };
+        for q in quotients {
+            self.frame.facts.add_quotient(q);
+        }
         let depth = self.call_stack.len();
         self.event_depths.resize(self.events.len(), depth);
         if learned.is_empty() {

@@ -1,25 +1,231 @@
-//! Statements: assignments, control flow (joins, loops to a fixpoint, unrolled loops over
-//! known tuples), `try`, `with`, asserts that teach equalities, definitions.
+//! Statements: assignments, control flow, `try`, `with`, asserts that teach equalities,
+//! definitions.
+//!
+//! # Paths
+//! A block runs on a set of *paths* (environments). An `if` whose test the analysis cannot
+//! decide splits each path in two, each remembering the branch it took when the test can be
+//! named (`mask is None` is true); the paths stay apart afterwards, so the sizes and layouts
+//! on one path stay consistent with each other (`x.size()` of the tensor on that path) —
+//! up to [`MAX_PATHS`], beyond which they are joined. Loops run to a fixpoint on the join of
+//! their entry paths; a loop over a tuple of known elements is unrolled.
 
 use std::sync::Arc;
 
 use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
-use super::super::env::{join_envs_tagged, join_opt, same_env, Env};
+#[allow(unused_imports)]
+use super::super::env::join_envs_tagged;
+use super::super::env::{join_all_envs, join_opt, same_env, Env, SettledTest, UNNAMED_BRANCH};
 use super::super::value::{join, Step, SymLayout, TensorVal, Value};
 use super::{Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
 
 impl Interpreter<'_> {
-    pub fn exec_block(&mut self, stmts: &[Stmt], mut env: Option<Env>) -> Option<Env> {
-        for s in stmts {
-            let e = env?;
-            env = self.exec_stmt(s, e);
+    /// How this path already decided `test` (see [`Env::settled`]): itself, or through its
+    /// parts (`a and b` is false once `a` was, true once both were).
+    fn settled_truth(&self, test: &Expr, env: &Env) -> Option<bool> {
+        if let ExprKind::Compare {
+            left,
+            op: op @ (ir::CmpOp::And | ir::CmpOp::Or),
+            right,
+        } = &test.kind
+        {
+            let decisive = *op == ir::CmpOp::Or;
+            let (l, r) = (
+                self.settled_truth(left, env),
+                self.settled_truth(right, env),
+            );
+            return match (l, r) {
+                (Some(v), _) | (_, Some(v)) if v == decisive => Some(decisive),
+                (Some(_), Some(_)) => Some(!decisive),
+                _ => None,
+            };
         }
-        env
+        let c = self.nameable_condition(test, env)?;
+        env.settled_truth(&c)
     }
 
-    fn exec_stmt(&mut self, s: &Stmt, mut env: Env) -> Option<Env> {
+    /// Remember on this path that `test` was `truth`, and what that says of its parts.
+    fn settle(&self, test: &Expr, truth: bool, env: &mut Env) {
+        if let ExprKind::Compare {
+            left,
+            op: op @ (ir::CmpOp::And | ir::CmpOp::Or),
+            right,
+        } = &test.kind
+        {
+            // `a and b` true: both are; `a or b` false: neither is.
+            if truth == (*op == ir::CmpOp::And) {
+                self.settle(left, truth, env);
+                self.settle(right, truth, env);
+            }
+            return;
+        }
+        let (Some(c), Some(names)) = (self.nameable_condition(test, env), settleable_names(test))
+        else {
+            return;
+        };
+        env.settled.push(SettledTest {
+            condition: Arc::from(c.as_str()),
+            truth,
+            names,
+        });
+    }
+}
+
+/// The plain names a test reads, when it reads nothing else that could change unseen
+/// (`cache is not None`, `not use_cache`); `None` for tests on attributes (`self.x` can be
+/// assigned through another name) or calls.
+fn settleable_names(test: &Expr) -> Option<Vec<String>> {
+    fn walk(e: &Expr, out: &mut Vec<String>) -> bool {
+        match &e.kind {
+            ExprKind::Name(n) => {
+                if !out.contains(n) {
+                    out.push(n.clone());
+                }
+                true
+            }
+            ExprKind::None | ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Str(_) => true,
+            // `not x` keeps an empty operand on its right.
+            ExprKind::Compare {
+                left,
+                op: ir::CmpOp::Not,
+                ..
+            } => walk(left, out),
+            ExprKind::Compare { left, right, .. } => walk(left, out) && walk(right, out),
+            _ => false,
+        }
+    }
+    let mut names = Vec::new();
+    (walk(test, &mut names) && !names.is_empty()).then_some(names)
+}
+
+/// How a path that took one branch of the test `condition` (in backticks) is named:
+/// `` `mask` is None `` for the false branch of `mask is not None`, `` `cached` is false ``.
+fn branch_taken(condition: &str, truth: bool) -> String {
+    let text = condition.trim_matches('`');
+    let none_test = |name: &str, is_none: bool| {
+        format!("`{name}` is {}None", if is_none { "" } else { "not " })
+    };
+    // Only for one name (`a and b is None` is not a test of `a and b`).
+    let one_name = |name: &str| !name.contains(char::is_whitespace);
+    if let Some(name) = text.strip_suffix(" is not None").filter(|n| one_name(n)) {
+        return none_test(name, !truth);
+    }
+    if let Some(name) = text.strip_suffix(" is None").filter(|n| one_name(n)) {
+        return none_test(name, truth);
+    }
+    if let Some(name) = text.strip_prefix("not ") {
+        if !name.contains(' ') {
+            return format!("`{name}` is {}", if truth { "false" } else { "true" });
+        }
+    }
+    format!("{condition} is {}", if truth { "true" } else { "false" })
+}
+
+/// Paths one function keeps apart at most (see the module docs).
+pub const MAX_PATHS: usize = 8;
+
+impl Interpreter<'_> {
+    /// Run a block from one state; the join of the paths that reach its end (`None` when
+    /// every path returned or raised).
+    pub fn exec_block(&mut self, stmts: &[Stmt], env: Option<Env>) -> Option<Env> {
+        let paths = self.exec_paths(stmts, env.into_iter().collect());
+        join_all_envs(paths)
+    }
+
+    /// Run a block on a set of paths; the paths that reach its end.
+    pub fn exec_paths(&mut self, stmts: &[Stmt], mut paths: Vec<Env>) -> Vec<Env> {
+        for s in stmts {
+            if paths.is_empty() {
+                break;
+            }
+            let mut next = Vec::with_capacity(paths.len());
+            for env in paths {
+                next.extend(self.exec_stmt(s, env));
+            }
+            if next.len() > MAX_PATHS || (next.len() > 1 && self.out_of_fuel()) {
+                next = join_all_envs(next).into_iter().collect();
+            }
+            paths = next;
+        }
+        paths
+    }
+
+    fn exec_stmt(&mut self, s: &Stmt, env: Env) -> Vec<Env> {
+        match s {
+            Stmt::If {
+                test, body, orelse, ..
+            } => {
+                let mut env = env;
+                self.burn();
+                match self.eval_condition(test, &mut env) {
+                    Some(true) => self.exec_paths(body, vec![env]),
+                    Some(false) => self.exec_paths(orelse, vec![env]),
+                    None => {
+                        let condition = self.nameable_condition(test, &env);
+                        if let Some(truth) = self.settled_truth(test, &env) {
+                            let branch = if truth { body } else { orelse };
+                            return self.exec_paths(branch, vec![env]);
+                        }
+                        let (mut yes, mut no) = (env.clone(), env);
+                        match &condition {
+                            Some(c) => {
+                                yes.decide(&branch_taken(c, true));
+                                no.decide(&branch_taken(c, false));
+                                self.settle(test, true, &mut yes);
+                                self.settle(test, false, &mut no);
+                            }
+                            None => {
+                                yes.decide(UNNAMED_BRANCH);
+                                no.decide(UNNAMED_BRANCH);
+                            }
+                        }
+                        let mut out = self.exec_paths(body, vec![yes]);
+                        out.extend(self.exec_paths(orelse, vec![no]));
+                        out
+                    }
+                }
+            }
+            Stmt::Loop {
+                target,
+                iter,
+                body,
+                orelse,
+                ..
+            } => {
+                let mut env = env;
+                self.burn();
+                let items = iter.as_ref().map(|it| self.eval(it, &mut env));
+                if let (Some(t), Some(Value::Tuple(items))) = (target, &items) {
+                    if !items.is_empty()
+                        && items.len() <= MAX_UNROLL
+                        && !has_jump(body)
+                        && !self.out_of_fuel()
+                    {
+                        let after = self.exec_unrolled(t, items.clone(), body, env);
+                        return self.exec_paths(orelse, after);
+                    }
+                }
+                let after = self.exec_loop(target.as_ref(), body, env);
+                self.exec_paths(orelse, vec![after])
+            }
+            Stmt::With { items, body, .. } => {
+                let mut env = env;
+                self.burn();
+                for (e, t) in items {
+                    self.eval(e, &mut env);
+                    if let Some(t) = t {
+                        self.assign(t, Value::Unknown, &mut env);
+                    }
+                }
+                self.exec_paths(body, vec![env])
+            }
+            other => self.exec_simple(other, env).into_iter().collect(),
+        }
+    }
+
+    /// A statement that does not split paths.
+    fn exec_simple(&mut self, s: &Stmt, mut env: Env) -> Option<Env> {
         self.burn();
         match s {
             Stmt::Assign { targets, value, .. } => {
@@ -70,6 +276,9 @@ impl Interpreter<'_> {
                 self.eval(e, &mut env);
                 Some(env)
             }
+            Stmt::If { .. } | Stmt::Loop { .. } | Stmt::With { .. } => {
+                unreachable!("split by exec_stmt")
+            }
             Stmt::Return { value, .. } => {
                 let v = match value {
                     Some(e) => self.eval(e, &mut env),
@@ -96,54 +305,6 @@ impl Interpreter<'_> {
                     None => env.self_attrs.clone(),
                 });
                 None
-            }
-            Stmt::If {
-                test, body, orelse, ..
-            } => {
-                let decided = self.eval_condition(test, &mut env);
-                match decided {
-                    Some(true) => self.exec_block(body, Some(env)),
-                    Some(false) => self.exec_block(orelse, Some(env)),
-                    None => {
-                        let condition = self.nameable_condition(test, &env);
-                        let a = self.exec_block(body, Some(env.clone()));
-                        let b = self.exec_block(orelse, Some(env));
-                        match (a, b, condition) {
-                            (Some(a), Some(b), Some(c)) => {
-                                let yes = format!("{c} is true");
-                                let no = format!("{c} is false");
-                                Some(join_envs_tagged(&a, &b, &yes, &no))
-                            }
-                            (a, b, _) => join_opt(a, b),
-                        }
-                    }
-                }
-            }
-            Stmt::Loop {
-                target,
-                iter,
-                body,
-                orelse,
-                ..
-            } => {
-                let items = iter.as_ref().map(|it| self.eval(it, &mut env));
-                if let (Some(t), Some(Value::Tuple(items))) = (target, &items) {
-                    if !items.is_empty() && items.len() <= MAX_UNROLL && !has_jump(body) {
-                        let after = self.exec_unrolled(t, items.clone(), body, env);
-                        return self.exec_block(orelse, after);
-                    }
-                }
-                let after = self.exec_loop(target.as_ref(), body, env);
-                self.exec_block(orelse, Some(after))
-            }
-            Stmt::With { items, body, .. } => {
-                for (e, t) in items {
-                    self.eval(e, &mut env);
-                    if let Some(t) = t {
-                        self.assign(t, Value::Unknown, &mut env);
-                    }
-                }
-                self.exec_block(body, Some(env))
             }
             Stmt::Try {
                 body,
@@ -231,20 +392,22 @@ impl Interpreter<'_> {
         items: Vec<Value>,
         body: &[Stmt],
         env: Env,
-    ) -> Option<Env> {
-        let mut cur = Some(env);
+    ) -> Vec<Env> {
+        let mut paths = vec![env];
         let outer = self.frame.path.clone();
         let count = items.len();
         for (i, item) in items.into_iter().enumerate() {
-            let Some(mut entry) = cur else {
+            if paths.is_empty() {
                 break;
-            };
+            }
             self.frame.path = iteration_path(outer.as_deref(), target, &item, i, count);
-            self.assign(target, item, &mut entry);
-            cur = self.exec_block(body, Some(entry));
+            for entry in paths.iter_mut() {
+                self.assign(target, item.clone(), entry);
+            }
+            paths = self.exec_paths(body, paths);
         }
         self.frame.path = outer;
-        cur
+        paths
     }
 
     /// Run a loop body to a fixpoint. Events are only kept from the final, stable run so
@@ -392,6 +555,17 @@ impl Interpreter<'_> {
                 }
                 for (t, x) in items[si + 1..].iter().zip(vals[vals.len() - tail..].iter()) {
                     self.assign(t, x.clone(), env);
+                }
+            }
+            // `H, W = img_size` of a value of unknown type: its elements, named as written
+            // (the unpacking succeeds only with exactly that many).
+            (Value::Named { name, param }, None) => {
+                for (i, t) in items.iter().enumerate() {
+                    let elem = Value::Named {
+                        name: format!("{name}[{i}]"),
+                        param: param.map(|_| self.fresh_origin()),
+                    };
+                    self.assign(t, elem, env);
                 }
             }
             (other, _) => {
