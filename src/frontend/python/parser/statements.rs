@@ -907,8 +907,10 @@ impl Parser<'_> {
     }
 
     /// `match subject: case ...`. Which case runs is unknown to the interpreter, so the cases
-    /// become a chain of `If`s with unknown tests (the last `orelse` is the no-match path).
-    /// Each case body starts by binding the pattern's capture names to unknown values.
+    /// become a chain of `If`s with unknown tests; the last `orelse` is the no-match path,
+    /// unless the last case always matches (`case _:`, `case name:`, unguarded), whose body
+    /// is then that `orelse`. Each case body starts by binding the pattern's capture names to
+    /// unknown values.
     fn match_statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
         let start = self.tok.start;
         self.bump();
@@ -939,6 +941,8 @@ impl Parser<'_> {
         let mut cases = Vec::new();
         let mut nested = 0;
         let mut end = self.prev_end;
+        // Whether the last case parsed always matches.
+        let mut last_is_irrefutable = false;
         loop {
             match self.tok.kind {
                 Tok::Dedent => {
@@ -953,10 +957,12 @@ impl Parser<'_> {
                     let clause_start = self.tok.start;
                     self.bump();
                     let mut names = Vec::new();
-                    self.case_patterns(&mut names)?;
-                    if self.eat(Tok::If) {
+                    let irrefutable = self.case_patterns(&mut names)?;
+                    let guarded = self.eat(Tok::If);
+                    if guarded {
                         self.in_mode(Mode::Opaque, |p| p.child(|p| p.named_expression()))?;
                     }
+                    last_is_irrefutable = irrefutable && !guarded;
                     self.expect(Tok::Colon, ":")?;
                     let guard_bindings = self.take_walrus();
                     let (mut block, clause_end) = self.suite(false)?;
@@ -992,13 +998,21 @@ impl Parser<'_> {
                 _ => return Err(self.unexpected()),
             }
         }
-        self.leave_chain(nested);
-        if cases.is_empty() {
-            out.push(Stmt::Other {
-                span: Span { start, end },
-            });
+        let otherwise = if last_is_irrefutable {
+            cases.pop().map(|case| (case.span, case.body))
         } else {
-            out.append(&mut chain_alternatives(cases, nested, None));
+            None
+        };
+        self.leave_chain(nested);
+        let nested = nested.min(cases.len());
+        match (cases.is_empty(), otherwise) {
+            (true, None) => out.push(Stmt::Other {
+                span: Span { start, end },
+            }),
+            (true, Some((_, mut body))) => out.append(&mut body),
+            (false, otherwise) => {
+                out.append(&mut chain_alternatives(cases, nested, otherwise));
+            }
         }
         Ok(())
     }
@@ -1006,18 +1020,26 @@ impl Parser<'_> {
     // ----- patterns -----
 
     /// The patterns of a `case`, collecting the names they capture (`x`, `*rest`, `**kw`,
-    /// `as name`, keyword values), in source order and without `_`.
-    fn case_patterns(&mut self, names: &mut Vec<Token>) -> PResult<()> {
+    /// `as name`, keyword values), in source order and without `_`. Returns whether the
+    /// pattern matches every subject (a wildcard or capture, maybe parenthesized, or an
+    /// or-pattern with such an alternative); `case a, b:` is a sequence pattern.
+    fn case_patterns(&mut self, names: &mut Vec<Token>) -> PResult<bool> {
+        let mut irrefutable = true;
+        let mut count = 0;
         loop {
-            self.pattern(names, 0)?;
-            if !self.eat(Tok::Comma) || self.at(Tok::Colon) || self.at(Tok::If) {
-                return Ok(());
+            irrefutable &= self.pattern(names, 0)?;
+            count += 1;
+            if !self.eat(Tok::Comma) {
+                return Ok(irrefutable && count == 1);
+            }
+            if self.at(Tok::Colon) || self.at(Tok::If) {
+                return Ok(false);
             }
         }
     }
 
-    /// `or_pattern ['as' NAME]`.
-    fn pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<()> {
+    /// `or_pattern ['as' NAME]`; whether it always matches.
+    fn pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<bool> {
         if depth > MAX_DEPTH || !self.enter() {
             return Err(self.unexpected());
         }
@@ -1026,9 +1048,10 @@ impl Parser<'_> {
         result
     }
 
-    fn pattern_within_limit(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<()> {
+    fn pattern_within_limit(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<bool> {
+        let mut irrefutable = false;
         loop {
-            self.closed_pattern(names, depth)?;
+            irrefutable |= self.closed_pattern(names, depth)?;
             if !self.eat(Tok::Pipe) {
                 break;
             }
@@ -1037,7 +1060,7 @@ impl Parser<'_> {
             let name = self.expect_name()?;
             self.capture(names, name);
         }
-        Ok(())
+        Ok(irrefutable)
     }
 
     fn capture(&self, names: &mut Vec<Token>, name: Token) {
@@ -1046,7 +1069,10 @@ impl Parser<'_> {
         }
     }
 
-    fn closed_pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<()> {
+    /// One pattern without `|` and `as`; whether it always matches (a capture, `_`, or such
+    /// a pattern in parentheses).
+    fn closed_pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<bool> {
+        let mut irrefutable = false;
         match self.tok.kind {
             Tok::Star | Tok::DoubleStar => {
                 self.bump();
@@ -1077,34 +1103,44 @@ impl Parser<'_> {
                     self.expect(Tok::RParen, ")")?;
                 } else if !dotted {
                     self.capture(names, first);
+                    irrefutable = true;
                 }
             }
             Tok::LParen | Tok::LBracket => {
-                let closer = if self.at(Tok::LParen) {
+                let parenthesized = self.at(Tok::LParen);
+                let closer = if parenthesized {
                     Tok::RParen
                 } else {
                     Tok::RBracket
                 };
                 self.bump();
+                let mut count = 0;
+                let mut comma = false;
                 while !self.at(closer) {
-                    self.pattern(names, depth + 1)?;
-                    if !self.eat(Tok::Comma) {
+                    irrefutable = self.pattern(names, depth + 1)?;
+                    count += 1;
+                    comma = self.eat(Tok::Comma);
+                    if !comma {
                         break;
                     }
                 }
-                self.expect(closer, if closer == Tok::RParen { ")" } else { "]" })?;
+                // `(p)` is `p`; `(p,)`, `()` and `[p]` are sequence patterns.
+                irrefutable &= parenthesized && count == 1 && !comma;
+                self.expect(closer, if parenthesized { ")" } else { "]" })?;
             }
             Tok::LBrace => {
                 self.bump();
                 while !self.at(Tok::RBrace) {
                     if self.eat(Tok::DoubleStar) {
+                        // `**rest` comes last (a trailing comma may follow it).
                         let name = self.expect_name()?;
                         self.capture(names, name);
-                    } else {
-                        self.in_mode(Mode::Ignore, |p| p.child(|p| p.bitwise(1)))?;
-                        self.expect(Tok::Colon, ":")?;
-                        self.pattern(names, depth + 1)?;
+                        self.eat(Tok::Comma);
+                        break;
                     }
+                    self.in_mode(Mode::Ignore, |p| p.child(|p| p.bitwise(1)))?;
+                    self.expect(Tok::Colon, ":")?;
+                    self.pattern(names, depth + 1)?;
                     if !self.eat(Tok::Comma) {
                         break;
                     }
@@ -1116,7 +1152,7 @@ impl Parser<'_> {
                 self.in_mode(Mode::Ignore, |p| p.child(|p| p.bitwise(5)))?;
             }
         }
-        Ok(())
+        Ok(irrefutable)
     }
 
     // ----- definitions -----
