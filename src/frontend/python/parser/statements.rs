@@ -765,25 +765,36 @@ impl Parser<'_> {
     }
 
     /// `with (a as b, c):` lists its items in parentheses when the `)` matching the current
-    /// `(` is directly followed by the `:` (else the parentheses belong to an expression).
+    /// `(` is directly followed by the `:` and what is inside can be items (CPython tries
+    /// that reading first); else the parentheses belong to an expression: `with (a, b) as
+    /// c:`, and `with (yield):`, `with (a := b):`, `with (x for x in y):`, `with (*a, b):`,
+    /// `with ():`, which items cannot be.
     fn parenthesized_with_items(&mut self) -> bool {
         let mut depth = 1usize;
         let mut closed = false;
+        let mut item_start = true;
+        let mut empty = true;
         self.scan_ahead(|token| {
             if closed {
-                return Some(token.kind == Tok::Colon);
+                return Some(token.kind == Tok::Colon && !empty);
             }
+            let at_item_start = std::mem::replace(&mut item_start, false);
             match token.kind {
                 Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
                 Tok::RParen | Tok::RBracket | Tok::RBrace => {
                     depth -= 1;
                     if depth == 0 {
                         closed = true;
+                        return None;
                     }
                 }
                 Tok::Newline | Tok::Eof | Tok::Error => return Some(false),
+                Tok::Comma if depth == 1 => item_start = true,
+                Tok::Walrus | Tok::For if depth == 1 => return Some(false),
+                Tok::Yield | Tok::Star if at_item_start && depth == 1 => return Some(false),
                 _ => {}
             }
+            empty = false;
             None
         })
         .unwrap_or(false)
@@ -800,20 +811,53 @@ impl Parser<'_> {
         let mut orelse = Vec::new();
         let mut finalbody = Vec::new();
         let mut has_finally = false;
+        // Whether the first handler is `except*`: the others must all be alike.
+        let mut first_star = None;
         while self.at(Tok::Except) {
             let clause_start = self.tok.start;
             self.bump();
-            self.eat(Tok::Star);
+            let star = self.eat(Tok::Star);
+            if *first_star.get_or_insert(star) != star {
+                // CPython's error, at the first handler of the other kind; still lowered.
+                first_star = Some(!star);
+                let at = Span {
+                    start: clause_start,
+                    end: clause_start,
+                };
+                self.record_error(
+                    at,
+                    "cannot have both `except` and `except*` on the same `try`".into(),
+                );
+            }
+            if star && self.at(Tok::Colon) {
+                let at = self.tok.span();
+                self.record_error(at, "expected one or more exception types".into());
+            }
             let mut name: Option<Token> = None;
             if !self.at(Tok::Colon) {
                 self.in_mode(Mode::Ignore, |p| -> PResult<()> {
+                    let types_start = p.tok.start;
                     p.child(|p| p.expression())?;
+                    // `except A, B:` (PEP 758), a trailing comma allowed.
+                    let mut several = false;
+                    while p.eat(Tok::Comma) {
+                        several = true;
+                        if p.at(Tok::Colon) {
+                            break;
+                        }
+                        p.child(|p| p.expression())?;
+                    }
                     if p.eat(Tok::As) {
                         name = Some(p.expect_name()?);
-                    } else {
-                        // `except A, B:` (PEP 758).
-                        while p.eat(Tok::Comma) {
-                            p.child(|p| p.expression())?;
+                        if several {
+                            // CPython's error; the handler is still lowered as if the
+                            // types were parenthesized.
+                            let span = p.span_from(types_start);
+                            p.record_error(
+                                span,
+                                "multiple exception types must be parenthesized when using `as`"
+                                    .into(),
+                            );
                         }
                     }
                     Ok(())
@@ -1265,19 +1309,51 @@ impl Parser<'_> {
         Ok((body, end))
     }
 
-    /// `[T, *Ts, **P, U: int = str]` (PEP 695/696), not lowered.
+    /// `[T, *Ts, **P, U: int = str]` (PEP 695/696), not lowered. Only a `TypeVar` has a
+    /// bound, and only a `TypeVarTuple`'s default may be starred (`*Ts = *tuple[int]`).
     pub(super) fn type_parameters(&mut self) -> PResult<()> {
         self.bump();
+        if self.at(Tok::RBracket) {
+            let span = self.tok.span();
+            self.record_error(span, "type parameter list cannot be empty".into());
+            return Err(Fail);
+        }
         while !self.at(Tok::RBracket) {
-            if self.at(Tok::Star) || self.at(Tok::DoubleStar) {
+            let kind = match self.tok.kind {
+                Tok::Star => Some("TypeVarTuple"),
+                Tok::DoubleStar => Some("ParamSpec"),
+                _ => None,
+            };
+            if kind.is_some() {
                 self.bump();
             }
             self.expect_name()?;
-            if self.eat(Tok::Colon) {
+            if self.at(Tok::Colon) {
+                let colon = self.tok.start;
+                self.bump();
+                let bound_start = self.tok.start;
                 self.child(|p| p.expression())?;
+                if let Some(kind) = kind {
+                    // `*Ts: (int, str)` names constraints, `*Ts: int` a bound (the message
+                    // only; the text is enough to tell them apart).
+                    let bound = self
+                        .text
+                        .get(bound_start as usize..self.prev_end as usize)
+                        .unwrap_or("");
+                    let constraints =
+                        bound.starts_with('(') && bound.ends_with(')') && bound.contains(',');
+                    let what = if constraints { "constraints" } else { "bound" };
+                    let span = self.span_from(colon);
+                    self.record_error(span, format!("cannot use {what} with {kind}"));
+                    return Err(Fail);
+                }
             }
             if self.eat(Tok::Assign) {
-                self.child(|p| p.star_expression())?;
+                if kind == Some("TypeVarTuple") {
+                    self.child(|p| p.star_expression())?;
+                } else {
+                    self.child(|p| p.expression())?;
+                }
             }
             if !self.eat(Tok::Comma) {
                 break;
@@ -1288,13 +1364,18 @@ impl Parser<'_> {
 
     /// Parameters up to `closer` (`)` of a `def`, `:` of a lambda). `/` and a bare `*` bind
     /// nothing; annotations are only read for jaxtyping shapes.
+    /// A parameter without a default after one with a default (before any `*`) is CPython's
+    /// syntax error, recorded at its name; the parameters are still lowered.
     pub(super) fn parameters(&mut self, closer: Tok, annotations: bool) -> PResult<Vec<Param>> {
         let mut params = Vec::new();
+        // Whether a positional parameter had a default, and whether `*` came.
+        let (mut default_seen, mut keyword_only) = (false, false);
         while !self.at(closer) {
             let start = self.tok.start;
             match self.tok.kind {
                 Tok::Slash => self.bump(),
                 Tok::Star | Tok::DoubleStar => {
+                    keyword_only = true;
                     self.bump();
                     if self.at(Tok::Name) {
                         let name = self.expect_name()?;
@@ -1323,8 +1404,16 @@ impl Parser<'_> {
                         }
                     }
                     let default = if self.eat(Tok::Assign) {
+                        default_seen = true;
                         Some(self.child(|p| p.expression())?)
                     } else {
+                        if default_seen && !keyword_only {
+                            self.record_error(
+                                name.span(),
+                                "parameter without a default follows parameter with a default"
+                                    .into(),
+                            );
+                        }
                         None
                     };
                     params.push(Param {
