@@ -23,8 +23,8 @@
 //!   is added to `Module::classes` as `Outer.Inner`;
 //! - a walrus `(n := e)` becomes `n = e` just before its statement (or `n = <unknown>` where it
 //!   may not run), since the IR has no assignment expression;
-//! - `match` becomes a chain of `If`s with unknown tests; `not x` is `Compare { x, Not, ? }`;
-//!   `-1` is `Int(-1)`;
+//! - `match` becomes a chain of `If`s with unknown tests (a last `case _:` or `case name:`
+//!   is the final `else`); `not x` is `Compare { x, Not, ? }`; `-1` is `Int(-1)`;
 //! - `from m import *` is `Other`; relative imports keep their dots (`"..m.x"`).
 
 mod annotations;

@@ -818,8 +818,71 @@ fn match_cases_may_each_run_and_bind_their_captures() {
               c = ?
               other
             else:
-              if ?:
-                y = None
+              y = None
+        "#,
+    );
+}
+
+#[test]
+fn a_last_case_that_always_matches_is_the_final_else() {
+    assert_lowers_to(
+        r#"
+        match mode:
+            case "a":
+                y = x
+            case other:
+                y = x.t()
+        "#,
+        r#"
+        mode
+        if ?:
+          y = x
+        else:
+          other = ?
+          y = x.t()
+        "#,
+    );
+    // Parenthesized, or one alternative of an or-pattern, a capture still always matches.
+    assert_lowers_to(
+        r#"
+        match mode:
+            case "a":
+                y = x
+            case ("b" | (other)):
+                y = x.t()
+        "#,
+        r#"
+        mode
+        if ?:
+          y = x
+        else:
+          other = ?
+          y = x.t()
+        "#,
+    );
+    // A guard, a sequence pattern or a dotted name may fail to match.
+    for last in [
+        "case _ if mode:",
+        "case (a,):",
+        "case [a]:",
+        "case a, b:",
+        "case A.B:",
+    ] {
+        let source =
+            format!("match mode:\n    case \"a\":\n        y = x\n    {last}\n        y = None\n");
+        let lowered = lower(&source);
+        assert!(lowered.contains("else:\n  if ?:"), "{last}: {lowered}");
+    }
+    // A single case that always matches is its body.
+    assert_lowers_to(
+        r#"
+        match x:
+            case _:
+                y = x.t()
+        "#,
+        r#"
+        x
+        y = x.t()
         "#,
     );
 }

@@ -7,6 +7,14 @@ use super::{Fail, Mode, PResult, Parser};
 use crate::frontend::python::literals::{decode_string_body, parse_float, parse_int, StringPrefix};
 use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Span};
 
+/// What a string literal is, for the rules on concatenating them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StringKind {
+    Text,
+    Bytes,
+    Template,
+}
+
 /// Which child of a chain node continues the chain (the left operand, the called or
 /// subscripted value): the spine that [`Parser::keep_chain_bounded`] shortens.
 fn spine_child(expr: &mut Expr) -> Option<&mut Expr> {
@@ -193,10 +201,16 @@ impl Parser<'_> {
         self.named_expression()
     }
 
+    /// `*x` with `x` a `bitwise_or` (in displays, targets and statement values).
     fn starred(&mut self) -> PResult<Expr> {
+        self.starred_with(|p| p.bitwise(1))
+    }
+
+    /// `*` and the operand `operand` parses.
+    fn starred_with(&mut self, operand: impl FnOnce(&mut Self) -> PResult<Expr>) -> PResult<Expr> {
         let start = self.tok.start;
         self.bump();
-        let inner = self.child(|p| p.bitwise(1))?;
+        let inner = self.child(operand)?;
         let span = self.span_from(start);
         Ok(if self.building() {
             Expr::new(ExprKind::Starred(Box::new(inner)), span)
@@ -245,12 +259,26 @@ impl Parser<'_> {
 
     // ----- named expressions, lambda, conditional -----
 
-    /// `name := value` or an expression.
+    /// `name := value` or an expression. Any other target of `:=` (`(x.a := 1)`) is
+    /// CPython's syntax error, recorded at the target; the value is parsed and the whole is
+    /// unknown.
     pub(super) fn named_expression(&mut self) -> PResult<Expr> {
         if self.at(Tok::Name) && self.peek().kind == Tok::Walrus {
             return self.walrus();
         }
-        self.expression()
+        let start = self.tok.start;
+        let expr = self.expression()?;
+        if !self.at(Tok::Walrus) {
+            return Ok(expr);
+        }
+        let at = Span { start, end: start };
+        self.record_error(
+            at,
+            "cannot use assignment expressions with anything but a name".into(),
+        );
+        self.bump();
+        self.child(|p| p.expression())?;
+        Ok(self.unknown_from(start))
     }
 
     /// `name := value`: when it surely runs, the statement is preceded by `name = value` and
@@ -702,16 +730,47 @@ impl Parser<'_> {
     }
 
     /// `(args)` of a call: positional, `*xs`, `name=value`, `**kw`, or one generator.
+    /// A positional argument after a keyword one, or `*x` after `**y`, is CPython's syntax
+    /// error, recorded where CPython reports it (the `)`, the `,` before the `*`); the call is
+    /// still lowered.
     fn arguments(&mut self) -> PResult<Vec<Arg>> {
         let open = self.tok.start;
         self.bump();
         let building = self.building();
         let mut args = Vec::new();
+        // Whether a keyword argument came, and whether one was `**`.
+        let (mut keyword, mut keyword_unpacking) = (false, false);
+        let mut misplaced_positional = false;
+        let mut comma_before = None;
         loop {
-            if self.eat(Tok::RParen) {
+            if self.at(Tok::RParen) {
+                if misplaced_positional {
+                    let message = if keyword_unpacking {
+                        "positional argument follows keyword argument unpacking"
+                    } else {
+                        "positional argument follows keyword argument"
+                    };
+                    let at = self.tok.start;
+                    self.record_error(Span { start: at, end: at }, message.into());
+                }
+                self.bump();
                 break;
             }
             let (star, double_star) = (self.at(Tok::Star), self.at(Tok::DoubleStar));
+            if star && keyword_unpacking {
+                if let Some(at) = comma_before {
+                    self.record_error(
+                        Span { start: at, end: at },
+                        "iterable argument unpacking follows keyword argument unpacking".into(),
+                    );
+                }
+            }
+            keyword |= double_star;
+            keyword_unpacking |= double_star;
+            let named = self.at(Tok::Name) && self.peek().kind == Tok::Assign;
+            let positional = !(star || double_star || named);
+            misplaced_positional |= positional && keyword && self.can_start_expression();
+            keyword |= !positional && !star;
             let arg = if star || double_star {
                 self.bump();
                 let value = self.child(|p| p.expression())?;
@@ -734,7 +793,8 @@ impl Parser<'_> {
                 }
             } else if self.can_start_expression() {
                 let mark = self.walrus.len();
-                let first = args.is_empty();
+                let first = args.is_empty() && comma_before.is_none();
+                let element = self.tok.start;
                 let value = self.child(|p| p.named_expression())?;
                 if self.at(Tok::For) || (self.at(Tok::Async) && self.peek().kind == Tok::For) {
                     // `f(x for x in xs)`: one generator argument, spanning the parentheses.
@@ -743,7 +803,7 @@ impl Parser<'_> {
                     }
                     self.in_mode(Mode::Opaque, |p| p.comprehension_clauses())?;
                     if !first || !self.at(Tok::RParen) {
-                        let span = self.span_from(open);
+                        let span = self.span_from(element);
                         self.record_error(
                             span,
                             "generator expression must be parenthesized".into(),
@@ -774,9 +834,9 @@ impl Parser<'_> {
             if building {
                 args.push(arg);
             }
-            if !self.eat(Tok::Comma) {
+            comma_before = Some(self.tok.start);
+            if !self.eat(Tok::Comma) && !self.at(Tok::RParen) {
                 self.expect(Tok::RParen, ")")?;
-                break;
             }
         }
         Ok(args)
@@ -801,13 +861,17 @@ impl Parser<'_> {
         Ok(index)
     }
 
-    /// `expr`, `*expr`, or a slice `lower:upper:step` with any part missing.
+    /// `expr`, `*expr`, or a slice `lower:upper:step` with any part missing. A star takes a
+    /// whole expression (`x[*a or b]`) and cannot start a slice.
     fn slice_item(&mut self) -> PResult<Expr> {
         let start = self.tok.start;
+        if self.at(Tok::Star) {
+            return self.starred_with(|p| p.expression());
+        }
         let lower = if self.at(Tok::Colon) {
             None
         } else {
-            Some(self.star_named_expression()?)
+            Some(self.named_expression()?)
         };
         if !self.at(Tok::Colon) {
             return lower.ok_or(Fail);
@@ -1044,11 +1108,33 @@ impl Parser<'_> {
 
     /// One string literal or several implicitly concatenated ones: a constant `Str`, or
     /// opaque when any part has no constant `str` value (fields, bytes, t-strings, ...).
+    /// Concatenating a t-string with another kind of string, or bytes with a `str`, is
+    /// CPython's syntax error, recorded where CPython reports it; the expression is then
+    /// opaque and parsing goes on.
     fn strings(&mut self) -> PResult<Expr> {
         let start = self.tok.start;
         let building = self.building();
         let mut value = building.then(String::new);
+        // The kind of the first part and of the last one, and where the last one starts.
+        let mut first_kind = None;
+        let mut last: Option<(StringKind, u32)> = None;
+        let mut mixes_templates = None;
+        let mut mixes_bytes = false;
         loop {
+            if matches!(self.tok.kind, Tok::Str | Tok::FStart) {
+                let kind = self.string_kind(self.tok);
+                if let Some((previous, previous_start)) = last {
+                    let templates = |k: StringKind| k == StringKind::Template;
+                    if templates(previous) != templates(kind) && mixes_templates.is_none() {
+                        mixes_templates = Some(previous_start);
+                    }
+                }
+                first_kind.get_or_insert(kind);
+                mixes_bytes |= first_kind.is_some_and(|first| {
+                    (first == StringKind::Bytes) != (kind == StringKind::Bytes)
+                });
+                last = Some((kind, self.tok.start));
+            }
             match self.tok.kind {
                 Tok::Str => {
                     let token = self.tok;
@@ -1078,11 +1164,43 @@ impl Parser<'_> {
                 _ => break,
             }
         }
+        if let Some(at) = mixes_templates {
+            // At the last string before the switch (CPython spans it and the next).
+            let span = Span { start: at, end: at };
+            self.record_error(
+                span,
+                "cannot mix t-string literals with string or bytes literals".into(),
+            );
+            value = None;
+        } else if mixes_bytes {
+            // At the token after the strings, as CPython reports it.
+            let at = self.line_end_position(self.tok);
+            let span = Span { start: at, end: at };
+            self.record_error(span, "cannot mix bytes and nonbytes literals".into());
+            value = None;
+        }
         let span = self.span_from(start);
         Ok(match value {
             Some(value) => Expr::new(ExprKind::Str(value), span),
             None => Expr::new(ExprKind::Unknown, span),
         })
+    }
+
+    /// Whether a string token (`Str` or `FStart`) is a bytes literal, a t-string, or a `str`.
+    fn string_kind(&self, token: Token) -> StringKind {
+        let prefix = self
+            .text_of(token)
+            .bytes()
+            .take_while(|b| b.is_ascii_alphabetic());
+        let mut kind = StringKind::Text;
+        for letter in prefix {
+            match letter | 0x20 {
+                b'b' => kind = StringKind::Bytes,
+                b't' => return StringKind::Template,
+                _ => {}
+            }
+        }
+        kind
     }
 
     /// The value of a complete (non-f) string token.
@@ -1131,6 +1249,15 @@ impl Parser<'_> {
     /// `{expr[=][!conv][:spec]}` after its `{`, through its `}`.
     fn replacement_field(&mut self) -> PResult<Expr> {
         let start = self.tok.start;
+        if self.at(Tok::Lambda) {
+            // CPython's error: the `:` of a bare lambda would start the format spec.
+            let at = self.tok.span();
+            self.record_error(
+                at,
+                "f-string: lambda expressions are not allowed without parentheses".into(),
+            );
+            return Err(Fail);
+        }
         if self.at(Tok::Yield) {
             self.yield_expression()?;
         } else if self.can_start_expression() {
@@ -1140,7 +1267,14 @@ impl Parser<'_> {
         }
         self.eat(Tok::Assign);
         if self.eat(Tok::Exclaim) {
-            self.expect_name()?;
+            let conversion = self.expect_name()?;
+            let letter = self.text_of(conversion);
+            if !matches!(letter, "s" | "r" | "a") {
+                let message = format!(
+                    "f-string: invalid conversion character `{letter}`: expected `s`, `r`, or `a`"
+                );
+                self.record_error(conversion.span(), message);
+            }
         }
         if self.eat(Tok::Colon) {
             loop {

@@ -343,8 +343,9 @@ impl<'s> Lexer<'s> {
                         b'\r' => self.pos += 2,
                         0 if self.pos + 1 >= self.src.len() => self.pos += 1,
                         _ => {
-                            let start = self.pos;
+                            // At the character after the `\`, as CPython reports it.
                             self.pos += 1;
+                            let start = self.pos;
                             return self.error(
                                 start,
                                 "unexpected character after line continuation character".into(),
@@ -528,26 +529,26 @@ impl<'s> Lexer<'s> {
     }
 
     fn name_or_string(&mut self, start: usize) -> Token {
-        // A string prefix: up to two letters directly followed by a quote.
+        // A string prefix: distinct letters of `bruft` directly followed by a quote (with a
+        // letter repeated, CPython reads a name and then a string).
+        let mut seen = [false; 5];
         let mut prefix_len = 0;
-        while prefix_len < 3 {
-            let b = self.peek_byte(prefix_len);
-            if matches!(
-                b,
-                b'r' | b'R' | b'b' | b'B' | b'u' | b'U' | b'f' | b'F' | b't' | b'T'
-            ) {
-                prefix_len += 1;
-            } else {
-                break;
-            }
-        }
-        if prefix_len > 0
-            && prefix_len <= 2
-            && matches!(self.peek_byte(prefix_len), b'"' | b'\'')
-            && valid_prefix(&self.src[start..start + prefix_len])
+        while let Some(letter) = PREFIX_LETTERS
+            .iter()
+            .position(|&l| self.peek_byte(prefix_len).eq_ignore_ascii_case(&l))
+            .filter(|&letter| !seen[letter])
         {
+            seen[letter] = true;
+            prefix_len += 1;
+        }
+        if prefix_len > 0 && matches!(self.peek_byte(prefix_len), b'"' | b'\'') {
             let quote_at = start + prefix_len;
             self.pos = quote_at;
+            if let Some((first, second)) = incompatible_prefix(seen) {
+                // CPython 3.14's error; the string itself is lexed next.
+                let message = format!("`{first}` and `{second}` prefixes are incompatible");
+                return self.error(start, message);
+            }
             return self.string(start, quote_at);
         }
         // An identifier.
@@ -587,64 +588,180 @@ impl<'s> Lexer<'s> {
         self.token(kind, start)
     }
 
+    /// A number, checked as CPython's tokenizer checks it: digits of the radix, `_` only
+    /// between digits, no leading zeros on a decimal integer, and no name directly after it
+    /// (but `1if x else y` is still accepted). Errors are where CPython puts them.
     fn number(&mut self, start: usize) -> Token {
-        let src = self.src;
-        let mut float = false;
-        let radix_prefix =
-            src[start] == b'0' && matches!(self.peek_byte(1) | 0x20, b'x' | b'o' | b'b');
-        if radix_prefix {
-            self.pos += 2;
-            while self.peek_byte(0).is_ascii_alphanumeric() || self.peek_byte(0) == b'_' {
-                self.pos += 1;
-            }
-        } else {
-            let digits = |lexer: &mut Self| {
-                while lexer.peek_byte(0).is_ascii_digit() || lexer.peek_byte(0) == b'_' {
-                    lexer.pos += 1;
-                }
+        let first = self.peek_byte(0);
+        if first == b'0' {
+            let radix = match self.peek_byte(1) | 0x20 {
+                b'x' => Some((16, "hexadecimal")),
+                b'o' => Some((8, "octal")),
+                b'b' => Some((2, "binary")),
+                _ => None,
             };
-            digits(self);
-            if self.peek_byte(0) == b'.' {
-                float = true;
-                self.pos += 1;
-                digits(self);
-            }
-            if self.peek_byte(0) | 0x20 == b'e' {
-                let sign = usize::from(matches!(self.peek_byte(1), b'+' | b'-'));
-                if self.peek_byte(1 + sign).is_ascii_digit() {
-                    float = true;
-                    self.pos += 1 + sign;
-                    digits(self);
-                }
-            }
-            if self.peek_byte(0) | 0x20 == b'j' {
-                self.pos += 1;
+            if let Some((radix, name)) = radix {
+                return self.radix_number(start, radix, name);
             }
         }
-        // `1if x else y` is still accepted by CPython: a keyword may follow directly.
+        let mut float = false;
+        if first == b'.' {
+            // `.5`
+            self.pos += 1;
+            float = true;
+            if let Err(at) = self.decimal_tail() {
+                return self.error_at(at, "invalid decimal literal");
+            }
+        } else if first == b'0' {
+            // Zeros, then maybe more digits: only a float or an imaginary number may have them.
+            self.pos += 1;
+            loop {
+                if self.peek_byte(0) == b'_' {
+                    self.pos += 1;
+                    if !self.peek_byte(0).is_ascii_digit() {
+                        return self.error_at(self.pos - 1, "invalid decimal literal");
+                    }
+                }
+                if self.peek_byte(0) != b'0' {
+                    break;
+                }
+                self.pos += 1;
+            }
+            if self.peek_byte(0).is_ascii_digit() {
+                if let Err(at) = self.decimal_tail() {
+                    return self.error_at(at, "invalid decimal literal");
+                }
+                let exponent = self.peek_byte(0) | 0x20 == b'e' && {
+                    let sign = usize::from(matches!(self.peek_byte(1), b'+' | b'-'));
+                    self.peek_byte(1 + sign).is_ascii_digit()
+                };
+                if !matches!(self.peek_byte(0), b'.' | b'j' | b'J') && !exponent {
+                    return self.error_at(
+                        start,
+                        "leading zeros in decimal integer literals are not permitted; \
+                         use an 0o prefix for octal integers",
+                    );
+                }
+            }
+        } else if let Err(at) = self.decimal_tail() {
+            return self.error_at(at, "invalid decimal literal");
+        }
+        if !float && self.peek_byte(0) == b'.' {
+            self.pos += 1;
+            float = true;
+            if self.peek_byte(0).is_ascii_digit() {
+                if let Err(at) = self.decimal_tail() {
+                    return self.error_at(at, "invalid decimal literal");
+                }
+            }
+        }
+        if self.peek_byte(0) | 0x20 == b'e' {
+            let sign = usize::from(matches!(self.peek_byte(1), b'+' | b'-'));
+            if self.peek_byte(1 + sign).is_ascii_digit() {
+                float = true;
+                self.pos += 1 + sign;
+                if let Err(at) = self.decimal_tail() {
+                    return self.error_at(at, "invalid decimal literal");
+                }
+            } else if sign == 1 {
+                // `1e+` with no digit: at the sign.
+                self.pos += 2;
+                return self.error_at(self.pos - 1, "invalid decimal literal");
+            }
+        }
+        let mut what = "decimal";
+        if self.peek_byte(0) | 0x20 == b'j' {
+            self.pos += 1;
+            what = "imaginary";
+        }
+        self.end_of_number(start, if float { Tok::Float } else { Tok::Int }, what)
+    }
+
+    /// Decimal digits with single `_` between them; on a misplaced `_`, its offset.
+    fn decimal_tail(&mut self) -> Result<(), usize> {
+        loop {
+            while self.peek_byte(0).is_ascii_digit() {
+                self.pos += 1;
+            }
+            if self.peek_byte(0) != b'_' {
+                return Ok(());
+            }
+            self.pos += 1;
+            if !self.peek_byte(0).is_ascii_digit() {
+                return Err(self.pos - 1);
+            }
+        }
+    }
+
+    /// `0x…`, `0o…`, `0b…` from the `0`.
+    fn radix_number(&mut self, start: usize, radix: u32, name: &str) -> Token {
+        self.pos += 2;
+        let is_digit = |b: u8| (b as char).is_digit(radix);
+        loop {
+            if self.peek_byte(0) == b'_' {
+                self.pos += 1;
+            }
+            let b = self.peek_byte(0);
+            if !is_digit(b) {
+                if radix != 16 && b.is_ascii_digit() {
+                    return self.error_at(
+                        self.pos,
+                        &format!("invalid digit '{}' in {name} literal", b as char),
+                    );
+                }
+                return self.error_at(self.pos - 1, &format!("invalid {name} literal"));
+            }
+            while is_digit(self.peek_byte(0)) {
+                self.pos += 1;
+            }
+            if self.peek_byte(0) != b'_' {
+                break;
+            }
+        }
+        let b = self.peek_byte(0);
+        if radix != 16 && b.is_ascii_digit() {
+            return self.error_at(
+                self.pos,
+                &format!("invalid digit '{}' in {name} literal", b as char),
+            );
+        }
+        self.end_of_number(start, Tok::Int, name)
+    }
+
+    /// The end of a number: a name may not follow it directly, except the keywords that
+    /// can follow a number in valid code (`1if x else 2`, `[0x1for x in y]`).
+    fn end_of_number(&mut self, start: usize, kind: Tok, what: &str) -> Token {
         let next = self.peek_byte(0);
         if next.is_ascii_alphanumeric() || next == b'_' {
-            let rest = &src[self.pos..];
-            let keyword_follows = [
-                &b"if"[..],
-                b"else",
-                b"and",
-                b"or",
-                b"in",
-                b"is",
-                b"not",
-                b"for",
-            ]
-            .iter()
-            .any(|k| rest.starts_with(k));
+            let rest = &self.src[self.pos..];
+            let keyword_follows = match next {
+                b'a' => rest.starts_with(b"and"),
+                b'e' => rest.starts_with(b"else"),
+                b'f' => rest.starts_with(b"for"),
+                b'i' => matches!(rest.get(1), Some(b'f' | b'n' | b's')),
+                b'o' => rest.starts_with(b"or"),
+                b'n' => rest.starts_with(b"not"),
+                _ => false,
+            };
             if !keyword_follows {
-                while self.peek_byte(0).is_ascii_alphanumeric() || self.peek_byte(0) == b'_' {
-                    self.pos += 1;
-                }
-                return self.error(start, "invalid decimal literal".into());
+                // At the number's last character, as CPython reports it.
+                return self.error_at(self.pos - 1, &format!("invalid {what} literal"));
             }
         }
-        self.token(if float { Tok::Float } else { Tok::Int }, start)
+        self.token(kind, start)
+    }
+
+    /// An error token starting at `at` (a character of a number) that swallows the rest of
+    /// the number and any name glued to it.
+    fn error_at(&mut self, at: usize, message: &str) -> Token {
+        self.pos = self.pos.max(at + 1);
+        while self.peek_byte(0).is_ascii_alphanumeric() || self.peek_byte(0) == b'_' {
+            self.pos += 1;
+        }
+        self.error_message = message.to_string();
+        let mut token = self.token(Tok::Error, at);
+        token.start = at as u32;
+        token
     }
 
     /// A string literal whose prefix starts at `start` and whose first quote is at `quote_at`.
@@ -997,16 +1114,25 @@ impl<'s> Lexer<'s> {
     }
 }
 
-fn valid_prefix(prefix: &[u8]) -> bool {
-    let lower = |i: usize| prefix.get(i).map(|b| b | 0x20);
-    match (lower(0), lower(1)) {
-        (Some(b'r' | b'u' | b'b' | b'f' | b't'), None) => true,
-        (Some(a), Some(b)) => matches!(
-            (a, b),
-            (b'b', b'r') | (b'r', b'b') | (b'f', b'r') | (b'r', b'f') | (b't', b'r') | (b'r', b't')
-        ),
-        _ => false,
-    }
+/// The letters of string prefixes, in the order of [`incompatible_prefix`]'s `seen`.
+const PREFIX_LETTERS: &[u8; 5] = b"burft";
+
+/// The two letters CPython 3.14 names for a prefix it refuses (`ub`, `ft`, `rbf`, ...), in
+/// its order; `None` for the prefixes it accepts (`r`, `b`, `u`, `f`, `t`, `rb`, `rf`, `rt`
+/// in any order and case).
+fn incompatible_prefix(seen: [bool; 5]) -> Option<(char, char)> {
+    let [b, u, r, f, t] = seen;
+    [
+        (u && b, ('u', 'b')),
+        (u && r, ('u', 'r')),
+        (u && f, ('u', 'f')),
+        (u && t, ('u', 't')),
+        (b && f, ('b', 'f')),
+        (b && t, ('b', 't')),
+        (f && t, ('f', 't')),
+    ]
+    .into_iter()
+    .find_map(|(clash, letters)| clash.then_some(letters))
 }
 
 /// Zero-width and other invisible characters CPython calls non-printable.

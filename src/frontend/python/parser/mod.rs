@@ -225,14 +225,19 @@ impl<'s> Parser<'s> {
         if let Some(fail) = self.unclosed_bracket(token) {
             return fail;
         }
+        if let Some(fail) = self.legacy_statement() {
+            return fail;
+        }
         let (span, message) = match token.kind {
             Tok::Eof => (token.span(), "unexpected end of file".to_string()),
             Tok::Newline => {
                 let rest = self.text.get(token.start as usize..).unwrap_or("");
+                let at = self.line_end_position(token);
+                let span = Span { start: at, end: at };
                 if rest.trim().is_empty() {
-                    (token.span(), "unexpected end of file".to_string())
+                    (span, "unexpected end of file".to_string())
                 } else {
-                    (token.span(), "unexpected end of line".to_string())
+                    (span, "unexpected end of line".to_string())
                 }
             }
             Tok::Indent => (token.span(), "unexpected indent".to_string()),
@@ -244,6 +249,24 @@ impl<'s> Parser<'s> {
         };
         self.record_error(span, message);
         Fail
+    }
+
+    /// Where CPython reports an error at `token`: a line's end starts at its comment, if it
+    /// has one (`x = 1 +  # note` is reported at the `#`).
+    fn line_end_position(&self, token: Token) -> u32 {
+        if token.kind != Tok::Newline {
+            return token.start;
+        }
+        let between = self
+            .text
+            .get(self.prev_end as usize..token.start as usize)
+            .unwrap_or("");
+        let blank = between.len() - between.trim_start_matches([' ', '\t', '\x0c']).len();
+        if between[blank..].starts_with('#') {
+            self.prev_end + blank as u32
+        } else {
+            token.start
+        }
     }
 
     /// An error at `token` while a bracket opened on an earlier line is still open is most
@@ -263,6 +286,42 @@ impl<'s> Parser<'s> {
             end: at + 1,
         };
         self.record_error(span, format!("`{}` was never closed", open as char));
+        Some(Fail)
+    }
+
+    /// Python 2's `print x` / `exec code`: an expression where the name `print` or `exec`
+    /// just ended one is reported at the name, with CPython's hint.
+    fn legacy_statement(&mut self) -> Option<Fail> {
+        let starts_expression = self.can_start_expression()
+            && !matches!(self.tok.kind, Tok::LParen | Tok::LBracket)
+            || self.at(Tok::Tilde);
+        if !starts_expression {
+            return None;
+        }
+        let before = self.text.get(..self.prev_end as usize)?;
+        let name = ["print", "exec"]
+            .into_iter()
+            .find(|name| before.ends_with(name))?;
+        let start = before.len() - name.len();
+        let preceding = before[..start].trim_end_matches([' ', '\t', '\x0c']);
+        let part_of_name = preceding
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let between = self
+            .text
+            .get(self.prev_end as usize..self.tok.start as usize)?;
+        if part_of_name || between.contains(['\n', '\r']) {
+            return None;
+        }
+        let span = Span {
+            start: start as u32,
+            end: self.prev_end,
+        };
+        self.record_error(
+            span,
+            format!("missing parentheses in call to `{name}`; did you mean `{name}(...)`?"),
+        );
         Some(Fail)
     }
 

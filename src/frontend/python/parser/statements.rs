@@ -765,25 +765,36 @@ impl Parser<'_> {
     }
 
     /// `with (a as b, c):` lists its items in parentheses when the `)` matching the current
-    /// `(` is directly followed by the `:` (else the parentheses belong to an expression).
+    /// `(` is directly followed by the `:` and what is inside can be items (CPython tries
+    /// that reading first); else the parentheses belong to an expression: `with (a, b) as
+    /// c:`, and `with (yield):`, `with (a := b):`, `with (x for x in y):`, `with (*a, b):`,
+    /// `with ():`, which items cannot be.
     fn parenthesized_with_items(&mut self) -> bool {
         let mut depth = 1usize;
         let mut closed = false;
+        let mut item_start = true;
+        let mut empty = true;
         self.scan_ahead(|token| {
             if closed {
-                return Some(token.kind == Tok::Colon);
+                return Some(token.kind == Tok::Colon && !empty);
             }
+            let at_item_start = std::mem::replace(&mut item_start, false);
             match token.kind {
                 Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
                 Tok::RParen | Tok::RBracket | Tok::RBrace => {
                     depth -= 1;
                     if depth == 0 {
                         closed = true;
+                        return None;
                     }
                 }
                 Tok::Newline | Tok::Eof | Tok::Error => return Some(false),
+                Tok::Comma if depth == 1 => item_start = true,
+                Tok::Walrus | Tok::For if depth == 1 => return Some(false),
+                Tok::Yield | Tok::Star if at_item_start && depth == 1 => return Some(false),
                 _ => {}
             }
+            empty = false;
             None
         })
         .unwrap_or(false)
@@ -800,20 +811,53 @@ impl Parser<'_> {
         let mut orelse = Vec::new();
         let mut finalbody = Vec::new();
         let mut has_finally = false;
+        // Whether the first handler is `except*`: the others must all be alike.
+        let mut first_star = None;
         while self.at(Tok::Except) {
             let clause_start = self.tok.start;
             self.bump();
-            self.eat(Tok::Star);
+            let star = self.eat(Tok::Star);
+            if *first_star.get_or_insert(star) != star {
+                // CPython's error, at the first handler of the other kind; still lowered.
+                first_star = Some(!star);
+                let at = Span {
+                    start: clause_start,
+                    end: clause_start,
+                };
+                self.record_error(
+                    at,
+                    "cannot have both `except` and `except*` on the same `try`".into(),
+                );
+            }
+            if star && self.at(Tok::Colon) {
+                let at = self.tok.span();
+                self.record_error(at, "expected one or more exception types".into());
+            }
             let mut name: Option<Token> = None;
             if !self.at(Tok::Colon) {
                 self.in_mode(Mode::Ignore, |p| -> PResult<()> {
+                    let types_start = p.tok.start;
                     p.child(|p| p.expression())?;
+                    // `except A, B:` (PEP 758), a trailing comma allowed.
+                    let mut several = false;
+                    while p.eat(Tok::Comma) {
+                        several = true;
+                        if p.at(Tok::Colon) {
+                            break;
+                        }
+                        p.child(|p| p.expression())?;
+                    }
                     if p.eat(Tok::As) {
                         name = Some(p.expect_name()?);
-                    } else {
-                        // `except A, B:` (PEP 758).
-                        while p.eat(Tok::Comma) {
-                            p.child(|p| p.expression())?;
+                        if several {
+                            // CPython's error; the handler is still lowered as if the
+                            // types were parenthesized.
+                            let span = p.span_from(types_start);
+                            p.record_error(
+                                span,
+                                "multiple exception types must be parenthesized when using `as`"
+                                    .into(),
+                            );
                         }
                     }
                     Ok(())
@@ -907,8 +951,10 @@ impl Parser<'_> {
     }
 
     /// `match subject: case ...`. Which case runs is unknown to the interpreter, so the cases
-    /// become a chain of `If`s with unknown tests (the last `orelse` is the no-match path).
-    /// Each case body starts by binding the pattern's capture names to unknown values.
+    /// become a chain of `If`s with unknown tests; the last `orelse` is the no-match path,
+    /// unless the last case always matches (`case _:`, `case name:`, unguarded), whose body
+    /// is then that `orelse`. Each case body starts by binding the pattern's capture names to
+    /// unknown values.
     fn match_statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
         let start = self.tok.start;
         self.bump();
@@ -939,6 +985,8 @@ impl Parser<'_> {
         let mut cases = Vec::new();
         let mut nested = 0;
         let mut end = self.prev_end;
+        // Whether the last case parsed always matches.
+        let mut last_is_irrefutable = false;
         loop {
             match self.tok.kind {
                 Tok::Dedent => {
@@ -953,10 +1001,12 @@ impl Parser<'_> {
                     let clause_start = self.tok.start;
                     self.bump();
                     let mut names = Vec::new();
-                    self.case_patterns(&mut names)?;
-                    if self.eat(Tok::If) {
+                    let irrefutable = self.case_patterns(&mut names)?;
+                    let guarded = self.eat(Tok::If);
+                    if guarded {
                         self.in_mode(Mode::Opaque, |p| p.child(|p| p.named_expression()))?;
                     }
+                    last_is_irrefutable = irrefutable && !guarded;
                     self.expect(Tok::Colon, ":")?;
                     let guard_bindings = self.take_walrus();
                     let (mut block, clause_end) = self.suite(false)?;
@@ -992,13 +1042,21 @@ impl Parser<'_> {
                 _ => return Err(self.unexpected()),
             }
         }
-        self.leave_chain(nested);
-        if cases.is_empty() {
-            out.push(Stmt::Other {
-                span: Span { start, end },
-            });
+        let otherwise = if last_is_irrefutable {
+            cases.pop().map(|case| (case.span, case.body))
         } else {
-            out.append(&mut chain_alternatives(cases, nested, None));
+            None
+        };
+        self.leave_chain(nested);
+        let nested = nested.min(cases.len());
+        match (cases.is_empty(), otherwise) {
+            (true, None) => out.push(Stmt::Other {
+                span: Span { start, end },
+            }),
+            (true, Some((_, mut body))) => out.append(&mut body),
+            (false, otherwise) => {
+                out.append(&mut chain_alternatives(cases, nested, otherwise));
+            }
         }
         Ok(())
     }
@@ -1006,18 +1064,26 @@ impl Parser<'_> {
     // ----- patterns -----
 
     /// The patterns of a `case`, collecting the names they capture (`x`, `*rest`, `**kw`,
-    /// `as name`, keyword values), in source order and without `_`.
-    fn case_patterns(&mut self, names: &mut Vec<Token>) -> PResult<()> {
+    /// `as name`, keyword values), in source order and without `_`. Returns whether the
+    /// pattern matches every subject (a wildcard or capture, maybe parenthesized, or an
+    /// or-pattern with such an alternative); `case a, b:` is a sequence pattern.
+    fn case_patterns(&mut self, names: &mut Vec<Token>) -> PResult<bool> {
+        let mut irrefutable = true;
+        let mut count = 0;
         loop {
-            self.pattern(names, 0)?;
-            if !self.eat(Tok::Comma) || self.at(Tok::Colon) || self.at(Tok::If) {
-                return Ok(());
+            irrefutable &= self.pattern(names, 0)?;
+            count += 1;
+            if !self.eat(Tok::Comma) {
+                return Ok(irrefutable && count == 1);
+            }
+            if self.at(Tok::Colon) || self.at(Tok::If) {
+                return Ok(false);
             }
         }
     }
 
-    /// `or_pattern ['as' NAME]`.
-    fn pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<()> {
+    /// `or_pattern ['as' NAME]`; whether it always matches.
+    fn pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<bool> {
         if depth > MAX_DEPTH || !self.enter() {
             return Err(self.unexpected());
         }
@@ -1026,9 +1092,10 @@ impl Parser<'_> {
         result
     }
 
-    fn pattern_within_limit(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<()> {
+    fn pattern_within_limit(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<bool> {
+        let mut irrefutable = false;
         loop {
-            self.closed_pattern(names, depth)?;
+            irrefutable |= self.closed_pattern(names, depth)?;
             if !self.eat(Tok::Pipe) {
                 break;
             }
@@ -1037,7 +1104,7 @@ impl Parser<'_> {
             let name = self.expect_name()?;
             self.capture(names, name);
         }
-        Ok(())
+        Ok(irrefutable)
     }
 
     fn capture(&self, names: &mut Vec<Token>, name: Token) {
@@ -1046,7 +1113,10 @@ impl Parser<'_> {
         }
     }
 
-    fn closed_pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<()> {
+    /// One pattern without `|` and `as`; whether it always matches (a capture, `_`, or such
+    /// a pattern in parentheses).
+    fn closed_pattern(&mut self, names: &mut Vec<Token>, depth: u32) -> PResult<bool> {
+        let mut irrefutable = false;
         match self.tok.kind {
             Tok::Star | Tok::DoubleStar => {
                 self.bump();
@@ -1077,34 +1147,44 @@ impl Parser<'_> {
                     self.expect(Tok::RParen, ")")?;
                 } else if !dotted {
                     self.capture(names, first);
+                    irrefutable = true;
                 }
             }
             Tok::LParen | Tok::LBracket => {
-                let closer = if self.at(Tok::LParen) {
+                let parenthesized = self.at(Tok::LParen);
+                let closer = if parenthesized {
                     Tok::RParen
                 } else {
                     Tok::RBracket
                 };
                 self.bump();
+                let mut count = 0;
+                let mut comma = false;
                 while !self.at(closer) {
-                    self.pattern(names, depth + 1)?;
-                    if !self.eat(Tok::Comma) {
+                    irrefutable = self.pattern(names, depth + 1)?;
+                    count += 1;
+                    comma = self.eat(Tok::Comma);
+                    if !comma {
                         break;
                     }
                 }
-                self.expect(closer, if closer == Tok::RParen { ")" } else { "]" })?;
+                // `(p)` is `p`; `(p,)`, `()` and `[p]` are sequence patterns.
+                irrefutable &= parenthesized && count == 1 && !comma;
+                self.expect(closer, if parenthesized { ")" } else { "]" })?;
             }
             Tok::LBrace => {
                 self.bump();
                 while !self.at(Tok::RBrace) {
                     if self.eat(Tok::DoubleStar) {
+                        // `**rest` comes last (a trailing comma may follow it).
                         let name = self.expect_name()?;
                         self.capture(names, name);
-                    } else {
-                        self.in_mode(Mode::Ignore, |p| p.child(|p| p.bitwise(1)))?;
-                        self.expect(Tok::Colon, ":")?;
-                        self.pattern(names, depth + 1)?;
+                        self.eat(Tok::Comma);
+                        break;
                     }
+                    self.in_mode(Mode::Ignore, |p| p.child(|p| p.bitwise(1)))?;
+                    self.expect(Tok::Colon, ":")?;
+                    self.pattern(names, depth + 1)?;
                     if !self.eat(Tok::Comma) {
                         break;
                     }
@@ -1116,7 +1196,7 @@ impl Parser<'_> {
                 self.in_mode(Mode::Ignore, |p| p.child(|p| p.bitwise(5)))?;
             }
         }
-        Ok(())
+        Ok(irrefutable)
     }
 
     // ----- definitions -----
@@ -1229,19 +1309,51 @@ impl Parser<'_> {
         Ok((body, end))
     }
 
-    /// `[T, *Ts, **P, U: int = str]` (PEP 695/696), not lowered.
+    /// `[T, *Ts, **P, U: int = str]` (PEP 695/696), not lowered. Only a `TypeVar` has a
+    /// bound, and only a `TypeVarTuple`'s default may be starred (`*Ts = *tuple[int]`).
     pub(super) fn type_parameters(&mut self) -> PResult<()> {
         self.bump();
+        if self.at(Tok::RBracket) {
+            let span = self.tok.span();
+            self.record_error(span, "type parameter list cannot be empty".into());
+            return Err(Fail);
+        }
         while !self.at(Tok::RBracket) {
-            if self.at(Tok::Star) || self.at(Tok::DoubleStar) {
+            let kind = match self.tok.kind {
+                Tok::Star => Some("TypeVarTuple"),
+                Tok::DoubleStar => Some("ParamSpec"),
+                _ => None,
+            };
+            if kind.is_some() {
                 self.bump();
             }
             self.expect_name()?;
-            if self.eat(Tok::Colon) {
+            if self.at(Tok::Colon) {
+                let colon = self.tok.start;
+                self.bump();
+                let bound_start = self.tok.start;
                 self.child(|p| p.expression())?;
+                if let Some(kind) = kind {
+                    // `*Ts: (int, str)` names constraints, `*Ts: int` a bound (the message
+                    // only; the text is enough to tell them apart).
+                    let bound = self
+                        .text
+                        .get(bound_start as usize..self.prev_end as usize)
+                        .unwrap_or("");
+                    let constraints =
+                        bound.starts_with('(') && bound.ends_with(')') && bound.contains(',');
+                    let what = if constraints { "constraints" } else { "bound" };
+                    let span = self.span_from(colon);
+                    self.record_error(span, format!("cannot use {what} with {kind}"));
+                    return Err(Fail);
+                }
             }
             if self.eat(Tok::Assign) {
-                self.child(|p| p.star_expression())?;
+                if kind == Some("TypeVarTuple") {
+                    self.child(|p| p.star_expression())?;
+                } else {
+                    self.child(|p| p.expression())?;
+                }
             }
             if !self.eat(Tok::Comma) {
                 break;
@@ -1252,13 +1364,18 @@ impl Parser<'_> {
 
     /// Parameters up to `closer` (`)` of a `def`, `:` of a lambda). `/` and a bare `*` bind
     /// nothing; annotations are only read for jaxtyping shapes.
+    /// A parameter without a default after one with a default (before any `*`) is CPython's
+    /// syntax error, recorded at its name; the parameters are still lowered.
     pub(super) fn parameters(&mut self, closer: Tok, annotations: bool) -> PResult<Vec<Param>> {
         let mut params = Vec::new();
+        // Whether a positional parameter had a default, and whether `*` came.
+        let (mut default_seen, mut keyword_only) = (false, false);
         while !self.at(closer) {
             let start = self.tok.start;
             match self.tok.kind {
                 Tok::Slash => self.bump(),
                 Tok::Star | Tok::DoubleStar => {
+                    keyword_only = true;
                     self.bump();
                     if self.at(Tok::Name) {
                         let name = self.expect_name()?;
@@ -1287,8 +1404,16 @@ impl Parser<'_> {
                         }
                     }
                     let default = if self.eat(Tok::Assign) {
+                        default_seen = true;
                         Some(self.child(|p| p.expression())?)
                     } else {
+                        if default_seen && !keyword_only {
+                            self.record_error(
+                                name.span(),
+                                "parameter without a default follows parameter with a default"
+                                    .into(),
+                            );
+                        }
                         None
                     };
                     params.push(Param {
