@@ -59,6 +59,7 @@ impl Parser<'_> {
     /// dropped and parsing resumes at the next line that can start one.
     pub(super) fn statement(&mut self, out: &mut Vec<Stmt>, top_level: bool) {
         if !self.enter() {
+            self.too_deep();
             let span = self.skim_statement();
             out.push(Stmt::Other { span });
             return;
@@ -1428,6 +1429,7 @@ impl Parser<'_> {
     /// One statement of a class body: a method, a nested class, or something not kept.
     fn class_member(&mut self, class_name: &str, methods: &mut Vec<Arc<Function>>) {
         if !self.enter() {
+            self.too_deep();
             self.skim_statement();
             return;
         }
