@@ -402,7 +402,8 @@ mod tests {
     /// like these in one `impl`, each with a `->` and `&`s that used to add up.
     #[test]
     fn items_after_a_block_start_a_new_count() {
-        let method = "pub fn f_abs(&self) -> Result<Tensor, TchError> { let mut c = [std::ptr::null_mut(); 1]; unsafe_torch_err!(atg_abs(c.as_mut_ptr(), self.c_tensor)); Ok(Tensor { c_tensor: c[0] }) }\n";
+        // No `,` or `;` at the impl's level between the methods' `->` and `<…>`s.
+        let method = "pub fn internal_and_<S: Into<Scalar>>(&mut self, other: S) -> Tensor { self.f_internal_and_(other).unwrap() }\n";
         for separator in [
             "",
             "#[allow(clippy::all)]\n",
