@@ -21,7 +21,7 @@
 # sets RUSTC_BOOTSTRAP=1 and builds without a sanitizer (`--sanitizer none`): safe Rust needs
 # none (the crate has no C parts since the hand-written Python parser replaced tree-sitter).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 duration=${1:-1}
 shift || true
