@@ -380,6 +380,40 @@ fn files_too_deep_for_the_parser_do_not_end_the_run() {
     assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
+/// Local functions that each call k others (8 × 150, 12 × 100 calls; the Rust one 10 × 80)
+/// took 22 s to over 100 s when every call was analysed afresh (about calls⁴); with
+/// memoised call summaries they take milliseconds. The bound is generous (a loaded
+/// machine), far below the old times.
+#[test]
+fn call_fan_out_is_not_polynomial_in_the_calls() {
+    for name in [
+        "hang-fanout-8x150.py",
+        "hang-fanout-12x100.py",
+        "hang-fanout-rs-10x80.rs",
+    ] {
+        let path = data(name);
+        let (out, took) = run_within(
+            here(),
+            &[
+                "check",
+                "--no-cache",
+                "--output-format",
+                "concise",
+                path.to_str().unwrap(),
+            ],
+            Duration::from_secs(60),
+        );
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{name}: {:?}: {}",
+            out.status,
+            stderr(&out)
+        );
+        assert!(!stdout(&out).contains("SL999"), "{name}: {}", stdout(&out));
+        assert!(took < Duration::from_secs(10), "{name}: {took:?}");
+    }
+}
+
 /// Some 1 700 methods in one `impl` (tch's generated wrappers) are not "too deeply nested".
 #[test]
 fn a_rust_file_with_many_items_is_analysed() {
