@@ -19,8 +19,11 @@ use stridelint::frontend::{python, rust};
 use stridelint::notebook::Notebook;
 use stridelint::source::SourceFile;
 
+/// A target: its name and the function that runs one input.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// The targets, by name (the directory names under `tests/data/fuzz/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[Target] = &[
     ("python", python_frontend),
     ("rust", rust_frontend),
     ("notebook", notebook_reader),
