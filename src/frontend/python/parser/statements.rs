@@ -124,8 +124,10 @@ impl Parser<'_> {
     fn recover(&mut self, statement_start: u32) {
         self.recovering = true;
         let token = self.tok;
-        let line_start = line_start_of(self.text, token.start as usize);
-        let starts_line = self.text.as_bytes()[line_start..token.start as usize]
+        // A token at the end of a file that ends in `\` can start one past the text.
+        let at = (token.start as usize).min(self.text.len());
+        let line_start = line_start_of(self.text, at);
+        let starts_line = self.text.as_bytes()[line_start..at]
             .iter()
             .all(|b| matches!(b, b' ' | b'\t' | b'\x0c'));
         let later_line = line_start > line_start_of(self.text, statement_start as usize);
