@@ -22,7 +22,9 @@
 //! form, so it is not stored; the entry only records that the finding had one, and a run
 //! that shows subjects ([`Cache::with_subjects_needed`]) analyses such files again. Findings
 //! of `--verify` are never cached (the CLI bypasses the cache then): measurements are the
-//! point of that run.
+//! point of that run. Nor are fixes ever applied from the cache: a run with `--fix` or
+//! `--diff` analyses every file whose cached findings carry fixes again
+//! ([`Cache::with_fixes_needed`]), so a tampered cache cannot make `--fix` write code.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -69,6 +71,10 @@ pub struct Cache {
     current: Mutex<HashMap<PathBuf, Entry>>,
     /// Entries whose findings had subjects are misses (see the module documentation).
     subjects_needed: bool,
+    /// Entries whose findings have fixes are misses: `--fix` and `--diff` apply fixes, and a
+    /// fix read back from the cache is only as trustworthy as the cache file (anything that
+    /// can write there could make `--fix` write arbitrary code), so they are recomputed.
+    fixes_needed: bool,
     hits: AtomicUsize,
     misses: AtomicUsize,
     /// Entries stored by `put` in this run (if none and none was dropped, `save` has
@@ -211,7 +217,7 @@ impl Cache {
     pub fn open(dir: &Path) -> Cache {
         let file = dir.join(env!("CARGO_PKG_VERSION")).join("results.json");
         let tool = tool_stamp();
-        let previous = std::fs::read(&file)
+        let previous = crate::fsutil::read_regular(&file, None)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<CacheFile>(&bytes).ok())
             .filter(|stored| stored.tool == tool)
@@ -229,6 +235,7 @@ impl Cache {
             previous,
             current: Mutex::new(HashMap::new()),
             subjects_needed: false,
+            fixes_needed: false,
             hits: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
@@ -242,6 +249,14 @@ impl Cache {
         self
     }
 
+    /// For runs that apply or show fixes (`--fix`, `--diff`): a file whose cached findings
+    /// carry fixes is analysed again, so that every edit written comes from this run's
+    /// analysis of the text on disk, never from the cache file.
+    pub fn with_fixes_needed(mut self, needed: bool) -> Self {
+        self.fixes_needed = needed;
+        self
+    }
+
     /// The findings stored for `path` under `key`, if any.
     pub fn get(&self, path: &Path, key: &CacheKey) -> Option<Vec<CachedDiagnostic>> {
         let path = absolute(path);
@@ -249,6 +264,7 @@ impl Cache {
             e.content == key.content
                 && e.settings == key.settings
                 && !(self.subjects_needed && e.diagnostics.iter().any(|d| d.had_subject))
+                && !(self.fixes_needed && e.diagnostics.iter().any(|d| d.fix.is_some()))
         });
         match hit {
             Some(entry) => {

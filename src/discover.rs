@@ -69,11 +69,61 @@ fn exclude_matcher(patterns: &[String]) -> Gitignore {
     b.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
+/// The ignore files the walk reads in a directory (`.gitignore`, `.ignore`, a repository's
+/// `.git/info/exclude`).
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git/info/exclude"];
+
+/// An ignore file in `dir` that is not a regular file (a FIFO would make the walk wait for
+/// a writer forever, a device never ends), as the error to report.
+fn irregular_ignore_file(dir: &Path) -> Option<DiscoverError> {
+    IGNORE_FILES.iter().find_map(|name| {
+        let path = dir.join(name);
+        let kind = crate::fsutil::exists_but_not_regular(&path)?;
+        Some(DiscoverError {
+            message: format!(
+                "{}; the directory {} is not linted",
+                crate::fsutil::not_regular(&kind),
+                dir.display()
+            ),
+            path,
+        })
+    })
+}
+
+/// Git's global excludes file and the configuration that may name it, which the walk reads.
+fn irregular_global_git_file() -> Option<DiscoverError> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let candidates = [
+        home.map(|h| h.join(".gitconfig")),
+        xdg.as_ref().map(|x| x.join("git/config")),
+        xdg.map(|x| x.join("git/ignore")),
+    ];
+    candidates.into_iter().flatten().find_map(|path| {
+        let kind = crate::fsutil::exists_but_not_regular(&path)?;
+        Some(DiscoverError {
+            message: format!(
+                "{}; git's global excludes are not used",
+                crate::fsutil::not_regular(&kind)
+            ),
+            path,
+        })
+    })
+}
+
 /// Expand `paths` into the sorted list of files to lint.
 pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec<DiscoverError>) {
     let excludes = exclude_matcher(&opts.exclude);
     let mut files = Vec::new();
     let mut errors = Vec::new();
+    let global_git = match opts.respect_gitignore {
+        true => irregular_global_git_file(),
+        false => None,
+    };
+    let use_global_git = global_git.is_none();
+    errors.extend(global_git);
     for root in paths {
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
@@ -95,14 +145,43 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec
             }
             continue;
         }
+        // The walk reads the ignore files of the root and of every directory above it
+        // before it starts, and those of each directory it enters (checked in the filter).
+        if opts.respect_gitignore {
+            let absolute = std::path::absolute(root).unwrap_or_else(|_| root.clone());
+            if let Some(error) = absolute.ancestors().find_map(irregular_ignore_file) {
+                errors.push(error);
+                continue;
+            }
+        }
         let excludes = excludes.clone();
+        let filter_errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let respect_gitignore = opts.respect_gitignore;
         let walker = WalkBuilder::new(root)
             .standard_filters(opts.respect_gitignore)
+            .git_global(opts.respect_gitignore && use_global_git)
             .hidden(false)
             .require_git(false)
-            .filter_entry(move |e| {
-                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                !excludes.matched(e.path(), is_dir).is_ignore()
+            .filter_entry({
+                let filter_errors = filter_errors.clone();
+                move |e| {
+                    let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                    if excludes.matched(e.path(), is_dir).is_ignore() {
+                        return false;
+                    }
+                    if let Some(error) = respect_gitignore
+                        .then(|| is_dir.then(|| irregular_ignore_file(e.path())))
+                        .flatten()
+                        .flatten()
+                    {
+                        filter_errors
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(error);
+                        return false;
+                    }
+                    true
+                }
             })
             .build();
         for entry in walker {
@@ -118,6 +197,7 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec
                 }),
             }
         }
+        errors.append(&mut filter_errors.lock().unwrap_or_else(|p| p.into_inner()));
     }
     files.sort();
     files.dedup();

@@ -3,7 +3,8 @@
 //! Edits of one file are applied together, non-overlapping, in order. A file is written
 //! only if its content on disk is still exactly the content that was linted (so an editor
 //! saving in between never loses data), through a temporary file in the same directory and
-//! an atomic rename.
+//! an atomic exchange or rename ([`write_fixed`] has the protocol and what it cannot
+//! prevent). A symbolic link is fixed where it points.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -82,33 +83,204 @@ pub enum WriteOutcome {
 }
 
 /// Replace `path`'s content with `fixed`, atomically, if it still holds `original`.
+///
+/// A symbolic link is followed: the file it points to is fixed and the link stays a link.
+///
+/// **Compare and swap.** The OS has no "rename if the target still holds these bytes", so
+/// the check is made as close to the swap as it can be, and undone when it was beaten:
+/// 1. the file is opened, and its content compared with `original` through that descriptor;
+/// 2. the fixed text is written to a temporary file next to it and synced;
+/// 3. right before the swap, the path must still name the same file (device and inode)
+///    with the same size and modification time (an editor that saved in the meantime,
+///    in place or by renaming a new file over it, changed one of them);
+/// 4. the swap: on Linux `renameat2(RENAME_EXCHANGE)` exchanges the two names atomically,
+///    and the file that was swapped out is checked again — the same inode, unchanged size
+///    and modification time, and still `original` byte for byte. If not, whatever an
+///    editor put there in the instant between step 3 and the swap is exchanged back, and
+///    the fix is reported as [`WriteOutcome::ChangedOnDisk`]. Elsewhere (or on a file
+///    system without the exchange) a plain `rename` is used, and an in-place write that
+///    landed on the old file in that instant is still seen through the open descriptor
+///    and written back.
+///
+/// The remaining window: a write *after* the swapped-out file was checked, through a
+/// descriptor opened before the swap (an editor writing in place very slowly), goes to the
+/// old file, which is then removed; and without the exchange, a new file renamed over the
+/// path between step 3 and the `rename` (a few microseconds) is replaced. An editor that
+/// saves by renaming — nearly all do — cannot lose data with the exchange.
 pub fn write_fixed(path: &Path, original: &str, fixed: &str) -> std::io::Result<WriteOutcome> {
-    let current = std::fs::read(path)?;
-    if current != original.as_bytes() {
+    write_fixed_racing(path, original, fixed, &mut || {})
+}
+
+/// [`write_fixed`], running `before_swap` between the last check and the swap (tests put
+/// a concurrent edit there).
+fn write_fixed_racing(
+    path: &Path,
+    original: &str,
+    fixed: &str,
+    before_swap: &mut dyn FnMut(),
+) -> std::io::Result<WriteOutcome> {
+    let target = std::fs::canonicalize(path)?;
+    let mut file = crate::fsutil::open_regular(&target)?;
+    let stamp = Stamp::of(&file.metadata()?);
+    if !holds(&mut file, original)? {
         return Ok(WriteOutcome::ChangedOnDisk);
     }
-    let dir = path
+    let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = path
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.stridelint-{}.tmp", std::process::id()));
+    let mut ours = None;
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        ours = Some(Stamp::of(&f.metadata()?).ino);
         f.write_all(fixed.as_bytes())?;
         f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            let _ = std::fs::set_permissions(&tmp, meta.permissions());
+        let ours = Stamp::of(&f.metadata()?);
+        drop(f);
+        let _ = std::fs::set_permissions(&tmp, file.metadata()?.permissions());
+        if Stamp::of(&std::fs::metadata(&target)?) != stamp {
+            return Ok(WriteOutcome::ChangedOnDisk);
         }
-        std::fs::rename(&tmp, path)
+        before_swap();
+        swap_in(&tmp, &target, &mut file, stamp, ours, original)
     })();
-    if result.is_err() {
+    // The temporary name holds the fixed text unless a swap put another file there (which
+    // `swap_in` removes when it is the checked original, and keeps when it is not).
+    let tmp_is_ours =
+        std::fs::symlink_metadata(&tmp).is_ok_and(|meta| Some(Stamp::of(&meta).ino) == ours);
+    if tmp_is_ours {
         let _ = std::fs::remove_file(&tmp);
     }
-    result.map(|_| WriteOutcome::Written)
+    result
+}
+
+/// What identifies one version of a file: device, inode, size, modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        Stamp {
+            dev,
+            ino,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
+}
+
+/// Does `file` (read from its start) hold exactly `expected`?
+fn holds(file: &mut std::fs::File, expected: &str) -> std::io::Result<bool> {
+    use std::io::{Read, Seek};
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let mut current = Vec::with_capacity(expected.len() + 1);
+    file.take(expected.len() as u64 + 1)
+        .read_to_end(&mut current)?;
+    Ok(current == expected.as_bytes())
+}
+
+/// Puts `tmp` (the fixed text, `ours`) at `target`, whose checked version is `file` /
+/// `stamp` holding `original`; see [`write_fixed`] for the protocol.
+fn swap_in(
+    tmp: &Path,
+    target: &Path,
+    file: &mut std::fs::File,
+    stamp: Stamp,
+    ours: Stamp,
+    original: &str,
+) -> std::io::Result<WriteOutcome> {
+    // Is the file that was at `target` (now at `at`) still the version that was checked?
+    let unchanged = |file: &mut std::fs::File, at: &Path| -> std::io::Result<bool> {
+        let there = Stamp::of(&std::fs::symlink_metadata(at)?);
+        Ok(there == stamp && Stamp::of(&file.metadata()?) == stamp && holds(file, original)?)
+    };
+    if exchange(tmp, target)? {
+        if unchanged(file, tmp)? {
+            // `tmp` now names the checked original: done with it.
+            let _ = std::fs::remove_file(tmp);
+            return Ok(WriteOutcome::Written);
+        }
+        // Beaten in the instant before the swap: put back what is theirs.
+        let back_in_place =
+            exchange(tmp, target)? && Stamp::of(&std::fs::symlink_metadata(tmp)?).ino == ours.ino;
+        if !back_in_place {
+            return Err(std::io::Error::other(format!(
+                "{} changed while the fix was written; the fixed text was left in place, the other version at {}",
+                target.display(),
+                tmp.display()
+            )));
+        }
+        return Ok(WriteOutcome::ChangedOnDisk);
+    }
+    std::fs::rename(tmp, target)?;
+    if Stamp::of(&file.metadata()?) == stamp && holds(file, original)? {
+        return Ok(WriteOutcome::Written);
+    }
+    // Someone wrote into the old file in place just before the rename: restore their text.
+    use std::io::{Read, Seek};
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let mut theirs = Vec::new();
+    file.read_to_end(&mut theirs)?;
+    std::fs::write(tmp, &theirs)?;
+    std::fs::rename(tmp, target)?;
+    Ok(WriteOutcome::ChangedOnDisk)
+}
+
+/// Exchanges the names `a` and `b` atomically (`renameat2(RENAME_EXCHANGE)`); `false`
+/// where the OS or the file system cannot.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::other("a path holds a NUL byte"))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: two valid NUL-terminated paths, relative to the current directory.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let error = std::io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP) => Ok(false),
+        _ => Err(error),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> std::io::Result<bool> {
+    Ok(false)
 }
 
 /// A unified diff of one file (for `--diff`), with 3 lines of context.
@@ -204,6 +376,63 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "c\n");
         // No temporary file is left behind.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_is_fixed_where_it_points_and_stays_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.py");
+        let link = dir.path().join("link.py");
+        std::fs::write(&real, "a\n").unwrap();
+        std::os::unix::fs::symlink("real.py", &link).unwrap();
+        assert!(matches!(
+            write_fixed(&link, "a\n", "b\n").unwrap(),
+            WriteOutcome::Written
+        ));
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "b\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// An editor saving in the instant between the last check and the swap — by writing in
+    /// place, or by renaming a new file over the path — keeps its text: the fix is undone
+    /// and reported as `ChangedOnDisk`.
+    #[test]
+    fn an_edit_racing_the_swap_is_never_lost() {
+        type Edit = fn(&Path);
+        let in_place: Edit = |p| {
+            let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            // Same length: only the content (and perhaps not even the time stamp) differs.
+            f.write_all(b"e\n").unwrap();
+        };
+        let by_rename: Edit = |p| {
+            let tmp = p.with_extension("editor-tmp");
+            std::fs::write(&tmp, "edited\n").unwrap();
+            std::fs::rename(&tmp, p).unwrap();
+        };
+        for (name, edit, expected) in [
+            ("in place", in_place, "e\n"),
+            ("rename", by_rename, "edited\n"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("m.py");
+            std::fs::write(&p, "a\n").unwrap();
+            let outcome = write_fixed_racing(&p, "a\n", "fixed\n", &mut || edit(&p)).unwrap();
+            assert!(
+                matches!(outcome, WriteOutcome::ChangedOnDisk),
+                "{name}: {outcome:?}"
+            );
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), expected, "{name}");
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                1,
+                "{name}: no temporary file is left"
+            );
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod discover;
 pub mod fix;
 pub mod frontend;
+pub mod fsutil;
 pub mod ir;
 pub mod layout;
 pub mod lints;
@@ -231,30 +232,64 @@ fn check_file_cached(
     Ok(diagnostics)
 }
 
-/// A file's text, if it is one stridelint can lint (not too large, not binary, UTF-8).
+/// A file's text, if it is one stridelint can lint (a regular file, not too large, not
+/// binary, UTF-8).
 fn read_source(path: &Path) -> Result<String, FileError> {
     let err = |message: String| FileError {
         path: path.to_path_buf(),
         message,
     };
     let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(err(format!(
-            "file is {} MiB, larger than the {} MiB limit",
-            meta.len() >> 20,
-            MAX_FILE_BYTES >> 20
-        )));
+    if !meta.is_file() {
+        return Err(err(fsutil::not_regular(&meta.file_type()).to_string()));
     }
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-    if bytes.contains(&0) {
-        return Err(err("binary file (contains NUL bytes)".into()));
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(err(too_large(meta.len())));
+    }
+    let bytes = fsutil::read_regular(path, Some(MAX_FILE_BYTES)).map_err(|e| err(e.to_string()))?;
+    decode_source(bytes).map_err(err)
+}
+
+fn too_large(bytes: u64) -> String {
+    format!(
+        "file is {} MiB, larger than the {} MiB limit",
+        bytes >> 20,
+        MAX_FILE_BYTES >> 20
+    )
+}
+
+/// A file's bytes as text, if stridelint can lint them: at most [`MAX_FILE_BYTES`], no NUL
+/// byte (binary), valid UTF-8. The checks every file gets, standard input included.
+pub fn decode_source(bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    if memchr::memchr(0, &bytes).is_some() {
+        return Err("binary file (contains NUL bytes)".into());
     }
     String::from_utf8(bytes).map_err(|e| {
-        err(format!(
+        format!(
             "not valid UTF-8 (invalid byte at offset {})",
             e.utf8_error().valid_up_to()
-        ))
+        )
     })
+}
+
+/// Lint the bytes of one file named `path` that did not come from disk (standard input),
+/// with the checks [`check_file`] applies to a file: size, NUL bytes, UTF-8, and a notebook
+/// (`.ipynb`) must be one.
+pub fn check_bytes(
+    path: &Path,
+    bytes: Vec<u8>,
+    settings: &Settings,
+) -> Result<Vec<Diagnostic>, FileError> {
+    let err = |message: String| FileError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = decode_source(bytes).map_err(err)?;
+    let file = load_source(path, text).map_err(err)?;
+    Ok(check_source_file(Arc::new(file), settings))
 }
 
 /// The source file the linter sees: a notebook (`.ipynb`) becomes its joined code cells.
@@ -392,8 +427,8 @@ fn debug_flags() -> &'static DebugFlags {
 /// refusals, e.g. of too deeply nested input, already say so).
 fn syntax_error(file: &Arc<SourceFile>, span: Span, message: &str, is_rust: bool) -> Diagnostic {
     let consequence = match is_rust {
+        _ if message.ends_with("not analysed") => "",
         false => " (the rest of the file is analysed as far as it parses)",
-        true if message.ends_with("not analysed") => "",
         true => "; the file is not analysed",
     };
     Diagnostic {

@@ -153,9 +153,12 @@ const SUBCOMMANDS: &[&str] = &[
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    // `stridelint src/` means `stridelint check src/`, as with Ruff.
-    let mut argv: Vec<String> = std::env::args().collect();
-    if argv.len() == 1 || !SUBCOMMANDS.contains(&argv[1].as_str()) {
+    // `stridelint src/` means `stridelint check src/`, as with Ruff. Arguments are read as
+    // `OsString`s: a path need not be UTF-8 (clap rejects non-UTF-8 text where it needs it).
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let is_subcommand =
+        |arg: &std::ffi::OsString| arg.to_str().is_some_and(|a| SUBCOMMANDS.contains(&a));
+    if argv.len() == 1 || !is_subcommand(&argv[1]) {
         argv.insert(1, "check".into());
     }
     let cli = match Cli::try_parse_from(&argv) {
@@ -260,28 +263,36 @@ fn lint(
     result
 }
 
-/// Lints standard input as one file called `name`.
+/// Lints standard input as one file called `name`, with the checks a file gets (size,
+/// NUL bytes, UTF-8, a valid notebook for `.ipynb`).
 fn lint_stdin(name: PathBuf, resolver: &SettingsResolver, result: &mut CheckResult) {
+    let error = |message: String| stridelint::FileError {
+        path: name.clone(),
+        message: format!("standard input: {message}"),
+    };
     let mut bytes = Vec::new();
-    let read = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes);
-    let text = read
-        .map_err(|e| e.to_string())
-        .and_then(|_| String::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string()));
-    let settings = resolver.settings_for(&name).map_err(|e| e.to_string());
-    match (text, settings) {
-        (Ok(text), Ok(settings)) => {
-            if resolver.is_excluded(&name, false).unwrap_or(false) {
-                return;
-            }
-            result
-                .diagnostics
-                .extend(stridelint::check_source(&name, text, &settings));
+    // One byte over the limit is enough to know the input is too large.
+    let limit = stridelint::MAX_FILE_BYTES + 1;
+    let read = std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::io::stdin().lock(), limit),
+        &mut bytes,
+    );
+    if let Err(e) = read {
+        return result.errors.push(error(e.to_string()));
+    }
+    let settings = match resolver.settings_for(&name) {
+        Ok(settings) => settings,
+        Err(e) => return result.errors.push(error(e.to_string())),
+    };
+    if resolver.is_excluded(&name, false).unwrap_or(false) {
+        return;
+    }
+    match stridelint::check_bytes(&name, bytes, &settings) {
+        Ok(diagnostics) => {
+            result.diagnostics.extend(diagnostics);
             result.files_checked += 1;
         }
-        (Err(message), _) | (_, Err(message)) => result.errors.push(stridelint::FileError {
-            path: name,
-            message: format!("standard input: {message}"),
-        }),
+        Err(e) => result.errors.push(error(e.message)),
     }
 }
 
@@ -314,10 +325,13 @@ fn run_check(args: CheckArgs) -> ExitCode {
             .or_else(|| std::env::var_os("STRIDELINT_CACHE_DIR").map(PathBuf::from))
             .unwrap_or_else(|| resolver.project_root().join(stridelint::cache::DEFAULT_DIR));
         // JSON shows each finding's symbolic subject, which the cache does not store.
-        Cache::open(&dir).with_subjects_needed(matches!(
-            args.output_format,
-            OutputFormat::Json | OutputFormat::JsonLines
-        ))
+        Cache::open(&dir)
+            .with_subjects_needed(matches!(
+                args.output_format,
+                OutputFormat::Json | OutputFormat::JsonLines
+            ))
+            // Fix edits are recomputed, never taken from the cache file.
+            .with_fixes_needed(args.fix || args.diff)
     });
 
     let mut result = lint(
@@ -353,7 +367,12 @@ fn run_check(args: CheckArgs) -> ExitCode {
             }
             let n: usize = plans.iter().map(|p| p.3).sum();
             eprintln!("Would fix {n} findings in {} files.", plans.len());
-            return if plans.is_empty() {
+            for e in &result.errors {
+                eprintln!("error: {}: {}", e.path.display(), e.message);
+            }
+            return if !result.errors.is_empty() {
+                ExitCode::from(2)
+            } else if plans.is_empty() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -395,10 +414,11 @@ fn run_check(args: CheckArgs) -> ExitCode {
             .then(a.span.start.cmp(&b.span.start))
             .then(a.code.cmp(b.code))
     });
-    if let Err(code) = cli::verify::verify_check_findings(&mut diagnostics, &args.verify, &|path| {
+    match cli::verify::verify_check_findings(&mut diagnostics, &args.verify, &|path| {
         resolver.settings_for(path).ok()
     }) {
-        return code;
+        Ok(refused) => result.errors.extend(refused),
+        Err(code) => return code,
     }
 
     let stdout = std::io::stdout();

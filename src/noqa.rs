@@ -160,19 +160,30 @@ pub fn comment_starts(text: &str, line_count: usize) -> LineFacts {
     let mut i = 0usize;
     // Open string: its quote byte and whether it is triple-quoted.
     let mut string: Option<(u8, bool)> = None;
+    // A line ends at `\n` and at a lone `\r` (Python's universal newlines; the `\r` of a
+    // `\r\n` is not the end), as `SourceFile` counts lines.
+    let ends_line = |i: usize| match bytes.get(i) {
+        Some(b'\n') => true,
+        Some(b'\r') => bytes.get(i + 1) != Some(&b'\n'),
+        _ => false,
+    };
     while i < bytes.len() {
         let b = bytes[i];
         match string {
             Some((q, triple)) => {
                 if b == b'\\' {
-                    if bytes.get(i + 1) == Some(&b'\n') {
+                    if ends_line(i + 1) && line + 1 < line_count {
                         facts.continues[line] = true;
                         line += 1;
+                    } else if bytes[i + 1..].starts_with(b"\r\n") && line + 1 < line_count {
+                        facts.continues[line] = true;
+                        line += 1;
+                        i += 1;
                     }
                     i += 2;
                     continue;
                 }
-                if b == b'\n' {
+                if ends_line(i) && line + 1 < line_count {
                     if triple {
                         facts.continues[line] = true;
                     } else {
@@ -193,20 +204,18 @@ pub fn comment_starts(text: &str, line_count: usize) -> LineFacts {
                     if line < line_count {
                         facts.comment_start[line] = Some(i);
                     }
-                    i += memchr::memchr(b'\n', &bytes[i..]).unwrap_or(bytes.len() - i);
+                    i += memchr::memchr2(b'\n', b'\r', &bytes[i..]).unwrap_or(bytes.len() - i);
                 }
                 b'\'' | b'"' => {
                     let triple = bytes[i..].starts_with(&[b, b, b]);
                     string = Some((b, triple));
                     i += if triple { 3 } else { 1 };
                 }
-                b'\\'
-                    if bytes.get(i + 1) == Some(&b'\n') || bytes[i + 1..].starts_with(b"\r\n") =>
-                {
+                b'\\' if ends_line(i + 1) || bytes[i + 1..].starts_with(b"\r\n") => {
                     facts.continues[line] = true;
                     i += 1;
                 }
-                b'\n' => {
+                _ if ends_line(i) && line + 1 < line_count => {
                     line += 1;
                     i += 1;
                 }

@@ -42,6 +42,8 @@ impl std::error::Error for NotebookError {}
 pub struct Notebook {
     /// The file as read.
     raw: String,
+    /// How the file writes strings, kept for the cells written back.
+    escapes: Escapes,
     cells: Vec<CodeCell>,
     /// For each row (0-based) of the joined text: the index into `cells`.
     row_to_cell: Vec<u32>,
@@ -71,6 +73,61 @@ enum SourceStyle {
     /// elements are exactly the lines (nbformat's convention), so unchanged lines are
     /// written back verbatim.
     Lines { element_raw: Option<Vec<String>> },
+}
+
+/// How a notebook's JSON writes non-ASCII characters: as they are (nbformat's default) or
+/// as `\u00e9` escapes (Python's `json.dump` default, `ensure_ascii=True`), in lower or
+/// upper case hex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escapes {
+    Raw,
+    Ascii { upper: bool },
+}
+
+impl Escapes {
+    /// The file's style: escaped when it holds `\u` escapes of non-ASCII characters and no
+    /// raw non-ASCII text.
+    fn of(raw: &str) -> Escapes {
+        if !raw.is_ascii() {
+            return Escapes::Raw;
+        }
+        let escape = raw.match_indices("\\u").find_map(|(at, _)| {
+            // An escaped backslash before it (`\\u`) is not an escape.
+            let backslashes = raw[..at].bytes().rev().take_while(|&b| b == b'\\').count();
+            let hex = raw.get(at + 2..at + 6)?;
+            let code = u32::from_str_radix(hex, 16).ok()?;
+            (backslashes % 2 == 0 && code >= 0x80).then_some(hex)
+        });
+        match escape {
+            Some(hex) => Escapes::Ascii {
+                upper: hex.bytes().any(|b| b.is_ascii_uppercase()),
+            },
+            None => Escapes::Raw,
+        }
+    }
+
+    /// `text` as a JSON string in this style.
+    fn quote(self, text: &str) -> String {
+        let json = serde_json::to_string(text).expect("a string serializes");
+        let Escapes::Ascii { upper } = self else {
+            return json;
+        };
+        let mut out = String::with_capacity(json.len());
+        for c in json.chars() {
+            if c.is_ascii() {
+                out.push(c);
+                continue;
+            }
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                match upper {
+                    true => out.push_str(&format!("\\u{unit:04X}")),
+                    false => out.push_str(&format!("\\u{unit:04x}")),
+                }
+            }
+        }
+        out
+    }
 }
 
 #[derive(Deserialize)]
@@ -126,6 +183,7 @@ impl Notebook {
         }
         Ok((
             Notebook {
+                escapes: Escapes::of(&raw),
                 raw,
                 cells,
                 row_to_cell,
@@ -192,7 +250,7 @@ impl Notebook {
                 continue;
             }
             out.push_str(&self.raw[pos..cell.source_span.start]);
-            out.push_str(&cell.serialize(&self.raw, &lines));
+            out.push_str(&cell.serialize(&self.raw, &lines, self.escapes));
             pos = cell.source_span.end;
         }
         out.push_str(&self.raw[pos..]);
@@ -293,9 +351,10 @@ fn code_cell(raw: &str, number: usize, source: &RawValue) -> Result<CodeCell, No
 }
 
 impl CodeCell {
-    /// The JSON of `source` holding `lines`, in the cell's original style.
-    fn serialize(&self, raw: &str, lines: &[String]) -> String {
-        let quote = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    /// The JSON of `source` holding `lines`, in the cell's original style and the file's
+    /// escapes and line breaks.
+    fn serialize(&self, raw: &str, lines: &[String], escapes: Escapes) -> String {
+        let quote = |s: &str| escapes.quote(s);
         match &self.style {
             SourceStyle::Text => quote(&lines.concat()),
             SourceStyle::Lines { element_raw } => {
@@ -309,10 +368,10 @@ impl CodeCell {
                     })
                     .collect();
                 match list_layout(original) {
-                    Some((element_indent, closing_indent)) => {
-                        let separator = format!(",\n{element_indent}");
+                    Some((element_indent, closing_indent, newline)) => {
+                        let separator = format!(",{newline}{element_indent}");
                         format!(
-                            "[\n{element_indent}{}\n{closing_indent}]",
+                            "[{newline}{element_indent}{}{newline}{closing_indent}]",
                             elements.join(&separator)
                         )
                     }
@@ -331,10 +390,15 @@ impl CodeCell {
 }
 
 /// For a list written over several lines, the indentation of its elements and of its
-/// closing bracket (`indent=1` notebooks: four and three spaces).
-fn list_layout(original: &str) -> Option<(String, String)> {
+/// closing bracket (`indent=1` notebooks: four and three spaces), and its line break
+/// (`\r\n` in a notebook saved on Windows).
+fn list_layout(original: &str) -> Option<(String, String, &'static str)> {
     let after_open = original.strip_prefix('[')?;
     let first_break = after_open.find('\n')?;
+    let newline = match after_open[..first_break].ends_with('\r') {
+        true => "\r\n",
+        false => "\n",
+    };
     let element_indent: String = after_open[first_break + 1..]
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
@@ -344,7 +408,7 @@ fn list_layout(original: &str) -> Option<(String, String)> {
     if !closing_indent.chars().all(|c| c == ' ' || c == '\t') {
         return None;
     }
-    Some((element_indent, closing_indent.to_string()))
+    Some((element_indent, closing_indent.to_string(), newline))
 }
 
 /// Append the Python view of `lines` to `python` (one row per line) and return which lines
@@ -516,6 +580,42 @@ mod tests {
         assert_eq!(
             written,
             r#"{"cells": [{"cell_type": "code", "source": "x = a.reshape(2)\ny = 1"}, {"cell_type": "code", "source": ["z = b.reshape(3)\n", "w = 2"]}], "metadata": {}}"#
+        );
+    }
+
+    /// A notebook saved on Windows (CRLF between the JSON's lines, CRLF in its cells) and
+    /// written by Python's `json.dump` (non-ASCII as `\u00e9`) keeps both when a cell is
+    /// written back.
+    #[test]
+    fn crlf_files_and_ascii_escapes_keep_their_style() {
+        let raw = "{\r\n \"cells\": [\r\n  {\r\n   \"cell_type\": \"code\",\r\n   \"source\": [\r\n    \"x = 'caf\\u00e9'\\r\\n\",\r\n    \"y = x.view(2)  # \\u00e9\\r\\n\",\r\n    \"z = '\\ud83d\\ude00'\"\r\n   ]\r\n  }\r\n ],\r\n \"metadata\": {}\r\n}\r\n";
+        let (nb, python) = Notebook::parse(raw.to_string()).unwrap();
+        assert_eq!(python, "x = 'café'\ny = x.view(2)  # é\nz = '😀'\n");
+        let written = nb
+            .with_python(&python.replace("view(2)", "reshape(2)"))
+            .unwrap();
+        assert_eq!(written, raw.replace("view(2)", "reshape(2)"));
+        // Every other line, and even the edited one's escapes, are as they were.
+        let edited = python.replace("view(2)", "reshape(2)").replace("😀", "😀!");
+        let written = nb.with_python(&edited).unwrap();
+        assert!(
+            written.contains("\"z = '\\ud83d\\ude00!'\"\r\n   ]"),
+            "{written}"
+        );
+        assert!(!written.contains("é") && !written.replace("\r\n", "").contains('\n'));
+        // A file with raw UTF-8 keeps raw UTF-8.
+        let raw = r#"{"cells": [{"cell_type": "code", "source": "x = 'é'\ny = x.view(2)"}], "metadata": {}}"#;
+        let (nb, python) = Notebook::parse(raw.to_string()).unwrap();
+        let written = nb.with_python(&python.replace("view", "reshape")).unwrap();
+        assert_eq!(written, raw.replace("view", "reshape"));
+        assert_eq!(
+            Escapes::of(r#"{"a": "\\u00e9"}"#),
+            Escapes::Raw,
+            "an escaped backslash"
+        );
+        assert_eq!(
+            Escapes::of(r#"{"a": "\u00E9"}"#),
+            Escapes::Ascii { upper: true }
         );
     }
 

@@ -96,7 +96,10 @@ pub fn display_path(path: &Path) -> String {
             path.strip_prefix(&cwd).ok().map(Path::to_path_buf)
         })
         .unwrap_or_else(|| path.to_path_buf());
-    relative.display().to_string()
+    match relative.as_os_str().is_empty() {
+        true => ".".to_string(),
+        false => relative.display().to_string(),
+    }
 }
 
 impl Config {
@@ -246,18 +249,24 @@ pub fn parse_config_file(path: &Path) -> Result<Option<Config>, ConfigError> {
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let text = crate::fsutil::read_regular_to_string(path)
+        .map_err(|e| err(format!("cannot read: {e}")))?;
     let is_pyproject = path.file_name().is_some_and(|n| n == "pyproject.toml");
+    parse_config_text(&text, is_pyproject).map_err(err)
+}
+
+/// [`parse_config_file`] of a file's text: a `stridelint.toml`, or with `is_pyproject` a
+/// `pyproject.toml` whose `[tool.stridelint]` table is read.
+pub fn parse_config_text(text: &str, is_pyproject: bool) -> Result<Option<Config>, String> {
     let config = if is_pyproject {
-        let doc: PyProject =
-            toml::from_str(&text).map_err(|e| err(describe_toml_error(&e, &text)))?;
+        let doc: PyProject = toml::from_str(text).map_err(|e| describe_toml_error(&e, text))?;
         doc.tool.and_then(|t| t.stridelint)
     } else {
-        Some(toml::from_str::<Config>(&text).map_err(|e| err(describe_toml_error(&e, &text)))?)
+        Some(toml::from_str::<Config>(text).map_err(|e| describe_toml_error(&e, text))?)
     };
     match config {
         Some(mut config) => {
-            config.validate().map_err(err)?;
+            config.validate()?;
             Ok(Some(config))
         }
         None => Ok(None),
@@ -336,7 +345,16 @@ fn load_chain(path: &Path, seen: &mut Vec<PathBuf>) -> Result<Option<Config>, Co
     cfg.selection_layers = vec![cfg.own_selection_layer()];
     match cfg.extend.clone() {
         Some(parent) => {
-            let parent_path = path.parent().unwrap_or(Path::new(".")).join(parent);
+            let parent_path = path.parent().unwrap_or(Path::new(".")).join(&parent);
+            if parent.as_os_str().is_empty() || parent_path.is_dir() {
+                return Err(ConfigError {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "extend = \"{}\" is a directory, not a configuration file (name the file: extend = \"../stridelint.toml\")",
+                        parent.display()
+                    ),
+                });
+            }
             let base = load_chain(&parent_path, seen)?.unwrap_or_default();
             Ok(Some(cfg.over(base)))
         }
@@ -353,9 +371,14 @@ pub fn find_config(dir: &Path) -> Option<PathBuf> {
     while let Some(d) = cur {
         for name in CONFIG_NAMES {
             let p = d.join(name);
+            // A FIFO or device under a configuration name is returned too, so that loading
+            // it reports what it is instead of the file being skipped (or read forever).
+            if crate::fsutil::exists_but_not_regular(&p).is_some_and(|kind| !kind.is_dir()) {
+                return Some(p);
+            }
             if p.is_file() {
                 if *name == "pyproject.toml" {
-                    let has = std::fs::read_to_string(&p)
+                    let has = crate::fsutil::read_regular_to_string(&p)
                         .map(|t| t.contains("[tool.stridelint"))
                         .unwrap_or(false);
                     if !has {
@@ -464,6 +487,12 @@ impl ConfigResolver {
     pub fn new(explicit: Option<&Path>) -> Result<ConfigResolver, ConfigError> {
         let fixed = match explicit {
             Some(p) => {
+                if let Some(kind) = crate::fsutil::exists_but_not_regular(p) {
+                    return Err(ConfigError {
+                        path: p.to_path_buf(),
+                        message: crate::fsutil::not_regular(&kind).to_string(),
+                    });
+                }
                 if !p.is_file() {
                     return Err(ConfigError {
                         path: p.to_path_buf(),

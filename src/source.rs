@@ -2,7 +2,9 @@
 //! suppression comments (`# noqa: SL001`, `# stridelint: ignore[SL001]`,
 //! `// stridelint: ignore[SL005]`) found on each line.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::ir::Span;
 
@@ -19,6 +21,12 @@ pub struct SourceFile {
     pub text: String,
     /// Byte offset of the start of every line.
     line_starts: Vec<usize>,
+    /// Characters before every [`CHAR_CHECKPOINT`]-th byte, built on the first column asked
+    /// for far into a long line (so a 10 MB one-line file does not cost a count per finding).
+    char_checkpoints: OnceLock<Vec<u32>>,
+    /// The suppression comment of every line that has one, sorted by line, parsed on the
+    /// first question (one pass over the text instead of one per finding).
+    suppressions: OnceLock<Vec<(usize, Suppression)>>,
     /// For a Jupyter notebook: the notebook, whose code cells `text` joins. Locations are
     /// then reported per cell ([`SourceFile::cell_relative`]) and fixes written back into
     /// the notebook JSON.
@@ -26,13 +34,18 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// A file's text. Lines end at `\n`, `\r\n` and, except in Rust files, a lone `\r`
+    /// (Python reads source with universal newlines; rustc counts only `\n`).
     pub fn new(path: impl Into<PathBuf>, text: String) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        let path = path.into();
+        let lone_cr_ends_lines = path.extension().is_none_or(|e| e != "rs");
+        let line_starts = line_starts(&text, lone_cr_ends_lines);
         SourceFile {
-            path: path.into(),
+            path,
             text,
             line_starts,
+            char_checkpoints: OnceLock::new(),
+            suppressions: OnceLock::new(),
             notebook: None,
         }
     }
@@ -128,11 +141,38 @@ impl SourceFile {
             offset -= 1;
         }
         let line = self.line_index(offset);
-        let col = self.text[self.line_starts[line]..offset].chars().count();
+        let col = self.chars_between(self.line_starts[line], offset);
         Location {
             row: line + 1,
             column: col + 1,
         }
+    }
+
+    /// Characters in `text[start..end]` (both char boundaries): counted directly over short
+    /// distances, through the checkpoints over long ones, so each call is O(checkpoint).
+    fn chars_between(&self, start: usize, end: usize) -> usize {
+        if end - start <= 4 * CHAR_CHECKPOINT {
+            return self.text[start..end].chars().count();
+        }
+        self.chars_before(end) - self.chars_before(start)
+    }
+
+    /// Characters that start before byte `offset` (any offset: a char counts where its
+    /// first byte is).
+    fn chars_before(&self, offset: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let checkpoints = self.char_checkpoints.get_or_init(|| {
+            let mut total = 0u32;
+            let mut counts = Vec::with_capacity(bytes.len() / CHAR_CHECKPOINT + 1);
+            for chunk in bytes.chunks(CHAR_CHECKPOINT) {
+                counts.push(total);
+                total += count_char_starts(chunk) as u32;
+            }
+            counts.push(total);
+            counts
+        });
+        let block = offset / CHAR_CHECKPOINT;
+        checkpoints[block] as usize + count_char_starts(&bytes[block * CHAR_CHECKPOINT..offset])
     }
 
     pub fn span_locations(&self, span: Span) -> (Location, Location) {
@@ -141,6 +181,49 @@ impl SourceFile {
             self.location(span.end as usize),
         )
     }
+}
+
+/// Bytes between two character-count checkpoints of a long line.
+const CHAR_CHECKPOINT: usize = 1024;
+
+/// UTF-8 characters starting in `bytes` (bytes that are not continuation bytes).
+fn count_char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+}
+
+/// Byte offsets of the line starts of `text`: after every `\n`, and with
+/// `lone_cr_ends_lines` after every `\r` not followed by `\n`.
+fn line_starts(text: &str, lone_cr_ends_lines: bool) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut starts = vec![0];
+    if lone_cr_ends_lines {
+        starts.extend(
+            memchr::memchr2_iter(b'\n', b'\r', bytes)
+                .filter(|&i| bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n'))
+                .map(|i| i + 1),
+        );
+    } else {
+        starts.extend(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
+    }
+    starts
+}
+
+/// Python source as tree-sitter-python must see it: every lone `\r` (old Mac line end)
+/// made a `\n`. Python reads source with universal newlines, but tree-sitter-python's
+/// scanner only ends lines at `\n` (a lone `\r` merely resets the indentation), so a
+/// CR-only file would be one line to it. The replacement keeps every byte offset.
+pub fn python_newlines(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes.get(i + 1) != Some(&b'\n');
+    if !memchr::memchr_iter(b'\r', bytes).any(lone) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = bytes.to_vec();
+    for i in memchr::memchr_iter(b'\r', bytes).filter(|&i| lone(i)) {
+        out[i] = b'\n';
+    }
+    // Only an ASCII byte was replaced by another.
+    Cow::Owned(String::from_utf8(out).expect("still UTF-8"))
 }
 
 /// A suppression comment found on one line.
@@ -217,8 +300,8 @@ fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
 impl SourceFile {
     /// File-level opt-out: a line `# stridelint: noqa` (or `// stridelint: noqa`) anywhere.
     pub fn is_file_exempt(&self) -> bool {
-        self.text.lines().any(|l| {
-            let t = l.trim();
+        (0..self.line_count()).any(|line| {
+            let t = self.text[self.line_range(line)].trim();
             (t.starts_with('#') || t.starts_with("//"))
                 && find_ascii_ci(t, "stridelint: noqa").is_some()
         })
@@ -236,13 +319,22 @@ impl SourceFile {
         } else {
             first
         };
-        (from..=last).find(|&line| {
-            let text = &self.text[self.line_range(line)];
-            if line < first && !text.trim_start().starts_with("//") {
-                return false;
-            }
-            parse_suppression(text).is_some_and(|s| s.covers(code))
-        })
+        let suppressions = self.suppressions.get_or_init(|| {
+            (0..self.line_count())
+                .filter_map(|line| {
+                    parse_suppression(&self.text[self.line_range(line)]).map(|s| (line, s))
+                })
+                .collect()
+        });
+        let at = suppressions.partition_point(|(line, _)| *line < from);
+        suppressions[at..]
+            .iter()
+            .take_while(|(line, _)| *line <= last)
+            .find(|(line, suppression)| {
+                let text = &self.text[self.line_range(*line)];
+                (*line >= first || text.trim_start().starts_with("//")) && suppression.covers(code)
+            })
+            .map(|(line, _)| *line)
     }
 }
 
@@ -277,6 +369,64 @@ mod tests {
         assert!(s.covers("SL005") && s.covers("SL006"));
         assert_eq!(parse_suppression("z = 3  # a normal comment"), None);
         assert_eq!(parse_suppression("z = 3"), None);
+    }
+
+    #[test]
+    fn a_lone_carriage_return_ends_a_python_line_but_not_a_rust_one() {
+        let text = "a = 1\rb = 2\r\nc = 3\nd\r".to_string();
+        let f = SourceFile::new("m.py", text.clone());
+        assert_eq!(f.line_count(), 5);
+        assert_eq!(f.location(6), Location { row: 2, column: 1 });
+        assert_eq!(&f.text[f.line_range(1)], "b = 2");
+        assert_eq!(f.location(13), Location { row: 3, column: 1 });
+        let rust = SourceFile::new("m.rs", text.clone());
+        assert_eq!(rust.line_count(), 3);
+        assert_eq!(python_newlines(&text), "a = 1\nb = 2\r\nc = 3\nd\n");
+        assert!(matches!(python_newlines("a\r\nb\n"), Cow::Borrowed(_)));
+        // A `# noqa` after a lone `\r` is on its own line.
+        let f = SourceFile::new("m.py", "x = 1\ry = 2  # noqa: SL001\r".to_string());
+        assert!(f.suppression_for("SL001", Span::new(6, 7)).is_some());
+        assert!(f.suppression_for("SL001", Span::new(0, 1)).is_none());
+    }
+
+    /// A generated file can be one 10 MB line with a finding every few bytes: each column
+    /// and suppression lookup must not rescan the line (it used to, which made such a
+    /// file quadratic).
+    #[test]
+    fn columns_and_suppressions_on_one_long_line_are_cheap_and_exact() {
+        let statement = "y = x.view(-1); z = 'é'; ";
+        let line = statement.repeat(80_000);
+        let f = SourceFile::new("m.py", format!("{line}# noqa: SL002\n"));
+        let start = std::time::Instant::now();
+        for k in (0..80_000).step_by(4) {
+            let offset = k * statement.len() + 4;
+            let expected = k * statement.chars().count() + 5;
+            assert_eq!(
+                f.location(offset),
+                Location {
+                    row: 1,
+                    column: expected
+                }
+            );
+            assert!(f
+                .suppression_for("SL002", Span::new(offset, offset + 1))
+                .is_some());
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        // Offsets inside a character and at the very end snap and count as before.
+        let naive = |offset: usize| f.text[..offset].chars().count() + 1;
+        let end = f.line_range(0).end;
+        for offset in [0, 1, 4095, 4096, 4097, end - 1, end] {
+            let mut at = offset;
+            while !f.text.is_char_boundary(at) {
+                at -= 1;
+            }
+            assert_eq!(f.location(offset).column, naive(at), "{offset}");
+        }
     }
 
     #[test]

@@ -158,6 +158,7 @@ fn run(args: &Args) -> Result<(), VerifyError> {
         timed_runs: args.runs,
         threads: args.threads,
         check: true,
+        max_bytes: None,
     };
     if !args.json {
         println!("engine: {} on {}", engine.name(), engine.device());
@@ -288,6 +289,7 @@ fn sweep(engine: &dyn Engine, count: usize) -> Result<(), VerifyError> {
         timed_runs: 1,
         threads: None,
         check: true,
+        max_bytes: None,
     };
     let mut rng = SplitMix(0x5712_1de0);
     let mut kinds = std::collections::BTreeMap::<String, usize>::new();

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use stridelint::layout::{Layout, Tri};
 use stridelint::verify::findings::measurement_json;
 use stridelint::verify::replay::{format_bytes, format_ms};
-use stridelint::verify::{DType, EngineChoice, MeasureOptions, StridedLayout};
+use stridelint::verify::{budget, DType, EngineChoice, MeasureOptions, StridedLayout};
 
 use super::replay_chain::{replay_chain, resolve, Meter, ReplayedStep, StepOutcome};
 use super::replay_syntax::{parse_chain, Step};
@@ -59,6 +59,15 @@ pub struct ReplayArgs {
     /// Times the chain runs per forward pass, for the total.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     layers: u64,
+    /// Refuse to measure a copy whose buffers would take more than this (8G, 512MiB,
+    /// 2000000000; default: half of the memory available).
+    #[arg(
+        long = "max-bytes",
+        visible_alias = "verify-max-bytes",
+        value_name = "BYTES",
+        value_parser = stridelint::verify::budget::parse_byte_size
+    )]
+    max_bytes: Option<u64>,
     /// Print the view / contiguous().view / reshape comparison for --shape instead of OPS.
     #[arg(long)]
     table: bool,
@@ -103,7 +112,11 @@ pub fn run(args: ReplayArgs) -> ExitCode {
 
 fn run_replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     let start = starting_layout(args)?;
-    let mut meter = Meter::new(args.engine, args.dtype, measure_options(args.runs));
+    let options = MeasureOptions {
+        max_bytes: args.max_bytes,
+        ..measure_options(args.runs)
+    };
+    let mut meter = Meter::new(args.engine, args.dtype, options);
     if args.table {
         if !args.ops.is_empty() {
             return Err("--table replays its own chains; give either --table or OPS".into());
@@ -131,6 +144,11 @@ fn run_replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     }
     let replayed = replay_chain(&start, &steps, &mut meter).map_err(|e| e.to_string())?;
     print_fallback_note(&meter);
+    // The per-forward totals must fit in 64 bits (`--layers` is any u64).
+    let total = totals(&replayed);
+    for bytes in [total.bytes, total.extra_bytes] {
+        budget::per_forward_bytes(bytes, args.layers).map_err(|e| format!("--layers: {e}"))?;
+    }
     match args.output_format {
         ReplayFormat::Text => print!(
             "{}",
@@ -157,13 +175,23 @@ fn starting_layout(args: &ReplayArgs) -> Result<Layout<i64>, String> {
     if let Some(size) = args.shape.iter().find(|&&s| s < 0) {
         return Err(format!("--shape: size {size} is negative"));
     }
-    if args
+    let elements = args
         .shape
         .iter()
-        .try_fold(1i64, |n, &s| n.checked_mul(s.max(1)))
-        .is_none()
-    {
-        return Err("--shape: more than 2^63 elements".to_string());
+        .try_fold(1i64, |n, &s| n.checked_mul(s.max(1)));
+    match elements {
+        None => return Err("--shape: more than 2^63 elements".to_string()),
+        Some(n)
+            if (n as u64)
+                .checked_mul(args.dtype.size_bytes() as u64)
+                .is_none() =>
+        {
+            return Err(format!(
+                "--shape: {n} elements of {} are more than 2^64 bytes",
+                args.dtype
+            ))
+        }
+        Some(_) => {}
     }
     let layout = match &args.strides {
         None => Layout::contiguous(args.shape.clone()),
@@ -229,7 +257,8 @@ fn render_text_chain(
 ) -> String {
     let mut out = String::new();
     let numel: i64 = start.shape.iter().product();
-    let bytes = numel as u64 * meter.dtype().size_bytes() as u64;
+    // Checked in `starting_layout`; saturating should that ever change.
+    let bytes = (numel as u64).saturating_mul(meter.dtype().size_bytes() as u64);
     let width = steps
         .iter()
         .map(|s| s.text.chars().count())
@@ -293,7 +322,7 @@ fn render_text_chain(
                     out,
                     "; ×{layers} layers = {} and {} per forward pass",
                     format_ms(total.ms * layers as f64),
-                    format_bytes(total.bytes * layers)
+                    format_bytes(total.bytes.saturating_mul(layers))
                 );
             }
             out.push('\n');
@@ -351,7 +380,7 @@ fn render_json_chain(
         })
         .collect();
     let total = totals(steps);
-    let forward = |x: u64| x * layers;
+    let forward = |x: u64| x.saturating_mul(layers);
     json!({
         "dtype": meter.dtype().name(),
         "engine": engine,

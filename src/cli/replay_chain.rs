@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use stridelint::layout::size::detect_overflow;
 use stridelint::layout::{Decider, Layout, Tri};
 use stridelint::ops::{self, ArgValue, OpResult, OpSpec, OpTable};
 use stridelint::verify::replay::summarize;
@@ -32,12 +33,21 @@ pub struct MeasuredCopy {
     pub reused: bool,
 }
 
-/// Why a measurement could not be made: the requested engine does not work here (the
-/// command fails), or this one copy failed (it is reported and the replay goes on).
+/// Why a measurement could not be made: the requested engine does not work here or the
+/// copy is refused (too large for the memory limit or for 64-bit arithmetic): the command
+/// fails; or this one copy failed (it is reported and the replay goes on).
 #[derive(Debug, Clone)]
 pub enum MeterError {
     Engine(VerifyError),
     Copy(VerifyError),
+}
+
+/// A measurement error that ends the command: a refusal is not a measurement that failed.
+fn classify(error: VerifyError) -> MeterError {
+    match error {
+        VerifyError::TooLarge(_) => MeterError::Engine(error),
+        other => MeterError::Copy(other),
+    }
 }
 
 impl Meter {
@@ -86,8 +96,10 @@ impl Meter {
             });
         }
         let (dtype, options) = (self.dtype, self.options.clone());
+        // Refused before an engine is chosen or anything allocated.
+        stridelint::verify::budget::precheck(&strided, dtype, &options).map_err(classify)?;
         let engine = self.engine().map_err(MeterError::Engine)?;
-        let mut replayed = replay(engine, &strided, dtype, &options).map_err(MeterError::Copy)?;
+        let mut replayed = replay(engine, &strided, dtype, &options).map_err(classify)?;
         // The op copies even when the gather is a plain memcpy (`clone()` of a contiguous
         // tensor, a copy that keeps the strides): it always allocates a new tensor.
         let m = &mut replayed.measurement;
@@ -207,19 +219,41 @@ fn apply_step(
         Err(why) => return Ok(StepOutcome::Stops(why)),
     };
     let receiver = Some(ArgValue::tensor(input.clone()));
-    let bound = match &step.call {
-        Call::Subscript(entries) => ops::bind(spec, receiver, entries.clone(), Vec::new()),
-        Call::Method {
-            positional,
-            keywords,
-            ..
-        } => ops::bind(spec, receiver, positional.clone(), keywords.clone()),
+    // The concrete algebra wraps on overflow; a step whose arithmetic overflowed, or whose
+    // result cannot be addressed in 64 bits, is refused rather than reported.
+    let (applied, overflowed) = detect_overflow(|| {
+        let bound = match &step.call {
+            Call::Subscript(entries) => ops::bind(spec, receiver, entries.clone(), Vec::new()),
+            Call::Method {
+                positional,
+                keywords,
+                ..
+            } => ops::bind(spec, receiver, positional.clone(), keywords.clone()),
+        };
+        bound.map(|bound| ops::apply(spec, &bound, &Decider::concrete()))
+    });
+    let too_large = |why: String| {
+        VerifyError::TooLarge(format!(
+            "`{}` on {}: {why}; replay works in 64-bit arithmetic",
+            step.text,
+            StridedLayout::new(input.shape.clone(), input.strides.clone(), input.offset)
+        ))
     };
-    let bound = match bound {
-        Ok(bound) => bound,
+    if overflowed {
+        return Err(too_large("its sizes overflow".to_string()));
+    }
+    let transfer = match applied {
+        Ok(transfer) => transfer,
         Err(error) => return Ok(StepOutcome::Raises(format!("TypeError: {error}"))),
     };
-    let transfer = ops::apply(spec, &bound, &Decider::concrete());
+    let results: Vec<&Layout<i64>> = match &transfer.result {
+        OpResult::Tensor(layout) => vec![layout],
+        OpResult::Tensors(layouts) => layouts.iter().collect(),
+        _ => Vec::new(),
+    };
+    for layout in results {
+        addressable(layout).map_err(too_large)?;
+    }
     let (layout, note) = match transfer.result {
         OpResult::Tensor(layout) => (layout, None),
         OpResult::Tensors(mut layouts) if !layouts.is_empty() => {
@@ -254,6 +288,24 @@ fn apply_step(
         note,
         copy,
     })
+}
+
+/// Whether a concrete layout can be computed with: an element count (zero sizes counted as
+/// one) and storage indices within `i64`.
+pub fn addressable(layout: &Layout<i64>) -> Result<(), String> {
+    let elements = layout
+        .shape
+        .iter()
+        .try_fold(1i64, |n, &s| n.checked_mul(s.unsigned_abs().max(1) as i64));
+    if elements.is_none() {
+        return Err(format!(
+            "the result {:?} has more than 2^63 elements",
+            layout.shape
+        ));
+    }
+    StridedLayout::new(layout.shape.clone(), layout.strides.clone(), layout.offset)
+        .validate()
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

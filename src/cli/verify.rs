@@ -11,8 +11,8 @@ use stridelint::diagnostic::Diagnostic;
 use stridelint::verify::findings::{
     merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
 };
-use stridelint::verify::{select_engine, DType, EngineChoice};
-use stridelint::Settings;
+use stridelint::verify::{select_engine, DType, EngineChoice, MeasureOptions};
+use stridelint::{FileError, Settings};
 
 use super::replay::measure_options;
 
@@ -42,6 +42,10 @@ pub struct VerifyArgs {
     /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub verify_runs: Option<u32>,
+    /// Refuse to measure a copy whose buffers would take more than this (8G, 512MiB,
+    /// 2000000000; default: half of the memory available).
+    #[arg(long, value_name = "BYTES", value_parser = stridelint::verify::budget::parse_byte_size)]
+    pub verify_max_bytes: Option<u64>,
 }
 
 impl VerifyArgs {
@@ -54,7 +58,10 @@ impl VerifyArgs {
             dims: merge_dims(Some(&inputs.dims), &self.dims),
             dtype: self.dtype.or(inputs.dtype).unwrap_or(DType::F32),
             layers: layers.max(1),
-            options: measure_options(self.verify_runs),
+            options: MeasureOptions {
+                max_bytes: self.verify_max_bytes,
+                ..measure_options(self.verify_runs)
+            },
             min_symbolic_size: settings.analysis.assumptions.min_symbolic_size,
         }
     }
@@ -62,21 +69,29 @@ impl VerifyArgs {
 
 /// Fills `verify` on every SL001/SL002 finding when `--verify` is given. `settings_for`
 /// gives the settings a file was linted with (`None`: the defaults). Errors are printed
-/// here; `Err` carries the exit code (2: the engine asked for does not work here).
+/// here; `Err` carries the exit code (2: the engine asked for does not work here). The
+/// findings whose measurement was refused (sizes above the memory limit or beyond 64-bit
+/// arithmetic) come back as errors, which make the exit code 2 after the report.
 pub fn verify_check_findings(
     diagnostics: &mut [Diagnostic],
     args: &VerifyArgs,
     settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
-) -> Result<(), ExitCode> {
+) -> Result<Vec<FileError>, ExitCode> {
     let Some(choice) = args.verify else {
-        if !args.dims.is_empty() || args.dtype.is_some() || args.layers.is_some() {
-            eprintln!("note: --dim, --dtype and --layers only matter with --verify");
+        if !args.dims.is_empty()
+            || args.dtype.is_some()
+            || args.layers.is_some()
+            || args.verify_max_bytes.is_some()
+        {
+            eprintln!(
+                "note: --dim, --dtype, --layers and --verify-max-bytes only matter with --verify"
+            );
         }
-        return Ok(());
+        return Ok(Vec::new());
     };
     let verifiable = |d: &Diagnostic| VERIFIABLE_RULES.contains(&d.code) && d.subject.is_some();
     if !diagnostics.iter().any(verifiable) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let (engine, fallback) = select_engine(choice).map_err(|e| {
         eprintln!("error: --verify={}: {e}", choice_name(choice));
@@ -95,6 +110,28 @@ pub fn verify_check_findings(
         });
         verifier.verify_diagnostic(diagnostic, request);
     }
+    let refused = diagnostics
+        .iter()
+        .filter(|d| d.verify.as_ref().is_some_and(|v| v["refused"] == true))
+        .map(|d| {
+            let location = d
+                .file
+                .display_location(d.file.location(d.span.start as usize));
+            let why = d.verify.as_ref().and_then(|v| {
+                v.get("skipped")
+                    .or_else(|| v.get("error"))
+                    .and_then(|w| w.as_str())
+            });
+            FileError {
+                path: d.file.path.clone(),
+                message: format!(
+                    "{location}: {}: --verify did not measure this finding: {}",
+                    d.code,
+                    why.unwrap_or("refused")
+                ),
+            }
+        })
+        .collect();
     let bugs = verifier.disagreements();
     if bugs > 0 {
         eprintln!(
@@ -102,7 +139,7 @@ pub fn verify_check_findings(
             if bugs == 1 { "" } else { "s" }
         );
     }
-    Ok(())
+    Ok(refused)
 }
 
 fn choice_name(choice: EngineChoice) -> &'static str {

@@ -116,6 +116,30 @@ pub trait Size:
     fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison;
 }
 
+thread_local! {
+    /// Set when concrete (`i64`) size arithmetic overflowed on this thread (see
+    /// [`detect_overflow`]).
+    static OVERFLOWED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The wrapped result of a concrete operation, noting an overflow.
+fn noting_overflow((value, overflowed): (i64, bool)) -> i64 {
+    if overflowed {
+        OVERFLOWED.with(|flag| flag.set(true));
+    }
+    value
+}
+
+/// Runs `f` and says whether any concrete size arithmetic in it overflowed `i64`. The
+/// concrete algebra wraps (as it must not panic), so a result computed with an overflow is
+/// meaningless: `--verify` and `stridelint replay` refuse it rather than report it.
+pub fn detect_overflow<R>(f: impl FnOnce() -> R) -> (R, bool) {
+    let before = OVERFLOWED.with(|flag| flag.replace(false));
+    let result = f();
+    let overflowed = OVERFLOWED.with(|flag| flag.replace(before));
+    (result, overflowed)
+}
+
 impl Size for i64 {
     fn lit(v: i64) -> Self {
         v
@@ -124,17 +148,20 @@ impl Size for i64 {
         Some(*self)
     }
     fn add(&self, other: &Self) -> Self {
-        self.wrapping_add(*other)
+        noting_overflow(self.overflowing_add(*other))
     }
     fn sub(&self, other: &Self) -> Self {
-        self.wrapping_sub(*other)
+        noting_overflow(self.overflowing_sub(*other))
     }
     fn mul(&self, other: &Self) -> Self {
-        self.wrapping_mul(*other)
+        noting_overflow(self.overflowing_mul(*other))
     }
     fn floordiv(&self, other: &Self) -> Self {
         if *other == 0 {
             return 0;
+        }
+        if *self == i64::MIN && *other == -1 {
+            return noting_overflow((i64::MIN, true));
         }
         // Python rounds toward negative infinity. `div_euclid` does not for a negative
         // divisor (`7.div_euclid(-2)` is -3, Python's `7 // -2` is -4), and `/` truncates.

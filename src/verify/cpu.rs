@@ -135,6 +135,11 @@ impl CpuEngine {
         with_ceiling: bool,
     ) -> Result<(CopyMeasurement, Option<f64>), VerifyError> {
         let plan = plan_copy(layout, dtype)?;
+        super::budget::admit(
+            super::budget::cpu_bytes(layout, dtype, with_ceiling)?,
+            &format!("measuring the copy of {layout} ({dtype})"),
+            opts,
+        )?;
         self.with_threads(opts, |engine| match dtype.size_bytes() {
             1 => engine.measure_typed::<u8>(layout, &plan, opts, with_ceiling),
             2 => engine.measure_typed::<u16>(layout, &plan, opts, with_ceiling),
@@ -183,6 +188,11 @@ impl Engine for CpuEngine {
     }
 
     fn copy_ceiling_gbps(&self, bytes: u64, opts: &MeasureOptions) -> Result<f64, VerifyError> {
+        super::budget::admit(
+            super::budget::checked_mul(bytes, 2, "the ceiling buffers' size")?,
+            "measuring the copy ceiling",
+            opts,
+        )?;
         self.with_threads(opts, |engine| {
             let mut buffers = MemcpyBuffers::new(engine, bytes)?;
             let samples = time_interleaved(opts, &mut [&mut || buffers.run(engine)]);
@@ -571,7 +581,16 @@ mod tests {
             .unwrap();
         assert!(matches!(
             engine.measure_copy(&huge, DType::F64, &opts),
-            Err(VerifyError::OutOfMemory(_))
+            Err(VerifyError::TooLarge(_))
+        ));
+        // Under the limit, an allocation that fails is still a clean error.
+        let unlimited = MeasureOptions {
+            max_bytes: Some(u64::MAX),
+            ..MeasureOptions::quick()
+        };
+        assert!(matches!(
+            engine.measure_copy(&huge, DType::F64, &unlimited),
+            Err(VerifyError::OutOfMemory(_) | VerifyError::TooLarge(_))
         ));
     }
 

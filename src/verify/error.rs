@@ -18,6 +18,9 @@ pub enum VerifyError {
     Unsupported(String),
     /// Host or device memory for the buffers could not be allocated.
     OutOfMemory(String),
+    /// Refused before anything was allocated: the buffers would exceed the memory limit, or
+    /// a size computation overflows 64-bit arithmetic (see [`super::budget`]).
+    TooLarge(String),
     /// The CUDA engine cannot be used here: no driver, no GPU, no NVRTC, a compile failure…
     /// The text is the one-line reason shown to the user.
     CudaUnavailable(String),
@@ -37,6 +40,7 @@ impl fmt::Display for VerifyError {
             ),
             VerifyError::Unsupported(why) => write!(f, "unsupported layout for this engine: {why}"),
             VerifyError::OutOfMemory(why) => write!(f, "out of memory: {why}"),
+            VerifyError::TooLarge(why) => write!(f, "refused: {why}"),
             VerifyError::CudaUnavailable(why) => write!(f, "CUDA unavailable: {why}"),
             VerifyError::Cuda(why) => write!(f, "CUDA error: {why}"),
             VerifyError::Mismatch(why) => write!(f, "copy produced wrong data: {why}"),

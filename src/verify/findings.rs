@@ -28,6 +28,7 @@ use crate::diagnostic::{Diagnostic, Subject};
 use crate::layout::{self, Decider, Dim, Layout, Tri, ViewOutcome};
 use crate::ops::{OpKind, OpTable, Semantics};
 
+use super::budget;
 use super::replay::{format_bytes, format_ms, per_forward, replay, Replay};
 use super::{DType, Engine, MeasureOptions, StridedLayout, VerifyError};
 
@@ -57,6 +58,11 @@ pub fn parse_dim_binding(text: &str) -> Result<(String, i64), String> {
     let name = name.trim();
     if name.is_empty() {
         return Err(format!("`{text}` has no name before `=`"));
+    }
+    if name.contains('=') {
+        return Err(format!(
+            "`{text}` has more than one `=` (give one NAME=SIZE per --dim)"
+        ));
     }
     match value.trim().parse::<i64>() {
         Ok(size) if size >= 1 => Ok((name.to_string(), size)),
@@ -101,6 +107,9 @@ pub enum Concretization {
     /// Every name has a value, but these sizes are not integers with them (an inexact
     /// quotient, an overflow); the text says which and why.
     NotIntegral(String),
+    /// The sizes are integers, but the tensor they describe cannot be computed with in
+    /// 64-bit arithmetic (more than 2^63 elements, storage indices beyond 2^63).
+    TooLarge(String),
 }
 
 /// Evaluates the subject's sizes with `dims`.
@@ -138,6 +147,15 @@ pub fn concretize(subject: &Subject, dims: &BTreeMap<String, i64>) -> Concretiza
         Ok::<_, String>((Layout::new(shape, strides, offset), target))
     })();
     let dims = used.into_inner();
+    let values = || {
+        let values: Vec<String> = dims.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        values.join(", ")
+    };
+    if let Ok((layout, target)) = &evaluated {
+        if let Err(why) = fits_in_64_bits(layout, target.as_deref()) {
+            return Concretization::TooLarge(format!("with {}, {why}", values()));
+        }
+    }
     match evaluated {
         Ok((layout, target)) => Concretization::Bound(ConcreteSubject {
             op: subject.op.clone(),
@@ -146,14 +164,36 @@ pub fn concretize(subject: &Subject, dims: &BTreeMap<String, i64>) -> Concretiza
             dims,
             semantics: Some(subject.semantics),
         }),
-        Err(size) => {
-            let values: Vec<String> = dims.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-            Concretization::NotIntegral(format!(
-                "size {size} is not an integer with {}",
-                values.join(", ")
-            ))
-        }
+        Err(size) => Concretization::NotIntegral(format!(
+            "size {size} is not an integer (or not a 64-bit one) with {}",
+            values()
+        )),
     }
+}
+
+/// Whether every product the concrete algebra forms from `layout` and `target` fits in
+/// `i64`: the element counts (zero sizes counted as one, as the algebra multiplies the
+/// others) and the storage indices the layout reaches.
+fn fits_in_64_bits(layout: &Layout<i64>, target: Option<&[i64]>) -> Result<(), String> {
+    let product = |sizes: &[i64]| {
+        sizes
+            .iter()
+            .try_fold(1i64, |n, &s| n.checked_mul(s.unsigned_abs().max(1) as i64))
+    };
+    if product(&layout.shape).is_none() {
+        return Err(format!(
+            "the tensor {} has more than 2^63 elements",
+            tuple(&layout.shape)
+        ));
+    }
+    if target.is_some_and(|t| product(t).is_none()) {
+        return Err(format!(
+            "the target shape {} has more than 2^63 elements",
+            tuple(target.unwrap_or_default())
+        ));
+    }
+    let strided = StridedLayout::new(layout.shape.clone(), layout.strides.clone(), layout.offset);
+    strided.validate().map_err(|e| e.to_string())
 }
 
 /// Every name the sizes mention that `dims` does not bind, sorted. Evaluation asks for
@@ -379,6 +419,7 @@ pub struct FindingVerifier<'e> {
     engine: &'e dyn Engine,
     measured: HashMap<(StridedLayout, DType), Result<Replay, VerifyError>>,
     disagreements: usize,
+    refusals: usize,
 }
 
 impl<'e> FindingVerifier<'e> {
@@ -387,7 +428,21 @@ impl<'e> FindingVerifier<'e> {
             engine,
             measured: HashMap::new(),
             disagreements: 0,
+            refusals: 0,
         }
+    }
+
+    /// How many findings were not measured because their sizes exceed the memory limit or
+    /// 64-bit arithmetic (their `verify` object has `"refused": true`).
+    pub fn refusals(&self) -> usize {
+        self.refusals
+    }
+
+    fn refused(&mut self, why: String) -> Value {
+        self.refusals += 1;
+        let mut value = skipped(why);
+        value["refused"] = json!(true);
+        value
     }
 
     /// How many findings the concrete algorithm contradicted at sizes their assumptions
@@ -425,6 +480,7 @@ impl<'e> FindingVerifier<'e> {
                 return Some(value);
             }
             Concretization::NotIntegral(why) => return Some(skipped(why)),
+            Concretization::TooLarge(why) => return Some(self.refused(why)),
         };
         let verdict = static_verdict(diagnostic.code, &subject.op);
         let mut value = json!({
@@ -433,11 +489,23 @@ impl<'e> FindingVerifier<'e> {
             "layout": layout_json(&concrete.layout),
             "target": concrete.target,
         });
-        match recheck(
-            diagnostic.code,
-            &concrete,
-            SourceLanguage::of(&diagnostic.file.path),
-        ) {
+        let (rechecked, overflowed) = crate::layout::size::detect_overflow(|| {
+            recheck(
+                diagnostic.code,
+                &concrete,
+                SourceLanguage::of(&diagnostic.file.path),
+            )
+        });
+        if overflowed {
+            let mut refusal = self.refused(format!(
+                "the concrete algorithm overflows 64-bit arithmetic on {} with {}",
+                tuple(&concrete.layout.shape),
+                format_dims(&concrete.dims)
+            ));
+            merge(&mut refusal, value);
+            return Some(refusal);
+        }
+        match rechecked {
             Recheck::NotReplayable(why) => {
                 let mut skip = skipped(why);
                 merge(&mut skip, value);
@@ -476,6 +544,16 @@ impl<'e> FindingVerifier<'e> {
                     concrete.layout.strides.clone(),
                     concrete.layout.offset,
                 );
+                // Refuse before measuring what cannot be measured or totalled: buffers above
+                // the memory limit, a per-forward total beyond 64 bits.
+                let admitted = budget::precheck(&strided, request.dtype, &request.options)
+                    .and_then(|()| budget::buffer_bytes(&strided, request.dtype))
+                    .and_then(|(_, copy)| budget::per_forward_bytes(copy, request.layers));
+                if let Err(error) = admitted {
+                    let mut refusal = self.refused(error.to_string());
+                    merge(&mut refusal, value);
+                    return Some(refusal);
+                }
                 match self.measure(&strided, request) {
                     Ok(replayed) => {
                         merge(&mut value, measurement_json(&replayed, request.layers));
@@ -488,6 +566,10 @@ impl<'e> FindingVerifier<'e> {
                         ));
                     }
                     Err(error) => {
+                        if matches!(error, VerifyError::TooLarge(_)) {
+                            self.refusals += 1;
+                            value["refused"] = json!(true);
+                        }
                         value["error"] = json!(error.to_string());
                         value["summary"] = json!(format!("verification failed: {error}"));
                     }
@@ -592,6 +674,11 @@ fn merge(into: &mut Value, extra: Value) {
             into.entry(key).or_insert(value);
         }
     }
+}
+
+fn format_dims(dims: &BTreeMap<String, i64>) -> String {
+    let values: Vec<String> = dims.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+    values.join(", ")
 }
 
 fn tuple(values: &[i64]) -> String {

@@ -15,6 +15,9 @@ pub struct MeasureOptions {
     pub threads: Option<usize>,
     /// Compare the copy with the reference gather (see [`super::reference`]).
     pub check: bool,
+    /// Refuse a measurement whose buffers would exceed this many bytes (`--verify-max-bytes`);
+    /// `None`: half of the memory available (see [`super::budget`]).
+    pub max_bytes: Option<u64>,
 }
 
 impl Default for MeasureOptions {
@@ -24,6 +27,7 @@ impl Default for MeasureOptions {
             timed_runs: 50,
             threads: None,
             check: true,
+            max_bytes: None,
         }
     }
 }

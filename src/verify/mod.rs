@@ -15,6 +15,8 @@
 //!   at run time, so the crate builds and every test passes on a machine without CUDA, and
 //!   [`select_engine`] falls back to the CPU with a one-line reason.
 //! * [`reference`]: the naive gather every engine's output is checked against.
+//! * [`budget`]: what a measurement will allocate, refused above the memory limit before
+//!   anything is allocated (`--verify-max-bytes`).
 //! * [`replay`]: the helper the CLI calls (`stridelint replay`, `--verify`).
 //! * [`findings`]: `--verify` for SL001/SL002 findings — bind a finding's sizes, re-check its
 //!   verdict with the concrete algebra, measure the copy.
@@ -22,6 +24,7 @@
 //! See `docs/verify.md` for the measurement protocol and `../shared/spec/cuda-engine.md` for the
 //! research behind the kernels.
 
+pub mod budget;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;

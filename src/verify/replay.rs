@@ -81,12 +81,14 @@ pub struct ForwardCost {
     pub ms: f64,
 }
 
-/// Scales one measurement to `layers` occurrences per forward pass.
+/// Scales one measurement to `layers` occurrences per forward pass. Callers refuse totals
+/// beyond 64 bits first ([`super::budget::per_forward_bytes`]); this saturates rather than
+/// wrap should one slip through.
 pub fn per_forward(measurement: &CopyMeasurement, layers: u64) -> ForwardCost {
     ForwardCost {
         layers,
-        bytes: measurement.bytes_copied * layers,
-        extra_bytes: measurement.extra_bytes * layers,
+        bytes: measurement.bytes_copied.saturating_mul(layers),
+        extra_bytes: measurement.extra_bytes.saturating_mul(layers),
         ms: measurement.median_ms * layers as f64,
     }
 }

@@ -1172,6 +1172,50 @@ fn deep_nesting_does_not_overflow_the_stack() {
     });
 }
 
+/// Syntax skimmed beyond the depth limit is reported, once per file, so its loss is not
+/// silent; chains that are folded instead (sums, comparisons, `elif`s, method chains)
+/// are not errors.
+#[test]
+fn skimmed_nesting_is_one_error_and_folded_chains_none() {
+    on_small_stack(|| {
+        let depth = 10_000;
+        for source in [
+            format!(
+                "x = {}a\ny = {}b\n",
+                "-".repeat(depth),
+                "not ".repeat(depth)
+            ),
+            format!("x = {}a\n", "lambda: ".repeat(depth)),
+            format!("x = {}\n", vec!["a"; depth].join(" ** ")),
+        ] {
+            let errors = parse_python(&source).errors;
+            let too_deep: Vec<_> = errors
+                .iter()
+                .filter(|e| {
+                    e.message
+                        .starts_with("nested too deeply (more than 200 levels")
+                })
+                .collect();
+            assert_eq!(too_deep.len(), 1, "{:?} in {:?}", errors, &source[..30]);
+        }
+        for source in [
+            format!("x = {}\n", vec!["a"; 100_000].join(" + ")),
+            format!("y = {}\n", vec!["a"; 100_000].join(" < ")),
+            format!("y = {}\n", vec!["a"; 100_000].join(" and ")),
+            format!("x = a{}\n", ".view(1)".repeat(depth)),
+            format!("x = a{}\n", "[0]".repeat(depth)),
+            format!(
+                "if x:\n  pass\n{}else:\n  pass\n",
+                "elif x:\n  y = 1\n".repeat(depth)
+            ),
+            format!("x = {}a{}\n", "f(".repeat(60), ")".repeat(60)),
+        ] {
+            let errors = parse_python(&source).errors;
+            assert!(errors.is_empty(), "{:?} in {:?}", errors, &source[..30]);
+        }
+    });
+}
+
 #[test]
 fn deep_expressions_keep_their_outer_levels() {
     on_small_stack(|| {

@@ -73,6 +73,9 @@ impl Scan<'_> {
                 b')' | b']' | b'}' => {
                     self.close(byte != b'}')?;
                     self.at += 1;
+                    if byte == b'}' && self.next_token_starts_anew() {
+                        self.separate();
+                    }
                 }
                 b',' | b';' => {
                     self.separate();
@@ -92,6 +95,44 @@ impl Scan<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Does the token after a closing `}` begin a new item or statement rather than continue
+    /// an expression? A word other than `as` and `else` (`fn`, `pub`, `impl`, `let`, a
+    /// name) or an attribute (`#`) cannot continue one, so syn's recursion ends at the `}`:
+    /// the items of an `impl` block (the 400-odd methods of tch's `tensor_generated.rs`)
+    /// then count as separate, as statements ended by `;` do. Operators, `.`, `?`, `(`,
+    /// `[`, `as` and `else` after a `}` keep counting (`{a} + {b} + …` nests).
+    fn next_token_starts_anew(&self) -> bool {
+        let mut at = self.at;
+        loop {
+            match self.bytes.get(at) {
+                Some(b) if b.is_ascii_whitespace() => at += 1,
+                Some(b'/') if self.bytes.get(at + 1) == Some(&b'/') => {
+                    at = memchr::memchr(b'\n', &self.bytes[at..])
+                        .map_or(self.bytes.len(), |p| at + p + 1);
+                }
+                Some(b'/') if self.bytes.get(at + 1) == Some(&b'*') => {
+                    let mut inner = Scan {
+                        bytes: self.bytes,
+                        at,
+                        levels: Vec::new(),
+                        chain_total: 0,
+                    };
+                    inner.skip_block_comment();
+                    at = inner.at;
+                }
+                Some(b'#') => return true,
+                Some(&b) if is_identifier_start(b) => {
+                    let end = self.bytes[at..]
+                        .iter()
+                        .position(|&b| !is_identifier_continue(b))
+                        .map_or(self.bytes.len(), |p| at + p);
+                    return !matches!(&self.bytes[at..end], b"as" | b"else");
+                }
+                _ => return false,
+            }
+        }
     }
 
     fn peek(&self, ahead: usize) -> Option<u8> {
@@ -355,6 +396,36 @@ mod tests {
         // Statements are separated by `;`.
         let body = format!("fn f() {{ {} }}", "x = x + 1; ".repeat(5000));
         assert_eq!(check_nesting(&body), Ok(()));
+    }
+
+    /// Items in a block are separate: tch's `tensor_generated.rs` has some 1 700 methods
+    /// like these in one `impl`, each with a `->` and `&`s that used to add up.
+    #[test]
+    fn items_after_a_block_start_a_new_count() {
+        // No `,` or `;` at the impl's level between the methods' `->` and `<…>`s.
+        let method = "pub fn internal_and_<S: Into<Scalar>>(&mut self, other: S) -> Tensor { self.f_internal_and_(other).unwrap() }\n";
+        for separator in [
+            "",
+            "#[allow(clippy::all)]\n",
+            "// a comment\n",
+            "/* one */ ",
+        ] {
+            let source = format!(
+                "impl Tensor {{\n{}}}\n",
+                format!("{separator}{method}").repeat(3_000)
+            );
+            assert_eq!(check_nesting(&source), Ok(()), "{separator:?}");
+        }
+        let fns = "fn f() -> i32 { 1 }\n".repeat(5_000);
+        assert_eq!(check_nesting(&fns), Ok(()));
+        // A chain of blocks joined by operators, `.` or `else` still counts.
+        for joint in [" + ", ".", " else "] {
+            let chain = format!(
+                "fn f() {{ let x = {}{{1}}; }}",
+                format!("{{1}}{joint}").repeat(MAX_EXPRESSION_DEPTH)
+            );
+            assert!(check_nesting(&chain).is_err(), "{joint:?}");
+        }
     }
 
     #[test]

@@ -134,7 +134,9 @@ impl CudaEngine {
         bytes: u64,
         opts: &MeasureOptions,
     ) -> Result<CopyCeilings, VerifyError> {
-        let len = self.checked_len(bytes, 2 * bytes)?;
+        let both = super::budget::checked_mul(bytes, 2, "the ceiling buffers' size")?;
+        super::budget::admit(both, "measuring the copy ceiling", opts)?;
+        let len = self.checked_len(bytes, both)?;
         let src = self
             .stream
             .alloc_zeros::<u8>(len)
@@ -200,7 +202,7 @@ impl CudaEngine {
             .mem_get_info()
             .map_err(cuda_error("querying free memory"))?;
         let flush = 2 * self.l2_bytes as u64;
-        if total_bytes + flush > free as u64 {
+        if total_bytes.saturating_add(flush) > free as u64 {
             return Err(VerifyError::OutOfMemory(format!(
                 "needs {total_bytes} bytes of device memory plus {flush} for L2 flushing; {free} are free"
             )));
@@ -264,7 +266,16 @@ impl CudaEngine {
                     .transpose()
             })
             .collect::<Result<Vec<Option<CudaFunction>>, VerifyError>>()?;
-        let numel = self.checked_len(plan.numel(), (footprint + plan.numel()) * esize)?;
+        let (source_bytes, copy_bytes) = super::budget::buffer_bytes(layout, plan.dtype)?;
+        let device_bytes =
+            super::budget::checked_add(source_bytes, copy_bytes, "the buffers' size")?;
+        // The host holds the source (filled there, uploaded) and the downloaded copy.
+        super::budget::admit(
+            device_bytes,
+            &format!("measuring the copy of {layout} ({})", plan.dtype),
+            opts,
+        )?;
+        let numel = self.checked_len(plan.numel(), device_bytes)?;
 
         let mut host_src = vec![T::default(); footprint as usize];
         fill_pattern(&mut host_src);

@@ -30,6 +30,7 @@ impl Parser<'_> {
     /// Parses a subexpression one level deeper; beyond `MAX_DEPTH` it is skimmed.
     pub(super) fn child(&mut self, f: impl FnOnce(&mut Self) -> PResult<Expr>) -> PResult<Expr> {
         if !self.enter() {
+            self.too_deep();
             return self.skim_expression();
         }
         let result = f(self);
@@ -178,6 +179,7 @@ impl Parser<'_> {
     /// [`Parser::star_expressions`] one level deeper, as a statement's value.
     pub(super) fn child_star_expressions(&mut self) -> PResult<(Expr, Option<usize>)> {
         if !self.enter() {
+            self.too_deep();
             return Ok((self.skim_expression()?, None));
         }
         let result = self.star_expressions();

@@ -9,7 +9,8 @@
 //!
 //! Robustness: nothing panics, and recursion is bounded by one depth counter shared by
 //! statements and expressions ([`MAX_DEPTH`]); deeper syntax is consumed by a flat token
-//! scan and lowered as opaque. Chains that do not recurse (`a + b + ...`, `x.f().g()...`,
+//! scan and lowered as opaque, and the first such place in a file is reported as a syntax
+//! error (SL999), so the loss is never silent. Chains that do not recurse (`a + b + ...`, `x.f().g()...`,
 //! `elif`s) keep their outer levels and fold the inner ones into one opaque node, so the IR
 //! stays at most about `MAX_DEPTH` levels deep. After a syntax error the parser records it
 //! and goes on at the next line that can start a statement (or, for a broken `def`/`class`
@@ -90,6 +91,8 @@ struct Parser<'s> {
     /// Set after error recovery, so the consequences (an unexpected indent) are not
     /// reported as errors of their own.
     recovering: bool,
+    /// Whether the depth limit was reached (reported once per file, see [`Parser::too_deep`]).
+    reported_too_deep: bool,
 }
 
 impl<'s> Parser<'s> {
@@ -111,6 +114,7 @@ impl<'s> Parser<'s> {
             module_functions: Vec::new(),
             module_classes: Vec::new(),
             recovering: false,
+            reported_too_deep: false,
         }
     }
 
@@ -366,6 +370,25 @@ impl<'s> Parser<'s> {
         }
         self.depth += 1;
         true
+    }
+
+    /// Called where [`Parser::enter`] refused a level and the syntax is skimmed: the first
+    /// time in a file, records an error there, so that the skipped part is not silently
+    /// unanalysed (CPython refuses such nesting too: `too many nested parentheses`, or
+    /// "too complex" and a recursion error for thousands of prefix operators or lambdas).
+    fn too_deep(&mut self) {
+        if self.reported_too_deep {
+            return;
+        }
+        self.reported_too_deep = true;
+        let span = self.tok.span();
+        self.record_error(
+            span,
+            format!(
+                "nested too deeply (more than {MAX_DEPTH} levels of statements and \
+                 expressions); the part beyond is not analysed"
+            ),
+        );
     }
 
     fn leave(&mut self) {

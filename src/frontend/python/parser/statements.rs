@@ -59,6 +59,7 @@ impl Parser<'_> {
     /// dropped and parsing resumes at the next line that can start one.
     pub(super) fn statement(&mut self, out: &mut Vec<Stmt>, top_level: bool) {
         if !self.enter() {
+            self.too_deep();
             let span = self.skim_statement();
             out.push(Stmt::Other { span });
             return;
@@ -123,8 +124,10 @@ impl Parser<'_> {
     fn recover(&mut self, statement_start: u32) {
         self.recovering = true;
         let token = self.tok;
-        let line_start = line_start_of(self.text, token.start as usize);
-        let starts_line = self.text.as_bytes()[line_start..token.start as usize]
+        // A token at the end of a file that ends in `\` can start one past the text.
+        let at = (token.start as usize).min(self.text.len());
+        let line_start = line_start_of(self.text, at);
+        let starts_line = self.text.as_bytes()[line_start..at]
             .iter()
             .all(|b| matches!(b, b' ' | b'\t' | b'\x0c'));
         let later_line = line_start > line_start_of(self.text, statement_start as usize);
@@ -1553,6 +1556,7 @@ impl Parser<'_> {
     /// One statement of a class body: a method, a nested class, or something not kept.
     fn class_member(&mut self, class_name: &str, methods: &mut Vec<Arc<Function>>) {
         if !self.enter() {
+            self.too_deep();
             self.skim_statement();
             return;
         }
