@@ -88,6 +88,7 @@ impl ApplyCtx<'_> {
             from_caller: self.context.is_some(),
             context: self.context.clone(),
             path: self.path.clone(),
+            write: None,
         });
     }
 }
@@ -492,6 +493,16 @@ pub fn apply_op(
                 result_value(ctx, &input_alt, r, span, &what, same_shape)
             }
         };
+        let value = super::copies::carry_copy(
+            ctx.source,
+            spec,
+            span,
+            nspan,
+            &input_alt,
+            outcomes.last(),
+            &ctx.facts.assumptions,
+            value,
+        );
         results.push(value);
     }
     ctx.record(spec, span, nspan, outcomes);
@@ -674,7 +685,7 @@ fn decide_harder(
     spec: &OpSpec,
     bound: &ops::BoundArgs<Dim>,
     solved: &mut Vec<Assumption>,
-) -> Option<(ops::Transfer<Dim>, Vec<Assumption>, Option<Vec<Dim>>)> {
+) -> Option<DecidedHarder> {
     if !matches!(spec.kind, OpKind::View | OpKind::Reshape) {
         return None;
     }
@@ -732,6 +743,10 @@ fn decide_harder(
     solved.extend(equation);
     Some((t, used, solved_target))
 }
+
+/// What [`decide_harder`] decided: the transfer, the assumptions it rests on, the solved
+/// target shape.
+type DecidedHarder = (ops::Transfer<Dim>, Vec<Assumption>, Option<Vec<Dim>>);
 
 /// The one target size of a view/reshape that shares no symbol with the input's shape
 /// (and is not `-1` or a literal), when there is exactly one and no `-1`.
