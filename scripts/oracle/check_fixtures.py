@@ -13,6 +13,10 @@ How a call is judged (codes as in rules/lints/SL00*.md):
   * "is invalid for input of size", "only one dimension can be inferred",
     "invalid shape dimension" from any of them                              -> SL003
   * "Dimension out of range", "duplicate dims", wrong permute length         -> SL004
+  * an in-place write (`copy_`, `add_`, `mul_`, `zero_`, `fill_`, …, `t[...] = v`,
+    `t += v`) into a tensor whose memory is a copy that one of the calls above (or
+    `.contiguous()`) made, which leaves that call's input unchanged, and whose copy is
+    gone once the function that wrote it has returned (nothing kept it)      -> SL010
   * anything else that succeeds                                              -> ok
 
 The unit of judgement is a *call site* (source line plus bytecode offset, so the two
@@ -58,6 +62,7 @@ import io
 import re
 import sys
 import tokenize
+import weakref
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep fixtures/python free of __pycache__
@@ -160,6 +165,120 @@ def recording(op: str, original):
             RECORDER.add(path, site, op, classify_error(exc))
             raise
         RECORDER.add(path, site, op, classify_result(op, args, result))
+        if op in COPY_METHODS + ("rearrange",):
+            note_copy(args, result)
+        return result
+
+    return wrapper
+
+
+# In-place writes whose target is judged for SL010, and the copies they may land in.
+WRITE_METHODS = (
+    "copy_", "add_", "sub_", "mul_", "div_", "zero_", "fill_", "clamp_", "masked_fill_", "index_put_",
+    "scatter_", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+)
+COPY_METHODS = RESHAPE_FAMILY + ("contiguous",)
+
+
+@dataclasses.dataclass
+class Copy:
+    result: "weakref.ref"  # the copy (dead once nothing holds it)
+    storage: int
+    original: torch.Tensor  # the input it was made from
+
+
+# Storage pointer -> the copy made there by a copying call from a fixture file.
+COPIES: dict[int, Copy] = {}
+
+
+def note_copy(args: tuple, result) -> None:
+    if args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor):
+        if not shares_storage(args[0], result):
+            ptr = result.untyped_storage().data_ptr()
+            COPIES[ptr] = Copy(weakref.ref(result), ptr, args[0])
+
+
+def copy_of(target: torch.Tensor) -> Copy | None:
+    """The live copy whose memory `target` is (the copy itself or a view of it)."""
+    copy = COPIES.get(target.untyped_storage().data_ptr())
+    if copy is None:
+        return None
+    if copy.result() is None and target._base is None:
+        return None  # the pointer was reused by a new tensor
+    return copy
+
+
+@dataclasses.dataclass
+class PendingWrite:
+    """A write into a copy that left the original unchanged: it is SL010 if the copy is
+    gone once the writing function has returned."""
+    frame: int  # id() of the writing frame (the frame itself would keep its locals alive)
+    copy: "weakref.ref"
+    path: str
+    site: CallSite
+    op: str
+    returned: bool = False
+
+
+PENDING: list[PendingWrite] = []
+
+
+def settle_pending(final: bool = False) -> None:
+    for write in [w for w in PENDING if w.returned or final]:
+        PENDING.remove(write)
+        RECORDER.add(write.path, write.site, write.op, "SL010" if write.copy() is None else OK)
+
+
+def profiler(frame, event, arg) -> None:
+    """Marks the pending writes of a returning frame; settles them at the next event,
+    when the frame's locals are gone."""
+    if not PENDING:
+        return
+    settle_pending()
+    if event == "return":
+        for write in PENDING:
+            if write.frame == id(frame):
+                write.returned = True
+
+
+def writing(op: str, original):
+    """Wrap an in-place method so that writes made directly from a fixture file are judged."""
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        caller = sys._getframe(1)
+        path = caller.f_code.co_filename
+        target = args[0] if args else None
+        if path not in RECORDER.files or not isinstance(target, torch.Tensor):
+            del caller
+            return original(*args, **kwargs)
+        site = CallSite(caller.f_lineno, caller.f_lasti)
+        frame = id(caller)
+        del caller
+        copy = copy_of(target)
+        before = copy.original.detach().clone() if copy is not None else None
+        try:
+            result = original(*args, **kwargs)
+        except Exception as exc:
+            RECORDER.add(path, site, op, classify_error(exc))
+            raise
+        if copy is not None and torch.equal(before, copy.original) and copy.result() is not None:
+            PENDING.append(PendingWrite(frame, copy.result, path, site, op))
+        else:
+            RECORDER.add(path, site, op, OK)
+        return result
+
+    return wrapper
+
+
+def copying(original):
+    """Wrap a copying method (not itself judged) to remember the copies it makes."""
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if sys._getframe(1).f_code.co_filename in RECORDER.files:
+            note_copy(args, result)
         return result
 
     return wrapper
@@ -172,6 +291,9 @@ def install_patches() -> None:
     for name in TRACKED_TORCH_FUNCTIONS:
         setattr(torch, name, recording(name, getattr(torch, name)))
     einops.rearrange = recording("rearrange", einops.rearrange)
+    torch.Tensor.contiguous = copying(torch.Tensor.contiguous)
+    for name in WRITE_METHODS:
+        setattr(torch.Tensor, name, writing(name, getattr(torch.Tensor, name)))
 
 
 # --- reading the fixture text -------------------------------------------------------------
@@ -324,10 +446,15 @@ def load_and_run(path: Path) -> str | None:
     run = getattr(module, "_oracle_run", None)
     if run is None:
         return "fixture has no _oracle_run()"
+    sys.setprofile(profiler)
     try:
         run()
     except Exception as exc:
         return f"_oracle_run() raised {type(exc).__name__}: {exc} (wrap failing calls)"
+    finally:
+        sys.setprofile(None)
+        settle_pending(final=True)
+        COPIES.clear()
     return None
 
 

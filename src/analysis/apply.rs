@@ -93,6 +93,7 @@ impl ApplyCtx<'_> {
             from_caller: self.context.is_some(),
             context: self.context.clone(),
             path: self.path.clone(),
+            write: None,
         });
     }
 }
@@ -548,6 +549,16 @@ pub fn apply_op(
                 result_value(ctx, &input_alt, r, span, &step_what, same_shape)
             }
         };
+        let value = super::copies::carry_copy(
+            ctx.source,
+            spec,
+            span,
+            nspan,
+            &input_alt,
+            outcomes.last(),
+            &ctx.facts.assumptions,
+            value,
+        );
         results.push(value);
     }
     ctx.record(spec, span, nspan, outcomes);

@@ -78,6 +78,41 @@ pub struct OpEvent {
     /// The path the call was made on when the interpreter ran it apart from the others:
     /// one iteration of a loop over known values (`` `k` is 5 ``).
     pub path: Option<Arc<str>>,
+    /// Set by the interpreter on a write (an in-place method, `t[...] = v`, `t += v`) whose
+    /// effect only the written tensor's own references could observe; see [`LostWrite`].
+    pub write: Option<Arc<LostWrite>>,
+}
+
+/// A write whose target no later code reads except through the spans listed: the write is
+/// a whole statement, and its target is a temporary made within it or a local variable
+/// that nothing reads (SL010 reads it).
+#[derive(Debug, Clone)]
+pub struct LostWrite {
+    /// How the write is spelled (`copy_`, `[...] =`, `+=`).
+    pub what: String,
+    /// The expressions whose value reaches the target and nothing else: the links of the
+    /// target's chain (`w.t().reshape(-1)` in `w.t().reshape(-1).copy_(src)`), or of the
+    /// right-hand sides bound to the local it writes.
+    pub sole: Vec<Span>,
+    /// The local variable written, when the target is one.
+    pub local: Option<String>,
+}
+
+/// The op that made a tensor as a copy of its input (SL010): a result of an op that
+/// certainly copies, carried by the result's alternative (and its views) so that a later
+/// write to it can say where its memory came from.
+#[derive(Debug)]
+pub struct CopiedBy {
+    /// The op's table name (`reshape`), and its call.
+    pub op: String,
+    pub span: Span,
+    pub semantics: Semantics,
+    /// The op's receiver as written (`w.t()` in `w.t().reshape(-1)`), when it is short.
+    pub input_text: Option<String>,
+    /// The op's outcome for this alternative: the input it copied, with its chain.
+    pub outcome: AltOutcome,
+    /// The assumptions the decision was made under.
+    pub assumptions: Assumptions,
 }
 
 impl OpEvent {

@@ -96,6 +96,8 @@ pub struct Frame {
     /// While a constructor runs: the environment at each of its `return`s (a Rust
     /// constructor ends with `return Self { .. }`, lowered to `self.field = …; return`).
     pub constructor_exits: Option<Vec<super::env::Env>>,
+    /// The function whose body this is (`None` for a module body).
+    pub body_of: Option<Arc<crate::ir::Function>>,
 }
 
 /// State shared by every frame of one analysis (one root function and the calls it

@@ -17,6 +17,7 @@ use crate::ir::{self, Function, Stmt};
 use crate::layout::Assumptions;
 
 pub mod apply;
+pub mod copies;
 pub mod env;
 pub mod event;
 pub mod frame;
@@ -328,8 +329,12 @@ fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
             .iter()
             .map(|o| {
                 format!(
-                    "{:?}|{:?}|{:?}|{:?}",
-                    o.input.layout, o.target, o.copies, o.input.condition
+                    "{:?}|{:?}|{:?}|{:?}|{:?}",
+                    o.input.layout,
+                    o.target,
+                    o.copies,
+                    o.input.condition,
+                    o.input.copied.as_ref().map(|c| c.span)
                 )
             })
             .collect::<Vec<_>>()
@@ -338,7 +343,7 @@ fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
             ev.span.start,
             ev.span.end,
             ev.op.clone(),
-            format!("{}{fingerprint}", ev.unknown_input),
+            format!("{}{}{fingerprint}", ev.unknown_input, ev.write.is_some()),
         );
         if seen.insert(key) {
             out.push(ev);

@@ -14,6 +14,8 @@ use crate::ir::{Class, Function, Span};
 use crate::layout::{Assumption, Dim, Layout};
 use crate::ops::ModuleSpec;
 
+use super::event::CopiedBy;
+
 pub type SymLayout = Layout<Dim>;
 
 /// Beyond this many alternative layouts a tensor is treated as unknown.
@@ -60,6 +62,8 @@ pub struct TensorAlt {
     /// The branch conditions under which this alternative is the value (`use_cache` is
     /// true), when they can be named; `None` on the join of every path.
     pub condition: Option<Arc<str>>,
+    /// This tensor is (a view of) the copy an op certainly made (see [`CopiedBy`]).
+    pub copied: Option<Arc<CopiedBy>>,
 }
 
 impl TensorAlt {
@@ -69,10 +73,15 @@ impl TensorAlt {
             chain,
             origin: None,
             condition: None,
+            copied: None,
         }
     }
+    /// Same layout, and the same tensor where that matters (the origin of one of unknown
+    /// shape, the copy it is part of).
     pub fn same_layout(&self, other: &TensorAlt) -> bool {
-        self.layout == other.layout && (self.layout.is_some() || self.origin == other.origin)
+        self.layout == other.layout
+            && (self.layout.is_some() || self.origin == other.origin)
+            && self.copied.as_ref().map(|c| c.span) == other.copied.as_ref().map(|c| c.span)
     }
 }
 
@@ -274,6 +283,7 @@ pub fn join_unknown_shapes(x: &[TensorAlt], y: &[TensorAlt]) -> Option<TensorAlt
         chain: a.chain.clone(),
         origin,
         condition: None,
+        copied: None,
     })
 }
 

@@ -16,6 +16,7 @@ pub mod sl003_element_count;
 pub mod sl004_invalid_dim;
 pub mod sl005_candle_matmul_strides;
 pub mod sl006_requires_contiguous;
+pub mod sl010_write_to_copy;
 pub mod sl100_unused_suppression;
 
 pub use explain::{chain_labels, describe_non_adjacent, notes_for};
@@ -89,6 +90,14 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         doc: include_str!("../../rules/lints/SL006.md"),
         check: Some(sl006_requires_contiguous::check),
+    },
+    Rule {
+        code: "SL010",
+        name: "write-to-copy",
+        summary: "in-place write into a hidden copy (`reshape(...).copy_(...)`): the original is unchanged",
+        severity: Severity::Error,
+        doc: include_str!("../../rules/lints/SL010.md"),
+        check: Some(sl010_write_to_copy::check),
     },
     Rule {
         code: "SL100",

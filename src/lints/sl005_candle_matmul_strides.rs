@@ -153,6 +153,7 @@ mod tests {
             from_caller: false,
             context: None,
             path: None,
+            write: None,
         }
     }
 

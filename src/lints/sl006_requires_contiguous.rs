@@ -96,6 +96,7 @@ mod tests {
             from_caller: false,
             context: None,
             path: None,
+            write: None,
         }
     }
 

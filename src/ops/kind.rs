@@ -203,8 +203,10 @@ impl OpKind {
             OpKind::ContiguousResult => &["only_row_major", "broadcast_mask"],
             // batch_norm, roll: an empty input is cloned (preserve_format).
             OpKind::SuggestedFormatResult => &["clone_if_empty"],
-            // fill_/zero_/masked_fill_: no check for overlapping receivers.
-            OpKind::InPlace => &["no_overlap_check"],
+            // fill_/zero_/masked_fill_: no check for overlapping receivers; indexed writes
+            // (`scatter_`, `index_put_`, `t[...] = v`): no check of the operands either
+            // (an index tensor need not broadcast to the receiver).
+            OpKind::InPlace => &["no_overlap_check", "indexed"],
             _ => &[],
         }
     }

@@ -26,6 +26,7 @@ mod call;
 mod class;
 mod expr;
 mod stmt;
+mod writes;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::{Hash, Hasher};
@@ -450,6 +451,7 @@ impl<'a> Interpreter<'a> {
     /// joined return value.
     pub fn run_root(&mut self, f: &Arc<Function>, params: Vec<(String, Value)>) -> Value {
         self.call_stack.push(Arc::as_ptr(f));
+        self.frame.body_of = Some(f.clone());
         let mut env = Env::default();
         for (name, v) in params {
             env.set(&name, v);
@@ -553,6 +555,7 @@ impl<'a> Interpreter<'a> {
             None => f.name.clone(),
         };
         let mut callee = self.fresh_frame(name, this, class, Some(context));
+        callee.body_of = Some(f.clone());
         // The caller's size facts hold in the callee (its arguments were built under them).
         callee.facts.absorb(&self.frame.facts);
         let caller = std::mem::replace(&mut self.frame, callee);

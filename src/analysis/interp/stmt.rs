@@ -245,6 +245,7 @@ impl Interpreter<'_> {
                 self.frame.name_hint = None;
                 for t in targets {
                     self.assign(t, v.clone(), &mut env);
+                    self.note_item_write(t, None, &mut env);
                 }
                 Some(env)
             }
@@ -261,8 +262,10 @@ impl Interpreter<'_> {
                     } => self.eval_attr(obj, attr, *span, &mut env),
                     _ => Value::Unknown,
                 };
+                self.note_item_write(target, Some(*op), &mut env);
                 let rhs = self.eval(value, &mut env);
                 let result = self.binop(*op, cur.clone(), rhs, *span, &mut env);
+                self.note_aug_write(target, *op, &cur, &mut env);
                 // On a tensor, `x op= y` runs in place (`__iadd__`, `__itruediv__`, ...): `x`
                 // keeps its storage, shape and strides, whatever the result of `x op y` would be.
                 let v = match cur {
@@ -273,7 +276,9 @@ impl Interpreter<'_> {
                 Some(env)
             }
             Stmt::Expr(e) => {
+                let mark = self.events.len();
                 self.eval(e, &mut env);
+                self.note_discarded_write(e, mark);
                 Some(env)
             }
             Stmt::If { .. } | Stmt::Loop { .. } | Stmt::With { .. } => {

@@ -148,6 +148,9 @@ const E_INTERNAL_OVERLAP: &str = "unsupported operation: more than one element o
 /// receiver's own shape.
 pub fn in_place<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let target = tensor_arg(args, "input")?;
+    if spec.variant.as_deref() == Some("indexed") {
+        return Ok(Transfer::tensor(target.clone()));
+    }
     if spec.variant.as_deref() != Some("no_overlap_check") {
         let expanded_dim = target
             .shape
