@@ -6,14 +6,17 @@ linter reports exactly those; this script checks that the markers are *true*: it
 each fixture's `_oracle_run()` under real torch and watches every layout call the fixture
 makes.
 
-How a call is judged (codes as in rules/lints/SL00*.md):
-  * `view` / `view_as` raising "view size is not compatible ..."            -> SL001
-  * `reshape` / `reshape_as` / `flatten` / `ravel` / `einops.rearrange` whose
-    result does not share storage with the input (it copied)               -> SL002
-  * "is invalid for input of size", "only one dimension can be inferred",
-    "invalid shape dimension" from any of them                              -> SL003
-  * "Dimension out of range", "duplicate dims", wrong permute length         -> SL004
-  * anything else that succeeds                                              -> ok
+How a call is judged: by the `judge: Judge::Torch(...)` of each rule in the registry,
+src/lints/mod.rs (`--judges` prints what this script read there). A judge is a list of
+(kind, what) pairs of one of the JUDGE_KINDS:
+  * ("raises", needle): the call raises an error whose message contains `needle`
+    (SL001: "view size is not compatible", SL003, SL004, ...);
+  * ("copies", ops): a call of one of these ops (space-separated) returns a tensor that
+    does not share storage with its input: it copied (SL002);
+  * ("discarded", ops): a call of one of these ops whose result the calling statement
+    throws away (the next instruction pops it), with the receiver's layout unchanged
+    afterwards: the statement did nothing (SL007);
+  * anything else that succeeds -> ok.
 
 The unit of judgement is a *call site* (source line plus bytecode offset, so the two
 calls in `x.transpose(1, 2).view(...)` are told apart). The linter reports a finding
@@ -45,6 +48,7 @@ not count) must actually run; a call the oracle never reached cannot be confirme
 reported as a disagreement.
 
 Usage: .venv-oracle/bin/python scripts/oracle/check_fixtures.py [fixture.py ...]
+       python3 scripts/oracle/check_fixtures.py --judges   (no torch needed)
 Exit status 0 when there are no disagreements, 1 otherwise.
 """
 
@@ -52,9 +56,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import dis
 import functools
 import importlib.util
 import io
+import json
 import re
 import sys
 import tokenize
@@ -62,29 +68,50 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep fixtures/python free of __pycache__
 
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_DIR = REPO / "fixtures" / "python"
+REGISTRY = REPO / "src" / "lints" / "mod.rs"
+
+# The judge kinds this script implements (tests/rules.rs reads this line).
+JUDGE_KINDS = ("raises", "copies", "discarded")
+
+
+def load_judges() -> dict[str, list[tuple[str, str]]]:
+    """Rule code -> its torch judge, read from the registry's `judge: Judge::Torch(&[...])`."""
+    text = REGISTRY.read_text()
+    judges: dict[str, list[tuple[str, str]]] = {}
+    for entry in re.finditer(r'code:\s*"(SL\d{3})"(.*?)(?=code:\s*"SL\d{3}"|\Z)', text, re.S):
+        code, body = entry.groups()
+        judge = re.search(r"judge:\s*Judge::Torch\(\s*&\[(.*?)\]\s*\)", body, re.S)
+        if judge:
+            judges[code] = re.findall(r'\(\s*"(\w+)",\s*"([^"]*)",?\s*\)', judge.group(1))
+    unknown = sorted({kind for pairs in judges.values() for kind, _ in pairs} - set(JUDGE_KINDS))
+    if not judges or unknown:
+        raise SystemExit(f"{REGISTRY}: no torch judges read, or unknown judge kinds {unknown}")
+    return judges
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--judges"]:
+    print(json.dumps(load_judges()))
+    sys.exit(0)
+
 import einops  # noqa: E402  (after dont_write_bytecode on purpose)
 import torch  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE_DIR = REPO / "fixtures" / "python"
+JUDGES = load_judges()
+ERROR_CODES = tuple(
+    (needle, code) for code, pairs in JUDGES.items() for kind, needle in pairs if kind == "raises"
+)
+COPY_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "copies" for op in ops.split()}
+DISCARD_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "discarded" for op in ops.split()}
 
-# Tensor methods (and same-named torch functions) whose calls are recorded. The family
-# decides how a successful call is judged: only the reshape family can hide a copy.
-RESHAPE_FAMILY = ("reshape", "reshape_as", "flatten", "ravel")
+# Tensor methods (and same-named torch functions) whose calls are recorded: the ops the
+# judges name, the view family and the permutations (the calls SL001/SL003/SL004 raise in).
+RESHAPE_FAMILY = tuple(op for op in COPY_CODES if op != "rearrange")
 VIEW_FAMILY = ("view", "view_as")
 DIM_FAMILY = ("transpose", "swapaxes", "swapdims", "permute", "t", "movedim", "moveaxis")
-TRACKED_METHODS = VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY
+TRACKED_METHODS = VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY + tuple(DISCARD_CODES)
 TRACKED_TORCH_FUNCTIONS = ("reshape", "flatten", "ravel") + DIM_FAMILY
-
-ERROR_CODES = (
-    ("view size is not compatible", "SL001"),
-    ("is invalid for input of size", "SL003"),
-    ("only one dimension can be inferred", "SL003"),
-    ("invalid shape dimension", "SL003"),
-    ("Dimension out of range", "SL004"),
-    ("duplicate dims are not allowed", "SL004"),
-    ("number of dimensions in the tensor input does not match", "SL004"),
-)
 OK = "ok"
 EXPECT_RE = re.compile(r"#\s*expect:\s*([^#]*)")
 EXPECT_ON_PATH_RE = re.compile(r"#\s*expect-on-path:\s*([^#]*)")
@@ -133,11 +160,22 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
-def classify_result(op: str, args: tuple, result) -> str:
-    """Judge a call that succeeded: reshape-family calls that copied are SL002."""
-    copying_ops = RESHAPE_FAMILY + ("rearrange",)
-    if op in copying_ops and args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor):
-        return OK if shares_storage(args[0], result) else "SL002"
+def result_is_discarded(frame) -> bool:
+    """Does the calling statement throw the call's result away (`x.contiguous()` alone)?
+    The instruction after the call pops it."""
+    after = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti and i.opname != "CACHE"]
+    return bool(after) and after[0].opname == "POP_TOP"
+
+
+def classify_result(op: str, args: tuple, result, discarded: bool = False, before=None) -> str:
+    """Judge a call that succeeded: a copying op whose result does not share its input's
+    storage copied; a discarded call that left its receiver as it was did nothing."""
+    tensors = args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor)
+    if op in COPY_CODES and tensors:
+        return OK if shares_storage(args[0], result) else COPY_CODES[op]
+    if op in DISCARD_CODES and tensors and discarded:
+        after = (tuple(args[0].shape), args[0].stride(), args[0].storage_offset())
+        return DISCARD_CODES[op] if after == before else OK
     return OK
 
 
@@ -154,12 +192,16 @@ def recording(op: str, original):
         if path not in RECORDER.files:
             return original(*args, **kwargs)
         site = CallSite(caller.f_lineno, caller.f_lasti)
+        before = None
+        if args and isinstance(args[0], torch.Tensor):
+            before = (tuple(args[0].shape), args[0].stride(), args[0].storage_offset())
         try:
             result = original(*args, **kwargs)
         except Exception as exc:
             RECORDER.add(path, site, op, classify_error(exc))
             raise
-        RECORDER.add(path, site, op, classify_result(op, args, result))
+        discarded = op in DISCARD_CODES and result_is_discarded(caller)
+        RECORDER.add(path, site, op, classify_result(op, args, result, discarded, before))
         return result
 
     return wrapper
