@@ -37,6 +37,7 @@ pub mod sl003_element_count;
 pub mod sl004_invalid_dim;
 pub mod sl005_candle_matmul_strides;
 pub mod sl006_requires_contiguous;
+pub mod sl007_contiguous_discarded;
 
 pub use explain::{chain_labels, describe_non_adjacent, notes_for};
 pub use run::{run_lints, Reported};
@@ -218,6 +219,17 @@ pub static RULES: &[Rule] = &[
         fix: FixAvailability::None,
         judge: Judge::Candle("tests/candle_block_fixture.rs"),
         check: Check::Events(sl006_requires_contiguous::check),
+    },
+    Rule {
+        code: "SL007",
+        name: "contiguous-discarded",
+        severity: Severity::Warning,
+        summary: "`x.contiguous()` as a statement: the result is thrown away and `x` is unchanged",
+        doc: rule_doc!("SL007"),
+        reports_on: &[Reports::Kind(OpKind::Contiguous)],
+        fix: FixAvailability::Sometimes,
+        judge: Judge::Torch(&[("discarded", "contiguous")]),
+        check: Check::Events(sl007_contiguous_discarded::check),
     },
     Rule {
         code: "SL100",
