@@ -329,6 +329,38 @@ pub fn unified_diff(path: &Path, original: &str, fixed: &str) -> String {
     out
 }
 
+/// A planned rewrite of one file: (path, text linted, text after the edits, edits applied),
+/// as [`plan_fixes`] and `noqa::plan_add_noqa` produce them.
+pub type Plan = (std::path::PathBuf, String, String, usize);
+
+/// Plans over linted text turned into plans over file contents: a notebook's plan becomes
+/// (its JSON as read, the JSON with the edited cells); other plans pass through. A
+/// notebook whose edit cannot be written back is returned as an error instead.
+pub fn plans_on_disk(
+    diagnostics: &[crate::diagnostic::Diagnostic],
+    plans: Vec<Plan>,
+) -> (Vec<Plan>, Vec<crate::FileError>) {
+    let mut on_disk = Vec::with_capacity(plans.len());
+    let mut errors = Vec::new();
+    for (path, original, fixed, count) in plans {
+        let notebook = diagnostics
+            .iter()
+            .find(|d| d.file.path == path)
+            .and_then(|d| d.file.notebook.as_ref());
+        match notebook {
+            None => on_disk.push((path, original, fixed, count)),
+            Some(notebook) => match notebook.with_python(&fixed) {
+                Ok(json) => on_disk.push((path, notebook.raw().to_string(), json, count)),
+                Err(e) => errors.push(crate::FileError {
+                    path,
+                    message: e.to_string(),
+                }),
+            },
+        }
+    }
+    (on_disk, errors)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,9 +19,12 @@ pub mod notebook;
 pub mod ops;
 pub mod progress;
 pub mod report;
+pub mod runner;
 pub mod settings;
 pub mod source;
+pub mod unused_suppression;
 pub mod verify;
+pub mod verify_findings;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,8 +32,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use analysis::AnalysisSettings;
-use diagnostic::{Diagnostic, Severity};
-use ir::Span;
+use diagnostic::Diagnostic;
 use source::SourceFile;
 
 /// Files larger than this are reported and skipped (the parser and the interpreter are
@@ -103,8 +105,8 @@ pub struct CheckResult {
     pub files_checked: usize,
 }
 
-/// Code of the pseudo-rule under which syntax errors are reported.
-pub const SYNTAX_ERROR_CODE: &str = "SL999";
+/// Code of the rule under which syntax errors are reported.
+pub const SYNTAX_ERROR_CODE: &str = runner::SYNTAX_ERROR;
 
 /// Lint every lintable file under `paths`, in parallel, each with the settings its closest
 /// configuration and the command line give it (see [`settings::SettingsResolver`]).
@@ -316,14 +318,18 @@ pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagn
 pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
     // The language is chosen by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
     let is_rust = file.path.extension().is_some_and(|e| e == "rs");
-    let may_contain_layout_ops = if is_rust {
-        frontend::rust::may_contain_layout_ops_rust(&file.text)
+    let language = if is_rust {
+        ir::Language::Rust
     } else {
-        frontend::python::may_contain_layout_ops(&file.text)
+        ir::Language::Python
     };
-    if !may_contain_layout_ops {
+    // The pre-filter: a file that names no op any rule reports on cannot produce an op
+    // finding. It is still parsed when SL999 may report its syntax errors.
+    let may_report = lints::prefilter::may_report(language, &file.text);
+    let syntax_only = !may_report;
+    if syntax_only && !settings.is_enabled(SYNTAX_ERROR_CODE) {
         // No finding is possible, so every stridelint code in a suppression is unused.
-        return lints::sl100_unused_suppression::check(&file, &[], settings);
+        return unused_suppression::check(&file, &[], settings);
     }
     if file.is_file_exempt() {
         return Vec::new();
@@ -336,12 +342,51 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     };
     let mut diagnostics = Vec::new();
     if let Some(e) = parsed.errors.first() {
-        diagnostics.push(syntax_error(&file, e.span, &e.message, is_rust));
+        diagnostics.push(runner::syntax_error(&file, e.span, &e.message, is_rust));
+    }
+    if syntax_only && diagnostics.is_empty() {
+        return unused_suppression::check(&file, &[], settings);
     }
     if debug_flags().parse_only {
         return diagnostics;
     }
-    let analysis = analysis::analyze_module(&parsed.module, &file.text, &settings.analysis);
+    if !syntax_only {
+        let events = analyze(&file, &parsed.module, settings);
+        diagnostics.extend(runner::lint(
+            &file,
+            &parsed.module,
+            &events,
+            settings.candle_backend,
+        ));
+    }
+    diagnostics.retain(|d| settings.is_enabled(d.code));
+    // (line of the directive, code) of every finding a suppression comment hid, for SL100.
+    let mut used_suppressions = Vec::new();
+    diagnostics.retain(|d| match file.suppression_for(d.code, d.span) {
+        Some(line) => {
+            used_suppressions.push((line, d.code));
+            false
+        }
+        None => true,
+    });
+    // After a syntax error part of the file went unanalysed: its suppressions may be needed.
+    if parsed.errors.is_empty() {
+        diagnostics.extend(unused_suppression::check(
+            &file,
+            &used_suppressions,
+            settings,
+        ));
+    }
+    diagnostics
+}
+
+/// The interpreter's events for a parsed file (with the debugging aids of [`debug_flags`]).
+fn analyze(
+    file: &SourceFile,
+    module: &ir::Module,
+    settings: &Settings,
+) -> Vec<analysis::event::OpEvent> {
+    let analysis = analysis::analyze_module(module, &file.text, &settings.analysis);
     if let Some(function) = &analysis.budget_exhausted {
         eprintln!(
             "warning: {}: analysis budget exhausted in `{function}`; results for this file are partial",
@@ -377,30 +422,7 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
             }
         }
     }
-    let ctx = lints::LintContext {
-        file: file.clone(),
-        candle_backend: settings.candle_backend,
-    };
-    diagnostics.extend(lints::run_lints(&events, &ctx));
-    diagnostics.retain(|d| settings.is_enabled(d.code));
-    // (line of the directive, code) of every finding a suppression comment hid, for SL100.
-    let mut used_suppressions = Vec::new();
-    diagnostics.retain(|d| match file.suppression_for(d.code, d.span) {
-        Some(line) => {
-            used_suppressions.push((line, d.code));
-            false
-        }
-        None => true,
-    });
-    // After a syntax error part of the file went unanalysed: its suppressions may be needed.
-    if parsed.errors.is_empty() {
-        diagnostics.extend(lints::sl100_unused_suppression::check(
-            &file,
-            &used_suppressions,
-            settings,
-        ));
-    }
-    diagnostics
+    events
 }
 
 /// Debugging switches from the environment, read once rather than per file:
@@ -420,30 +442,6 @@ fn debug_flags() -> &'static DebugFlags {
             print_events: set("STRIDELINT_DEBUG_EVENTS"),
         }
     })
-}
-
-/// The Python parser recovers from a syntax error and the rest of the file is analysed;
-/// syn does not recover, so a Rust file with one is skipped (the Rust frontend's own
-/// refusals, e.g. of too deeply nested input, already say so).
-fn syntax_error(file: &Arc<SourceFile>, span: Span, message: &str, is_rust: bool) -> Diagnostic {
-    let consequence = match is_rust {
-        _ if message.ends_with("not analysed") => "",
-        false => " (the rest of the file is analysed as far as it parses)",
-        true => "; the file is not analysed",
-    };
-    Diagnostic {
-        code: SYNTAX_ERROR_CODE,
-        severity: Severity::Error,
-        message: format!("syntax error: {message}{consequence}"),
-        file: file.clone(),
-        span,
-        chain: Vec::new(),
-        notes: Vec::new(),
-        help: None,
-        fix: None,
-        verify: None,
-        subject: None,
-    }
 }
 
 #[cfg(test)]

@@ -175,7 +175,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Rule { code } => match stridelint::lints::rule(&code) {
             Some(r) => {
-                println!("{}", r.doc.trim_end());
+                println!("{}", r.doc.text.trim_end());
                 ExitCode::SUCCESS
             }
             None => {
@@ -208,7 +208,7 @@ fn rule_infos() -> Vec<RuleInfo> {
             name: r.name,
             summary: r.summary,
             severity: r.severity,
-            doc_markdown: r.doc,
+            doc_markdown: r.doc.text,
         })
         .collect()
 }
@@ -355,7 +355,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
         } else {
             FixMode::Safe
         };
-        let (plans, unwritable) = stridelint::notebook::plans_on_disk(
+        let (plans, unwritable) = stridelint::fix::plans_on_disk(
             &result.diagnostics,
             plan_fixes(&result.diagnostics, mode),
         );
@@ -530,7 +530,7 @@ fn append_summary(
 /// `--add-noqa`: write a suppression for every finding, atomically, and report how many.
 fn add_noqa(result: &CheckResult) -> ExitCode {
     let plans = stridelint::noqa::plan_add_noqa(&result.diagnostics);
-    let (plans, mut errors) = stridelint::notebook::plans_on_disk(&result.diagnostics, plans);
+    let (plans, mut errors) = stridelint::fix::plans_on_disk(&result.diagnostics, plans);
     errors.extend(result.errors.iter().cloned());
     let mut added = 0;
     for (path, original, edited, count) in &plans {

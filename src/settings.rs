@@ -200,13 +200,9 @@ fn concat(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>>
     }
 }
 
-/// Every code a selector can name: the registered rules and the syntax-error pseudo-rule.
+/// Every code a selector can name: the registered rules.
 pub fn known_codes() -> Vec<&'static str> {
-    crate::lints::RULES
-        .iter()
-        .map(|r| r.code)
-        .chain([crate::SYNTAX_ERROR_CODE])
-        .collect()
+    crate::lints::RULES.iter().map(|r| r.code).collect()
 }
 
 fn parse_dtype(text: &str) -> Result<DType, String> {

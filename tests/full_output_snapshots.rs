@@ -25,7 +25,7 @@ fn render(fixture: &str) -> String {
             name: r.name,
             summary: r.summary,
             severity: r.severity,
-            doc_markdown: r.doc,
+            doc_markdown: r.doc.text,
         })
         .collect();
     let ctx = ReportContext {

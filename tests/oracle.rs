@@ -25,6 +25,50 @@ use stridelint::layout::{
 };
 use stridelint::ops::{ArgValue, OpKind, OpResult, OpSpec, Transfer};
 
+/// An "unknown" answer is never held against the ops API, so a change that made it answer
+/// "unknown" everywhere would pass the match checks. The number of *decided* answers (match
+/// or mismatch) per op kind must therefore stay at or above the floor recorded in
+/// `tests/data/oracle/floors/<table>.json`; `ORACLE_BLESS_FLOORS=1` records the current
+/// counts (do that only when a table changes, and say why in the commit).
+fn check_decided_floors(key: &str, per_kind: &BTreeMap<String, Counts>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/oracle/floors")
+        .join(format!("{key}.json"));
+    let decided: BTreeMap<String, usize> = per_kind
+        .iter()
+        .map(|(kind, c)| (kind.clone(), c.matched + c.mismatched))
+        .collect();
+    if std::env::var_os("ORACLE_BLESS_FLOORS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&decided).unwrap() + "\n",
+        )
+        .unwrap();
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; record the floors with ORACLE_BLESS_FLOORS=1",
+            path.display()
+        )
+    });
+    let floors: BTreeMap<String, usize> = serde_json::from_str(&text).expect("floors are JSON");
+    let below: Vec<String> = floors
+        .iter()
+        .filter_map(|(kind, &floor)| {
+            let got = decided.get(kind).copied().unwrap_or(0);
+            (got < floor).then(|| format!("{kind}: {got} decided answers, floor {floor}"))
+        })
+        .collect();
+    assert!(
+        below.is_empty(),
+        "fewer decided answers than before ({}):\n{}",
+        path.display(),
+        below.join("\n")
+    );
+}
+
 /// How one check came out.
 enum Verdict {
     Match,
@@ -62,8 +106,9 @@ impl Tally {
         }
     }
 
-    /// Print the tally and fail with the first 20 mismatches, if any.
-    fn finish(self, title: &str) {
+    /// Print the tally and fail with the first 20 mismatches, if any, or when an op kind
+    /// has fewer decided answers than its floor (see [`check_decided_floors`]).
+    fn finish(self, key: &str, title: &str) {
         let mut report = format!(
             "\n{title}\n{:<52} {:>8} {:>8} {:>8} {:>8}\n",
             "kind", "checked", "match", "unknown", "MISMATCH"
@@ -86,6 +131,7 @@ impl Tally {
             "TOTAL", total.checked, total.matched, total.unknown, total.mismatched
         );
         println!("{report}");
+        check_decided_floors(key, &self.per_kind);
         if let Some(path) = std::env::var_os("ORACLE_MISMATCHES_TO") {
             // Every mismatch, one per line, for investigating more than the first 20.
             std::fs::write(&path, self.mismatches.join("\n")).expect("write the mismatch list");
@@ -274,7 +320,10 @@ fn view_reshape_flatten_match_torch() {
     );
     let mut tally = Tally::default();
     check_layout_rows(&rows, &mut tally);
-    tally.finish(&format!("view_reshape.jsonl: {} rows", rows.len()));
+    tally.finish(
+        "view_reshape",
+        &format!("view_reshape.jsonl: {} rows", rows.len()),
+    );
 }
 
 #[test]
@@ -283,7 +332,10 @@ fn spec_conformance_rows_match_torch() {
     assert_eq!(rows.len(), 80, "the spec's conformance table has 80 rows");
     let mut tally = Tally::default();
     check_layout_rows(&rows, &mut tally);
-    tally.finish("conformance.jsonl: the spec's 80 rows re-run through torch");
+    tally.finish(
+        "conformance",
+        "conformance.jsonl: the spec's 80 rows re-run through torch",
+    );
 }
 
 // ---- chains -------------------------------------------------------------------------------------------
@@ -484,7 +536,7 @@ fn chains_match_torch() {
             input = torch_layout(result);
         }
     }
-    tally.finish(&format!("chains.jsonl: {} chains", chains.len()));
+    tally.finish("chains", &format!("chains.jsonl: {} chains", chains.len()));
 }
 
 fn args_text(step: &Value) -> String {

@@ -6,18 +6,22 @@ linter reports exactly those; this script checks that the markers are *true*: it
 each fixture's `_oracle_run()` under real torch and watches every layout call the fixture
 makes.
 
-How a call is judged (codes as in rules/lints/SL00*.md):
-  * `view` / `view_as` raising "view size is not compatible ..."            -> SL001
-  * `reshape` / `reshape_as` / `flatten` / `ravel` / `einops.rearrange` whose
-    result does not share storage with the input (it copied)               -> SL002
-  * "is invalid for input of size", "only one dimension can be inferred",
-    "invalid shape dimension" from any of them                              -> SL003
-  * "Dimension out of range", "duplicate dims", wrong permute length         -> SL004
-  * an in-place write (`copy_`, `add_`, `mul_`, `zero_`, `fill_`, …, `t[...] = v`,
-    `t += v`) into a tensor whose memory is a copy that one of the calls above (or
-    `.contiguous()`) made, which leaves that call's input unchanged, and whose copy is
-    gone once the function that wrote it has returned (nothing kept it)      -> SL010
-  * anything else that succeeds                                              -> ok
+How a call is judged: by the `judge: Judge::Torch(...)` of each rule in the registry,
+src/lints/mod.rs (`--judges` prints what this script read there). A judge is a list of
+(kind, what) pairs of one of the JUDGE_KINDS:
+  * ("raises", needle): the call raises an error whose message contains `needle`
+    (SL001: "view size is not compatible", SL003, SL004, ...);
+  * ("copies", ops): a call of one of these ops (space-separated) returns a tensor that
+    does not share storage with its input: it copied (SL002);
+  * ("discarded", ops): a call of one of these ops whose result the calling statement
+    throws away (the next instruction pops it), with the receiver's layout unchanged
+    afterwards: the statement did nothing (SL007);
+  * ("writes", ops): an in-place write by one of these methods (`copy_`, `add_`, …,
+    `__setitem__` for `t[...] = v`, `__iadd__` for `t += v`) into a tensor whose memory is
+    a copy that a copying call (the SL002 ops or `.contiguous()`) made, which leaves that
+    call's input unchanged, and whose copy is gone once the function that wrote it has
+    returned: the write was lost (SL010);
+  * anything else that succeeds -> ok.
 
 The unit of judgement is a *call site* (source line plus bytecode offset, so the two
 calls in `x.transpose(1, 2).view(...)` are told apart). The linter reports a finding
@@ -49,6 +53,7 @@ not count) must actually run; a call the oracle never reached cannot be confirme
 reported as a disagreement.
 
 Usage: .venv-oracle/bin/python scripts/oracle/check_fixtures.py [fixture.py ...]
+       python3 scripts/oracle/check_fixtures.py --judges   (no torch needed)
 Exit status 0 when there are no disagreements, 1 otherwise.
 """
 
@@ -56,9 +61,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import dis
 import functools
 import importlib.util
 import io
+import json
 import re
 import sys
 import tokenize
@@ -67,29 +74,51 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep fixtures/python free of __pycache__
 
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_DIR = REPO / "fixtures" / "python"
+REGISTRY = REPO / "src" / "lints" / "mod.rs"
+
+# The judge kinds this script implements (tests/rules.rs reads this line).
+JUDGE_KINDS = ("raises", "copies", "discarded", "writes")
+
+
+def load_judges() -> dict[str, list[tuple[str, str]]]:
+    """Rule code -> its torch judge, read from the registry's `judge: Judge::Torch(&[...])`."""
+    text = REGISTRY.read_text()
+    judges: dict[str, list[tuple[str, str]]] = {}
+    for entry in re.finditer(r'code:\s*"(SL\d{3})"(.*?)(?=code:\s*"SL\d{3}"|\Z)', text, re.S):
+        code, body = entry.groups()
+        judge = re.search(r"judge:\s*Judge::Torch\(\s*&\[(.*?)\]\s*\)", body, re.S)
+        if judge:
+            judges[code] = re.findall(r'\(\s*"(\w+)",\s*"([^"]*)",?\s*\)', judge.group(1))
+    unknown = sorted({kind for pairs in judges.values() for kind, _ in pairs} - set(JUDGE_KINDS))
+    if not judges or unknown:
+        raise SystemExit(f"{REGISTRY}: no torch judges read, or unknown judge kinds {unknown}")
+    return judges
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--judges"]:
+    print(json.dumps(load_judges()))
+    sys.exit(0)
+
 import einops  # noqa: E402  (after dont_write_bytecode on purpose)
 import torch  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE_DIR = REPO / "fixtures" / "python"
+JUDGES = load_judges()
+ERROR_CODES = tuple(
+    (needle, code) for code, pairs in JUDGES.items() for kind, needle in pairs if kind == "raises"
+)
+COPY_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "copies" for op in ops.split()}
+DISCARD_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "discarded" for op in ops.split()}
+WRITE_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "writes" for op in ops.split()}
 
-# Tensor methods (and same-named torch functions) whose calls are recorded. The family
-# decides how a successful call is judged: only the reshape family can hide a copy.
-RESHAPE_FAMILY = ("reshape", "reshape_as", "flatten", "ravel")
+# Tensor methods (and same-named torch functions) whose calls are recorded: the ops the
+# judges name, the view family and the permutations (the calls SL001/SL003/SL004 raise in).
+RESHAPE_FAMILY = tuple(op for op in COPY_CODES if op != "rearrange")
 VIEW_FAMILY = ("view", "view_as")
 DIM_FAMILY = ("transpose", "swapaxes", "swapdims", "permute", "t", "movedim", "moveaxis")
-TRACKED_METHODS = VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY
+TRACKED_METHODS = tuple(dict.fromkeys(VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY + tuple(DISCARD_CODES) + ("contiguous",)))
 TRACKED_TORCH_FUNCTIONS = ("reshape", "flatten", "ravel") + DIM_FAMILY
-
-ERROR_CODES = (
-    ("view size is not compatible", "SL001"),
-    ("is invalid for input of size", "SL003"),
-    ("only one dimension can be inferred", "SL003"),
-    ("invalid shape dimension", "SL003"),
-    ("Dimension out of range", "SL004"),
-    ("duplicate dims are not allowed", "SL004"),
-    ("number of dimensions in the tensor input does not match", "SL004"),
-)
 OK = "ok"
 EXPECT_RE = re.compile(r"#\s*expect:\s*([^#]*)")
 EXPECT_ON_PATH_RE = re.compile(r"#\s*expect-on-path:\s*([^#]*)")
@@ -138,11 +167,22 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
-def classify_result(op: str, args: tuple, result) -> str:
-    """Judge a call that succeeded: reshape-family calls that copied are SL002."""
-    copying_ops = RESHAPE_FAMILY + ("rearrange",)
-    if op in copying_ops and args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor):
-        return OK if shares_storage(args[0], result) else "SL002"
+def result_is_discarded(frame) -> bool:
+    """Does the calling statement throw the call's result away (`x.contiguous()` alone)?
+    The instruction after the call pops it."""
+    after = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti and i.opname != "CACHE"]
+    return bool(after) and after[0].opname == "POP_TOP"
+
+
+def classify_result(op: str, args: tuple, result, discarded: bool = False, before=None) -> str:
+    """Judge a call that succeeded: a copying op whose result does not share its input's
+    storage copied; a discarded call that left its receiver as it was did nothing."""
+    tensors = args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor)
+    if op in COPY_CODES and tensors:
+        return OK if shares_storage(args[0], result) else COPY_CODES[op]
+    if op in DISCARD_CODES and tensors and discarded:
+        after = (tuple(args[0].shape), args[0].stride(), args[0].storage_offset())
+        return DISCARD_CODES[op] if after == before else OK
     return OK
 
 
@@ -159,12 +199,16 @@ def recording(op: str, original):
         if path not in RECORDER.files:
             return original(*args, **kwargs)
         site = CallSite(caller.f_lineno, caller.f_lasti)
+        before = None
+        if args and isinstance(args[0], torch.Tensor):
+            before = (tuple(args[0].shape), args[0].stride(), args[0].storage_offset())
         try:
             result = original(*args, **kwargs)
         except Exception as exc:
             RECORDER.add(path, site, op, classify_error(exc))
             raise
-        RECORDER.add(path, site, op, classify_result(op, args, result))
+        discarded = op in DISCARD_CODES and result_is_discarded(caller)
+        RECORDER.add(path, site, op, classify_result(op, args, result, discarded, before))
         if op in COPY_METHODS + ("rearrange",):
             note_copy(args, result)
         return result
@@ -173,10 +217,7 @@ def recording(op: str, original):
 
 
 # In-place writes whose target is judged for SL010, and the copies they may land in.
-WRITE_METHODS = (
-    "copy_", "add_", "sub_", "mul_", "div_", "zero_", "fill_", "clamp_", "masked_fill_", "index_put_",
-    "scatter_", "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
-)
+WRITE_METHODS = tuple(WRITE_CODES)
 COPY_METHODS = RESHAPE_FAMILY + ("contiguous",)
 
 
@@ -226,7 +267,7 @@ PENDING: list[PendingWrite] = []
 def settle_pending(final: bool = False) -> None:
     for write in [w for w in PENDING if w.returned or final]:
         PENDING.remove(write)
-        RECORDER.add(write.path, write.site, write.op, "SL010" if write.copy() is None else OK)
+        RECORDER.add(write.path, write.site, write.op, WRITE_CODES[write.op] if write.copy() is None else OK)
 
 
 def profiler(frame, event, arg) -> None:
@@ -271,19 +312,6 @@ def writing(op: str, original):
     return wrapper
 
 
-def copying(original):
-    """Wrap a copying method (not itself judged) to remember the copies it makes."""
-
-    @functools.wraps(original)
-    def wrapper(*args, **kwargs):
-        result = original(*args, **kwargs)
-        if sys._getframe(1).f_code.co_filename in RECORDER.files:
-            note_copy(args, result)
-        return result
-
-    return wrapper
-
-
 def install_patches() -> None:
     """Patch before any fixture is imported: `from einops import rearrange` binds early."""
     for name in TRACKED_METHODS:
@@ -291,7 +319,6 @@ def install_patches() -> None:
     for name in TRACKED_TORCH_FUNCTIONS:
         setattr(torch, name, recording(name, getattr(torch, name)))
     einops.rearrange = recording("rearrange", einops.rearrange)
-    torch.Tensor.contiguous = copying(torch.Tensor.contiguous)
     for name in WRITE_METHODS:
         setattr(torch.Tensor, name, writing(name, getattr(torch.Tensor, name)))
 

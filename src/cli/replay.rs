@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use stridelint::layout::{Layout, Tri};
-use stridelint::verify::findings::measurement_json;
 use stridelint::verify::replay::{format_bytes, format_ms};
 use stridelint::verify::{budget, DType, EngineChoice, MeasureOptions, StridedLayout};
+use stridelint::verify_findings::measurement_json;
 
 use super::replay_chain::{replay_chain, resolve, Meter, ReplayedStep, StepOutcome};
 use super::replay_syntax::{parse_chain, Step};

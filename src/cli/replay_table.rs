@@ -14,7 +14,7 @@ use stridelint::verify::replay::{format_bytes, format_ms};
 
 use super::replay_chain::{replay_chain, Meter, ReplayedStep, StepOutcome};
 use super::replay_syntax::parse_chain;
-use stridelint::verify::findings::measurement_json;
+use stridelint::verify_findings::measurement_json;
 
 /// One row: the expression shown and the chain replayed for it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! `stridelint check --verify`: the flags, and the glue between them, each file's settings
-//! (the configuration's `dims`, `dtype`, `layers`) and [`stridelint::verify::findings`].
+//! (the configuration's `dims`, `dtype`, `layers`) and [`stridelint::verify_findings`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use clap::Args;
 use stridelint::diagnostic::Diagnostic;
-use stridelint::verify::findings::{
+use stridelint::verify::{select_engine, DType, EngineChoice, MeasureOptions};
+use stridelint::verify_findings::{
     merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
 };
-use stridelint::verify::{select_engine, DType, EngineChoice, MeasureOptions};
 use stridelint::{FileError, Settings};
 
 use super::replay::measure_options;

@@ -7,4 +7,3 @@
 
 pub mod python;
 pub mod rust;
-pub mod token_filter;

@@ -8,7 +8,6 @@
 //! - `parser`: tokenizer (`parser/lexer.rs`), statements and definitions, expressions;
 //! - `literals`: numbers and strings decoded from their source text;
 //! - `annotations`: jaxtyping shape annotations on parameters;
-//! - `prefilter`: the cheap text scan that decides whether a file is worth parsing at all.
 //!
 //! Robustness contract: [`parse_python`] never panics and never recurses deeper than a fixed
 //! bound, whatever the input (fuzzed bytes, 100 000-term sums, 10 000 nested parentheses);
@@ -30,13 +29,10 @@
 mod annotations;
 mod literals;
 mod parser;
-mod prefilter;
 #[cfg(test)]
 mod tests;
 
 use crate::ir;
-
-pub use prefilter::{may_contain_layout_ops, LAYOUT_OP_TOKENS};
 
 /// The result of parsing one Python file: the lowered module and the syntax errors found.
 #[derive(Debug)]

@@ -10,7 +10,6 @@
 //! - [`macros`]: `vec!`, `bail!`/`panic!`, `assert_eq!`, formatting macros;
 //! - [`lowerer`]: spans, block scopes (shadowing), hoisted statements, the depth guard;
 //! - [`nesting`]: the pre-scan that refuses input too deeply nested for syn;
-//! - [`prefilter`]: the cheap text scan that decides whether a file is worth parsing.
 //!
 //! Unlike the Python parser, syn is not error tolerant: a file that does not parse yields an
 //! empty module and one [`SyntaxError`] at the place syn gave up.
@@ -28,13 +27,11 @@ mod lowerer;
 mod macros;
 mod nesting;
 mod patterns;
-mod prefilter;
 mod statements;
 #[cfg(test)]
 mod tests;
 
 pub use super::python::{ParseOutcome, SyntaxError};
-pub use prefilter::{may_contain_layout_ops_rust, RUST_LAYOUT_OP_TOKENS};
 
 use crate::ir;
 

@@ -48,7 +48,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::size::{Assumption, Assumptions, Comparison, Size};
+use super::assumption::{Assumption, Comparison};
 
 /// A result with more terms than this becomes one opaque atom, so that products of sums
 /// cannot grow without bound.
@@ -1031,27 +1031,28 @@ fn binomial(n: u32, k: u32) -> Option<i128> {
     })
 }
 
-impl Size for Dim {
-    fn lit(v: i64) -> Self {
-        Dim::lit(v)
-    }
-    fn as_lit(&self) -> Option<i64> {
-        Dim::as_lit(self)
-    }
-    fn add(&self, other: &Self) -> Self {
-        Dim::add(self, other)
-    }
-    fn sub(&self, other: &Self) -> Self {
-        Dim::sub(self, other)
-    }
-    fn mul(&self, other: &Self) -> Self {
-        Dim::mul(self, other)
-    }
-    fn floordiv(&self, other: &Self) -> Self {
-        Dim::floordiv(self, other)
-    }
-    fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison {
-        Dim::compare(self, other, assumptions)
+/// Settings that bound what the decider may assume about named sizes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Assumptions {
+    /// A named size is assumed `>= min_symbolic_size` unless it is a literal (default 2,
+    /// so that no named dimension silently collapses to size 1 or 0).
+    pub min_symbolic_size: i64,
+    /// Exact quotients the code computed (`C // n_head`), as `(dividend symbol, divisor)`:
+    /// the quotient is an integer size, so it is assumed `>= min_symbolic_size` too (a head
+    /// dimension of 1 is not a model anyone writes). Only symbols are rewritten with this.
+    pub exact_quotients: Vec<(String, Dim)>,
+    /// Decide an equality of two sizes that differ as expressions (`T` and `C`) as false,
+    /// recording [`Assumption::Distinct`]: a finding then holds "unless T == C".
+    pub distinct_sizes: bool,
+}
+
+impl Default for Assumptions {
+    fn default() -> Self {
+        Assumptions {
+            min_symbolic_size: 2,
+            exact_quotients: Vec::new(),
+            distinct_sizes: false,
+        }
     }
 }
 
@@ -1303,6 +1304,7 @@ fn is_atomic_text(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::layout::size::Size;
     #[test]
     fn substitute_replaces_symbols_and_keeps_quotients_exact() {
         let c = Dim::sym("C");

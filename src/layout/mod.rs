@@ -2,8 +2,9 @@
 //! concrete (`i64`) and symbolic ([`dim::Dim`]) sizes.
 //!
 //! This module depends on nothing else in the crate. See `ARCHITECTURE.md` and
-//! `../shared/spec/stride-semantics.md` for the rules it implements.
+//! `docs/stride-semantics.md` for the rules it implements.
 
+pub mod assumption;
 pub mod candle;
 pub mod contiguity;
 mod decided;

@@ -1,5 +1,5 @@
 //! The [`Size`] trait lets every algorithm of the algebra run unchanged on concrete
-//! sizes (`i64`) and on symbolic ones ([`Dim`](super::dim::Dim)).
+//! sizes (`i64`) and on symbolic ones ([`Dim`]).
 //!
 //! Arithmetic is exact and total; *comparisons* go through a [`Decider`], which answers
 //! with a [`Tri`] and records the [`Assumption`]s it needed (e.g. "`B` ≥ 2"). For `i64`
@@ -13,93 +13,11 @@ use std::hash::Hash;
 
 use super::tri::Tri;
 
-/// Settings that bound what the decider may assume about named sizes.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Assumptions {
-    /// A named size is assumed `>= min_symbolic_size` unless it is a literal (default 2,
-    /// so that no named dimension silently collapses to size 1 or 0).
-    pub min_symbolic_size: i64,
-    /// Exact quotients the code computed (`C // n_head`), as `(dividend symbol, divisor)`:
-    /// the quotient is an integer size, so it is assumed `>= min_symbolic_size` too (a head
-    /// dimension of 1 is not a model anyone writes). Only symbols are rewritten with this.
-    pub exact_quotients: Vec<(String, super::dim::Dim)>,
-    /// Decide an equality of two sizes that differ as expressions (`T` and `C`) as false,
-    /// recording [`Assumption::Distinct`]: a finding then holds "unless T == C".
-    pub distinct_sizes: bool,
-}
+pub use super::assumption::{Assumption, Comparison};
+pub use super::dim::Assumptions;
+use super::dim::Dim;
 
-impl Default for Assumptions {
-    fn default() -> Self {
-        Assumptions {
-            min_symbolic_size: 2,
-            exact_quotients: Vec::new(),
-            distinct_sizes: false,
-        }
-    }
-}
-
-/// One assumption a decision rested on. Rendered in diagnostics' notes.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Assumption {
-    /// `name >= min`
-    MinSize { name: String, min: i64 },
-    /// `divisor` divides `dividend` exactly (from `a // b` on sizes).
-    Divides { divisor: String, dividend: String },
-    /// Two sizes that differ as expressions are assumed to differ in value
-    /// ([`Assumptions::distinct_sizes`]).
-    Distinct { a: String, b: String },
-    /// A target size the analysis could not relate to the input is the one value the
-    /// element count allows (any other value makes the call fail on the element count).
-    SolvedSize { name: String, value: String },
-    /// A constructor switch (a parameter defaulting to `None`, `True`/`False` or a string,
-    /// read by one of its tests) has its default: a method analysed on its own sees the
-    /// object the default arguments build.
-    DefaultArgument {
-        class: String,
-        name: String,
-        value: String,
-    },
-}
-
-impl fmt::Display for Assumption {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Assumption::MinSize { name, min } => write!(f, "{name} ≥ {min}"),
-            Assumption::Divides { divisor, dividend } => write!(f, "{divisor} divides {dividend}"),
-            Assumption::Distinct { a, b } => write!(f, "{a} ≠ {b}"),
-            Assumption::SolvedSize { name, value } => write!(f, "{name} = {value}"),
-            Assumption::DefaultArgument { class, name, value } => {
-                write!(f, "`{class}` built with its default `{name}={value}`")
-            }
-        }
-    }
-}
-
-/// Result of comparing two sizes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Comparison {
-    /// `None` when the ordering cannot be decided under the assumptions.
-    pub ordering: Option<Ordering>,
-    /// Assumptions the answer depends on (empty when it holds for all values).
-    pub used: Vec<Assumption>,
-}
-
-impl Comparison {
-    pub fn exact(ordering: Ordering) -> Self {
-        Comparison {
-            ordering: Some(ordering),
-            used: Vec::new(),
-        }
-    }
-    pub fn unknown() -> Self {
-        Comparison {
-            ordering: None,
-            used: Vec::new(),
-        }
-    }
-}
-
-/// A size or stride value: `i64` or a symbolic [`Dim`](super::dim::Dim).
+/// A size or stride value: `i64` or a symbolic [`Dim`].
 pub trait Size:
     Clone + PartialEq + Eq + Hash + fmt::Debug + fmt::Display + Send + Sync + 'static
 {
@@ -177,6 +95,30 @@ impl Size for i64 {
     }
 }
 
+/// The symbolic sizes: [`Dim`]'s own arithmetic and comparisons.
+impl Size for Dim {
+    fn lit(v: i64) -> Self {
+        Dim::lit(v)
+    }
+    fn as_lit(&self) -> Option<i64> {
+        Dim::as_lit(self)
+    }
+    fn add(&self, other: &Self) -> Self {
+        Dim::add(self, other)
+    }
+    fn sub(&self, other: &Self) -> Self {
+        Dim::sub(self, other)
+    }
+    fn mul(&self, other: &Self) -> Self {
+        Dim::mul(self, other)
+    }
+    fn floordiv(&self, other: &Self) -> Self {
+        Dim::floordiv(self, other)
+    }
+    fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison {
+        Dim::compare(self, other, assumptions)
+    }
+}
 /// Decides comparisons and remembers every assumption it used, so a finding can list them.
 #[derive(Debug)]
 pub struct Decider<'a> {

@@ -24,13 +24,21 @@ pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
 
 /// Notes listing what a finding rests on: the call it was found through, the path, the
 /// assumptions about sizes, and the conditions under which it holds.
-pub fn notes_for(ev: &OpEvent, holds: Holds, ctx: &LintContext) -> Vec<String> {
+///
+/// `extra` are assumptions the lint's own decisions used besides the interpreter's.
+pub fn notes_for(
+    ev: &OpEvent,
+    holds: Holds,
+    extra: &[Assumption],
+    ctx: &LintContext,
+) -> Vec<String> {
     let alt = holds.outcome();
     let mut items: Vec<String> = Vec::new();
     let mut unless: Vec<String> = Vec::new();
     let mut solved: Vec<String> = Vec::new();
     let mut defaults: Vec<(String, Vec<String>)> = Vec::new();
-    for a in alt.assumptions.iter().chain(&ev.divisibility) {
+    let extra = extra.iter().filter(|a| !alt.assumptions.contains(a));
+    for a in alt.assumptions.iter().chain(extra).chain(&ev.divisibility) {
         match a {
             Assumption::Distinct { a, b } => {
                 let s = format!("{a} == {b}");
@@ -70,7 +78,7 @@ pub fn notes_for(ev: &OpEvent, holds: Holds, ctx: &LintContext) -> Vec<String> {
         notes.push(format!(
             "found through the call from `{}` at line {}",
             context.caller,
-            ctx.file.location(context.call_span.start as usize).row
+            ctx.source.line(context.call_span.start)
         ));
     }
     if param {

@@ -1,178 +1,371 @@
-//! The lints. One file per rule; each turns the interpreter's [`OpEvent`]s into
-//! [`Diagnostic`]s and never looks at syntax. The registry below lists every rule with
-//! its documentation (`rules/lints/<code>.md`, embedded at build time).
+//! The rules, and their registry.
+//!
+//! [`RULES`] below is the one place a rule's identity is declared: code, name, severity,
+//! summary, documentation (`rules/lints/<code>.md`, embedded at build time), the ops it
+//! reports on, whether it has a fix, how torch confirms it, and its check. Everything
+//! else is derived from it: `stridelint rules` / `stridelint rule CODE`, the rule codes
+//! configuration accepts, SARIF's `rules`, the names `--statistics` prints, the frontends'
+//! pre-filter ([`prefilter`]), the README's rule table and the rule → fixtures index
+//! (`tests/rules.rs` compares them), and the torch judges of
+//! `scripts/oracle/check_fixtures.py` (which reads the `judge:` lines of this file).
+//!
+//! A rule's check (one file per rule, `slNNN_name.rs`) turns the interpreter's
+//! [`OpEvent`]s into [`Finding`]s: span, message, chain, help, fix. It never looks at
+//! syntax or source text; the runner ([`run_lints`]) adds the code, severity and the notes
+//! on what the finding rests on, and `crate::runner` makes the diagnostic.
+//!
+//! Adding a rule: its file here, its doc in `rules/lints/`, a fixture with `# expect:`
+//! markers, and one entry in [`RULES`] (with its `pub mod` line). `tests/rules.rs` names
+//! whatever is missing.
+//!
+//! Architecture invariant: this module depends on `analysis` (events), `layout`, `ops`,
+//! `ir` and `diagnostic`'s value types, never on `settings`, `noqa`, `source` or the crate
+//! root.
 
-use std::sync::Arc;
-
-use crate::analysis::event::OpEvent;
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::layout::CandleBackend;
-use crate::source::SourceFile;
+use crate::analysis::event::{Holds, OpEvent};
+use crate::diagnostic::{Fix, Label, Severity, Subject};
+use crate::ir::{Language, Span};
+use crate::layout::{Assumption, CandleBackend};
+use crate::ops::OpKind;
 
 mod explain;
+pub mod prefilter;
+mod run;
 pub mod sl001_view_incompatible;
 pub mod sl002_hidden_copy;
 pub mod sl003_element_count;
 pub mod sl004_invalid_dim;
 pub mod sl005_candle_matmul_strides;
 pub mod sl006_requires_contiguous;
+pub mod sl007_contiguous_discarded;
 pub mod sl010_write_to_copy;
-pub mod sl100_unused_suppression;
 
 pub use explain::{chain_labels, describe_non_adjacent, notes_for};
+pub use run::{run_lints, Reported};
 
-/// Everything a lint needs besides the event.
-pub struct LintContext {
-    pub file: Arc<SourceFile>,
-    /// Which candle build's matmul stride rule SL005 checks (config `candle-backend`).
-    pub candle_backend: CandleBackend,
-}
-
-/// A rule: identity, documentation and the check that produces its diagnostics.
+/// A rule: identity, documentation and the check that produces its findings.
 pub struct Rule {
     pub code: &'static str,
     /// kebab-case name, as Ruff names rules.
     pub name: &'static str,
-    pub summary: &'static str,
     pub severity: Severity,
-    /// The full documentation (what / why / example / fix), Markdown.
-    pub doc: &'static str,
-    /// `None` for rules checked elsewhere (e.g. the unused-suppression rule).
-    pub check: Option<fn(&OpEvent, &LintContext) -> Option<Diagnostic>>,
+    /// One line, for `stridelint rules`, the README table and SARIF's `shortDescription`.
+    pub summary: &'static str,
+    /// The full documentation (what / why / example / fix), Markdown, and its path.
+    pub doc: RuleDoc,
+    /// The ops the rule reports on. The pre-filter parses a file only when it names one of
+    /// them, and the runner offers a rule only the events of these ops.
+    pub reports_on: &'static [Reports],
+    pub fix: FixAvailability,
+    /// How a finding is confirmed by running the library for real.
+    pub judge: Judge,
+    pub check: Check,
 }
 
+/// A rule's documentation file.
+pub struct RuleDoc {
+    /// Relative to the repository root (`rules/lints/SL001.md`); the docs URL points here.
+    pub path: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! rule_doc {
+    ($code:literal) => {
+        RuleDoc {
+            path: concat!("rules/lints/", $code, ".md"),
+            text: include_str!(concat!("../../rules/lints/", $code, ".md")),
+        }
+    };
+}
+
+/// Which ops a rule reports on, by what the op tables (`rules/*.toml`) say of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reports {
+    /// Ops of this kind.
+    Kind(OpKind),
+    /// Ops the tables give this tag (`tags = ["hidden-copy"]`).
+    Tag(&'static str),
+    /// Ops the tables mark `requires_contiguous = true`.
+    RequiresContiguous,
+    /// Ops with a dimension argument (a parameter of type `dim` or `dims`).
+    DimArgument,
+    /// In-place writes (`copy_`, `t[...] = v`, `t += v`): the events that carry a write.
+    Write,
+    /// Nothing an op does: the rule is about the file (its syntax, its comments).
+    File,
+}
+
+/// Whether `--fix` can repair a finding (Ruff's fix availability).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixAvailability {
+    None,
+    /// Every finding has a safe fix.
+    Always,
+    /// Some findings have a safe fix (when the code has the shape the fix needs).
+    Sometimes,
+}
+
+impl FixAvailability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixAvailability::None => "none",
+            FixAvailability::Always => "always",
+            FixAvailability::Sometimes => "sometimes",
+        }
+    }
+}
+
+/// How the claim of a finding is confirmed against the real library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// `scripts/oracle/check_fixtures.py` runs the Python fixtures under torch and judges
+    /// each call: `("raises", needle)` — the call raises an error whose message contains
+    /// `needle`; `("copies", ops)` — one of these ops (space-separated) returns a tensor that
+    /// does not share its input's storage; `("discarded", ops)` — a call of one of these ops
+    /// whose result the statement throws away, leaving its receiver as it was;
+    /// `("writes", methods)` — an in-place write by one of these methods into a copy that
+    /// leaves the copied tensor unchanged, the copy dropped once the writer returns.
+    Torch(&'static [(&'static str, &'static str)]),
+    /// A Rust test runs candle itself on the finding's layouts (named here).
+    Candle(&'static str),
+    /// Nothing to run: the finding is about the file, not about a tensor.
+    NotApplicable,
+}
+
+/// What produces a rule's findings.
+#[derive(Clone, Copy)]
+pub enum Check {
+    /// A lint on the interpreter's op events.
+    Events(for<'e> fn(&'e OpEvent, &LintContext<'_>) -> Option<Finding<'e>>),
+    /// Reported by the runner itself (named here): syntax errors, unused suppressions.
+    Runner(&'static str),
+}
+
+/// The registry. One entry per rule, in code order.
 pub static RULES: &[Rule] = &[
     Rule {
         code: "SL001",
         name: "view-incompatible",
-        summary: "`view` on a layout where no view exists: fails at run time",
         severity: Severity::Error,
-        doc: include_str!("../../rules/lints/SL001.md"),
-        check: Some(sl001_view_incompatible::check),
+        summary: "`view` on a layout where no view exists: fails at run time",
+        doc: rule_doc!("SL001"),
+        reports_on: &[Reports::Kind(OpKind::View)],
+        fix: FixAvailability::Sometimes,
+        judge: Judge::Torch(&[("raises", "view size is not compatible")]),
+        check: Check::Events(sl001_view_incompatible::check),
     },
     Rule {
         code: "SL002",
         name: "hidden-copy",
-        summary: "`reshape`/`flatten`/`ravel`/`rearrange` silently copies a non-contiguous tensor",
         severity: Severity::Warning,
-        doc: include_str!("../../rules/lints/SL002.md"),
-        check: Some(sl002_hidden_copy::check),
+        summary: "`reshape`/`flatten`/`ravel`/`rearrange` silently copies a non-contiguous tensor",
+        doc: rule_doc!("SL002"),
+        reports_on: &[Reports::Tag(sl002_hidden_copy::HIDDEN_COPY_TAG)],
+        fix: FixAvailability::None,
+        judge: Judge::Torch(&[("copies", "reshape reshape_as flatten ravel rearrange")]),
+        check: Check::Events(sl002_hidden_copy::check),
     },
     Rule {
         code: "SL003",
         name: "element-count-mismatch",
-        summary: "`view`/`reshape` target shape cannot hold the tensor's elements",
         severity: Severity::Error,
-        doc: include_str!("../../rules/lints/SL003.md"),
-        check: Some(sl003_element_count::check),
+        summary: "`view`/`reshape` target shape cannot hold the tensor's elements",
+        doc: rule_doc!("SL003"),
+        reports_on: sl003_element_count::REPORTS_ON,
+        fix: FixAvailability::None,
+        judge: Judge::Torch(&[
+            ("raises", "is invalid for input of size"),
+            ("raises", "only one dimension can be inferred"),
+            ("raises", "invalid shape dimension"),
+        ]),
+        check: Check::Events(sl003_element_count::check),
     },
     Rule {
         code: "SL004",
         name: "invalid-dim",
-        summary: "dimension out of range, or an invalid `permute`",
         severity: Severity::Error,
-        doc: include_str!("../../rules/lints/SL004.md"),
-        check: Some(sl004_invalid_dim::check),
+        summary: "dimension out of range, or an invalid `permute`",
+        doc: rule_doc!("SL004"),
+        reports_on: &[
+            Reports::DimArgument,
+            Reports::Kind(OpKind::Permute),
+            Reports::Kind(OpKind::Movedim),
+        ],
+        fix: FixAvailability::None,
+        judge: Judge::Torch(&[
+            ("raises", "Dimension out of range"),
+            ("raises", "duplicate dims are not allowed"),
+            (
+                "raises",
+                "number of dimensions in the tensor input does not match",
+            ),
+        ]),
+        check: Check::Events(sl004_invalid_dim::check),
     },
     Rule {
         code: "SL005",
         name: "candle-matmul-strides",
-        summary: "candle `matmul` operand strides that cuBLAS/MKL (or every backend) reject",
         severity: Severity::Error,
-        doc: include_str!("../../rules/lints/SL005.md"),
-        check: Some(sl005_candle_matmul_strides::check),
+        summary: "candle `matmul` operand strides that cuBLAS/MKL (or every backend) reject",
+        doc: rule_doc!("SL005"),
+        reports_on: &[Reports::Tag(sl005_candle_matmul_strides::CANDLE_MATMUL_TAG)],
+        fix: FixAvailability::None,
+        judge: Judge::Candle("tests/candle_block_fixture.rs"),
+        check: Check::Events(sl005_candle_matmul_strides::check),
     },
     Rule {
         code: "SL006",
         name: "requires-contiguous",
+        severity: Severity::Error,
         summary:
             "fused kernel (`softmax_last_dim`, `rms_norm`, `rope`, …) on a non-contiguous tensor",
-        severity: Severity::Error,
-        doc: include_str!("../../rules/lints/SL006.md"),
-        check: Some(sl006_requires_contiguous::check),
+        doc: rule_doc!("SL006"),
+        reports_on: &[Reports::RequiresContiguous],
+        fix: FixAvailability::None,
+        judge: Judge::Candle("tests/candle_block_fixture.rs"),
+        check: Check::Events(sl006_requires_contiguous::check),
+    },
+    Rule {
+        code: "SL007",
+        name: "contiguous-discarded",
+        severity: Severity::Warning,
+        summary: "`x.contiguous()` as a statement: the result is thrown away and `x` is unchanged",
+        doc: rule_doc!("SL007"),
+        reports_on: &[Reports::Kind(OpKind::Contiguous)],
+        fix: FixAvailability::Sometimes,
+        judge: Judge::Torch(&[("discarded", "contiguous")]),
+        check: Check::Events(sl007_contiguous_discarded::check),
     },
     Rule {
         code: "SL010",
         name: "write-to-copy",
-        summary: "in-place write into a hidden copy (`reshape(...).copy_(...)`): the original is unchanged",
         severity: Severity::Error,
-        doc: include_str!("../../rules/lints/SL010.md"),
-        check: Some(sl010_write_to_copy::check),
+        summary: "in-place write into a hidden copy (`reshape(...).copy_(...)`): the original is unchanged",
+        doc: rule_doc!("SL010"),
+        reports_on: &[Reports::Write],
+        fix: FixAvailability::None,
+        judge: Judge::Torch(&[(
+            "writes",
+            "copy_ add_ sub_ mul_ div_ zero_ fill_ clamp_ masked_fill_ index_put_ scatter_ __setitem__ __iadd__ __isub__ __imul__ __itruediv__",
+        )]),
+        check: Check::Events(sl010_write_to_copy::check),
     },
     Rule {
         code: "SL100",
         name: "unused-suppression",
-        summary: "`# noqa: SL…` / `# stridelint: ignore[SL…]` that suppresses no finding",
         severity: Severity::Warning,
-        doc: include_str!("../../rules/lints/SL100.md"),
-        // Checked after the other rules, on the comments and what they suppressed.
-        check: None,
+        summary: "`# noqa: SL…` / `# stridelint: ignore[SL…]` that suppresses no finding",
+        doc: rule_doc!("SL100"),
+        reports_on: &[Reports::File],
+        fix: FixAvailability::Always,
+        judge: Judge::NotApplicable,
+        check: Check::Runner("unused_suppression::check"),
+    },
+    Rule {
+        code: "SL999",
+        name: "syntax-error",
+        severity: Severity::Error,
+        summary: "the file does not parse: part or all of it is not analysed",
+        doc: rule_doc!("SL999"),
+        reports_on: &[Reports::File],
+        fix: FixAvailability::None,
+        judge: Judge::NotApplicable,
+        check: Check::Runner("runner::syntax_error"),
     },
 ];
 
+/// The rule with this code (case-insensitive).
 pub fn rule(code: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.code.eq_ignore_ascii_case(code))
 }
 
-/// Run every rule on every event of a file; one diagnostic per (rule, call site).
-///
-/// The same call can be reached in several contexts: in the function analysed on its own
-/// (the *open* context, its tensor parameters assumed contiguous) and through calls with the
-/// callers' values. Each context is a separate fact — a failure certain in one context is a
-/// real failure when that context occurs — so a finding of any context is reported, with one
-/// exception: a finding of the open context is dropped when some caller reaches the call
-/// with a known layout (resting on no assumption) and gets no such finding there. The
-/// callers then show what the function really receives (a helper given a transposed tensor,
-/// say), and the assumption alone would contradict them — unless the finding is about one
-/// named path of the function, which such a caller need not take. A caller's finding that rests
-/// on an assumed layout (an argument of unknown shape) counts as an open one. Where both give the
-/// finding, the open context's (symbolic, for every caller) is the one reported.
-/// Does a caller context's event rest on a layout the analysis assumed rather than
-/// received (a tensor of unknown shape that the callee's parameter gave contiguous sizes)?
-/// Such a finding knows no more than the open context's, and is contradicted like it.
-fn rests_on_assumed_layout(ev: &OpEvent) -> bool {
-    ev.outcomes.iter().any(|o| {
-        crate::analysis::value::chain_steps(&o.input.chain)
-            .any(|s| s.what.contains("assumed contiguous"))
-    })
+/// The rule with this code, for codes the program itself names (`SL999`, `SL100`).
+pub fn registered(code: &str) -> &'static Rule {
+    rule(code).unwrap_or_else(|| panic!("rule {code} is not in lints::RULES"))
 }
 
-pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Diagnostic> {
-    use std::collections::{HashMap, HashSet};
-    type Site = (&'static str, crate::ir::Span);
-    // The open context's finding at a site, and whether a caller can contradict it: a finding
-    // on one named path (`channels_first` is true) is not contradicted by a caller that
-    // takes another path.
-    let mut open: HashMap<Site, (Diagnostic, bool)> = HashMap::new();
-    let mut from_callers: HashMap<Site, Diagnostic> = HashMap::new();
-    let mut contradicted: HashSet<Site> = HashSet::new();
-    for ev in events {
-        for r in RULES {
-            let Some(check) = r.check else { continue };
-            let site = (r.code, ev.span);
-            match check(ev, ctx) {
-                Some(d) if ev.from_caller && !rests_on_assumed_layout(ev) => {
-                    from_callers.entry(site).or_insert(d);
-                }
-                Some(d) => {
-                    let unconditional = ev.outcomes.iter().all(|o| o.input.condition.is_none());
-                    open.entry(site).or_insert((d, unconditional));
-                }
-                None if ev.known_from_caller() => {
-                    contradicted.insert(site);
-                }
-                None => {}
-            }
+/// What a lint found at one call: everything but the rule's identity, which the runner adds.
+#[derive(Debug, Clone)]
+pub struct Finding<'e> {
+    /// The offending call.
+    pub span: Span,
+    pub message: String,
+    /// Earlier steps that changed the layout, in source order.
+    pub chain: Vec<Label>,
+    /// The alternative the finding describes, for the notes on what it rests on (the
+    /// caller it was found through, the path, the assumptions); `None` when it rests on
+    /// nothing.
+    pub holds: Option<Holds<'e>>,
+    /// Assumptions the lint's own decisions used, besides the interpreter's.
+    pub extra_assumptions: Vec<Assumption>,
+    pub help: Option<String>,
+    pub fix: Option<Fix>,
+    /// The layout a view/copy finding is about, for `--verify`.
+    pub subject: Option<Subject>,
+}
+
+impl<'e> Finding<'e> {
+    pub fn new(span: Span, message: String, holds: Option<Holds<'e>>) -> Self {
+        Finding {
+            span,
+            message,
+            chain: match holds {
+                Some(h) => chain_labels(h.outcome()),
+                None => Vec::new(),
+            },
+            holds,
+            extra_assumptions: Vec::new(),
+            help: None,
+            fix: None,
+            subject: None,
         }
     }
-    let mut out: Vec<Diagnostic> = Vec::with_capacity(open.len() + from_callers.len());
-    for (site, (d, contradictable)) in open {
-        if !(contradictable && contradicted.contains(&site)) {
-            from_callers.remove(&site);
-            out.push(d);
-        }
+}
+
+/// Everything a lint needs besides the event.
+pub struct LintContext<'a> {
+    /// Which candle build's matmul stride rule SL005 checks (config `candle-backend`).
+    pub candle_backend: CandleBackend,
+    pub language: Language,
+    /// Facts about the file's text and statements, answered by the runner.
+    pub source: &'a dyn SourceFacts,
+}
+
+/// What a lint may ask about the file besides its events. The runner answers from the
+/// source text and the IR; lints never read either themselves.
+pub trait SourceFacts {
+    /// 1-based line of a byte offset.
+    fn line(&self, offset: u32) -> usize;
+    /// When `name_span` is the name of a method call written `receiver.name(…)`: the byte
+    /// offset of the `.` before the name, and the name as written.
+    fn method_call(&self, name_span: Span) -> Option<(u32, String)>;
+    /// When the call at `span` is a whole expression statement (its value is thrown
+    /// away): the receiver of the method call as written, if it is a (dotted) name.
+    fn discarded_call(&self, span: Span) -> Option<Discarded>;
+}
+
+/// A call whose value its statement throws away (see [`SourceFacts::discarded_call`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discarded {
+    /// `x` in `x.contiguous()`, `self.cache` in `self.cache.contiguous()`.
+    pub receiver: Option<String>,
+    /// Assigning to the receiver (`x = …`) changes no scope: it is an attribute, or a name
+    /// the enclosing function binds anyway. (Assigning to a name the function only reads
+    /// would make it local, and its earlier reads fail.)
+    pub rebinding_is_local: bool,
+}
+
+/// No source at all: for unit tests of a lint on hand-made events.
+pub struct NoSource;
+
+impl SourceFacts for NoSource {
+    fn line(&self, _: u32) -> usize {
+        0
     }
-    out.extend(from_callers.into_values());
-    out.sort_by(|a, b| (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message)));
-    out
+    fn method_call(&self, _: Span) -> Option<(u32, String)> {
+        None
+    }
+    fn discarded_call(&self, _: Span) -> Option<Discarded> {
+        None
+    }
 }

@@ -7,13 +7,13 @@
 
 use crate::analysis::event::{OpEvent, Outcome};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity, Subject};
+use crate::diagnostic::{Applicability, Edit, Fix, Subject};
 use crate::ir::Span;
 use crate::ops::OpErrorKind;
 
-use super::{chain_labels, describe_non_adjacent, notes_for, LintContext};
+use super::{describe_non_adjacent, Finding, LintContext};
 
-pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
+pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     if ev.kind != "view" && ev.kind != "view_as" {
         return None;
     }
@@ -37,49 +37,45 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         target,
         why
     );
-    let text = &ctx.file.text;
-    let fix = contiguous_fix(text, ev.name_span);
-    Some(Diagnostic {
-        code: "SL001",
-        severity: Severity::Error,
-        message,
-        file: ctx.file.clone(),
-        span: ev.span,
-        chain: chain_labels(alt),
-        notes: notes_for(ev, holds, ctx),
-        help: Some(format!(
-            "call `.contiguous()` before `.{}(...)` (an explicit copy), use `.reshape(...)`, or keep the tensor in the memory order the view needs",
-            ev.op
-        )),
-        fix,
-        verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: alt.target.clone(), semantics: ev.semantics }),
-    })
+    let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.help = Some(format!(
+        "call `.contiguous()` before `.{}(...)` (an explicit copy), use `.reshape(...)`, or keep the tensor in the memory order the view needs",
+        ev.op
+    ));
+    finding.fix = contiguous_fix(ev, ctx);
+    finding.subject = Some(Subject {
+        op: ev.op.clone(),
+        layout: input.clone(),
+        target: alt.target.clone(),
+        semantics: ev.semantics,
+    });
+    Some(finding)
 }
 
 /// Insert `.contiguous()` before the `.view` of a method call: same values, an explicit copy.
-fn contiguous_fix(text: &str, name_span: Span) -> Option<Fix> {
-    let name = text.get(name_span.range())?;
+fn contiguous_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
+    // The `.` that precedes the method name (it may be followed by whitespace/newlines).
+    let (dot, name) = ctx.source.method_call(ev.name_span)?;
     if name != "view" && name != "view_as" {
         return None;
     }
-    // Find the `.` that precedes the method name (it may be followed by whitespace/newlines).
-    let before = text.get(..name_span.start as usize)?;
-    let dot = before.trim_end().strip_suffix('.').map(|s| s.len())?;
     Some(Fix {
         message: "Insert `.contiguous()` before the view".into(),
         applicability: Applicability::Safe,
         edits: vec![Edit {
-            span: Span::new(dot, dot),
+            span: Span {
+                start: dot,
+                end: dot,
+            },
             content: ".contiguous()".into(),
         }],
     })
 }
 
-/// The unsafe alternative: rewrite `view` to `reshape` (it may alias or copy).
-pub fn reshape_fix(text: &str, name_span: Span) -> Option<Fix> {
-    let name = text.get(name_span.range())?;
-    let replacement = match name {
+/// The unsafe alternative: rewrite the method `view` to `reshape` (it may alias or copy).
+pub fn reshape_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
+    let (_, name) = ctx.source.method_call(ev.name_span)?;
+    let replacement = match name.as_str() {
         "view" => "reshape",
         "view_as" => "reshape_as",
         _ => return None,
@@ -88,7 +84,7 @@ pub fn reshape_fix(text: &str, name_span: Span) -> Option<Fix> {
         message: format!("Replace `{name}` with `{replacement}`"),
         applicability: Applicability::Unsafe,
         edits: vec![Edit {
-            span: name_span,
+            span: ev.name_span,
             content: replacement.into(),
         }],
     })

@@ -6,14 +6,17 @@
 
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Diagnostic, Severity, Subject};
+use crate::diagnostic::Subject;
 use crate::ops::Semantics;
 
 use super::explain::describe_non_contiguous;
-use super::{chain_labels, describe_non_adjacent, notes_for, LintContext};
+use super::{describe_non_adjacent, Finding, LintContext};
 
-pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
-    if !ev.tags.iter().any(|t| t == "hidden-copy") {
+/// The tag `rules/*.toml` gives the ops that copy silently when no view exists.
+pub const HIDDEN_COPY_TAG: &str = "hidden-copy";
+
+pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
+    if !ev.tags.iter().any(|t| t == HIDDEN_COPY_TAG) {
         return None;
     }
     let holds = ev.holds(|o: &AltOutcome| o.copies.is_yes())?;
@@ -52,46 +55,37 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         format_shape(&input.strides),
         why
     );
-    Some(Diagnostic {
-        code: "SL002",
-        severity: Severity::Warning,
-        message,
-        file: ctx.file.clone(),
-        span: ev.span,
-        chain: chain_labels(alt),
-        notes: notes_for(ev, holds, ctx),
-        help: Some(
-            "the copy allocates a new tensor of the same size; avoid it by producing the tensor in the order the reshape needs (e.g. permute after reshaping, or have the producer write that layout), or make it explicit with `.contiguous()` where it is intended".into(),
-        ),
-        fix: None,
-        verify: None,
-        // What is copied: the input, or for einops the permuted intermediate its final
-        // reshape copies (what `--verify` replays).
-        subject: Some(match &alt.copied_reshape {
-            Some((copied, shape)) => Subject {
-                op: ev.op.clone(),
-                layout: copied.clone(),
-                target: Some(shape.clone()),
-                semantics: ev.semantics,
-            },
-            None => Subject {
-                op: ev.op.clone(),
-                layout: input.clone(),
-                target: alt.target.clone(),
-                semantics: ev.semantics,
-            },
-        }),
-    })
+    let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.help = Some(
+        "the copy allocates a new tensor of the same size; avoid it by producing the tensor in the order the reshape needs (e.g. permute after reshaping, or have the producer write that layout), or make it explicit with `.contiguous()` where it is intended".into(),
+    );
+    // What is copied: the input, or for einops the permuted intermediate its final
+    // reshape copies (what `--verify` replays).
+    finding.subject = Some(match &alt.copied_reshape {
+        Some((copied, shape)) => Subject {
+            op: ev.op.clone(),
+            layout: copied.clone(),
+            target: Some(shape.clone()),
+            semantics: ev.semantics,
+        },
+        None => Subject {
+            op: ev.op.clone(),
+            layout: input.clone(),
+            target: alt.target.clone(),
+            semantics: ev.semantics,
+        },
+    });
+    Some(finding)
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
-    use crate::{check_source, Settings};
-
     fn messages(path: &str, source: &str) -> Vec<String> {
-        check_source(Path::new(path), source.to_string(), &Settings::default())
+        // The whole pipeline, as the crate root runs it.
+        let settings = crate::Settings::default();
+        crate::check_source(Path::new(path), source.to_string(), &settings)
             .into_iter()
             .filter(|d| d.code == "SL002")
             .map(|d| d.message)

@@ -2,14 +2,46 @@
 //! tensor's elements (`shape '[…]' is invalid for input of size …`), two `-1`s, or a
 //! negative size other than `-1`.
 
-use crate::analysis::event::{AltOutcome, OpEvent, Outcome};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::analysis::event::{AltOutcome, Holds, OpEvent, Outcome};
 use crate::layout::{infer_size, Assumptions, Decider, ShapeError};
-use crate::ops::OpErrorKind;
+use crate::ops::{OpErrorKind, OpKind};
 
-use super::{chain_labels, notes_for, LintContext};
+use super::{Finding, LintContext, Reports};
 
-pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
+/// The kinds whose transfer functions answer an element-count error: the shape changes,
+/// and the ops whose operand shapes must agree (joins, splits, products, normalisations).
+pub const REPORTS_ON: &[Reports] = &[
+    Reports::Kind(OpKind::View),
+    Reports::Kind(OpKind::Reshape),
+    Reports::Kind(OpKind::Flatten),
+    Reports::Kind(OpKind::Unflatten),
+    Reports::Kind(OpKind::Ravel),
+    Reports::Kind(OpKind::Expand),
+    Reports::Kind(OpKind::Split),
+    Reports::Kind(OpKind::Chunk),
+    Reports::Kind(OpKind::TensorSplit),
+    Reports::Kind(OpKind::Unbind),
+    Reports::Kind(OpKind::Cat),
+    Reports::Kind(OpKind::Stack),
+    Reports::Kind(OpKind::Hstack),
+    Reports::Kind(OpKind::Vstack),
+    Reports::Kind(OpKind::Repeat),
+    Reports::Kind(OpKind::Tile),
+    Reports::Kind(OpKind::RepeatInterleave),
+    Reports::Kind(OpKind::Matmul),
+    Reports::Kind(OpKind::Mm),
+    Reports::Kind(OpKind::Bmm),
+    Reports::Kind(OpKind::Addmm),
+    Reports::Kind(OpKind::Baddbmm),
+    Reports::Kind(OpKind::Linear),
+    Reports::Kind(OpKind::LinearModule),
+    Reports::Kind(OpKind::ContiguousResult),
+    Reports::Kind(OpKind::EinopsRearrange),
+    Reports::Kind(OpKind::EinopsReduce),
+    Reports::Kind(OpKind::EinopsRepeat),
+];
+
+pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
     let is_count_error = |o: &AltOutcome| {
         matches!(&o.outcome, Outcome::Error(e) if matches!(e.kind,
             OpErrorKind::ElementCount | OpErrorKind::TwoInferred | OpErrorKind::InvalidShapeDim))
@@ -26,19 +58,10 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
     let Outcome::Error(err) = &alt.outcome else {
         return None;
     };
-    Some(Diagnostic {
-        code: "SL003",
-        severity: Severity::Error,
-        message: format!("`{}`: {}", ev.op, err.message),
-        file: ctx.file.clone(),
-        span: ev.span,
-        chain: chain_labels(alt),
-        notes: notes_for(ev, crate::analysis::event::Holds::Always(alt), ctx),
-        help: Some("the product of the target sizes must equal the number of elements; at most one size may be -1".into()),
-        fix: None,
-        verify: None,
-        subject: None,
-    })
+    let message = format!("`{}`: {}", ev.op, err.message);
+    let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    finding.help = Some("the product of the target sizes must equal the number of elements; at most one size may be -1".into());
+    Some(finding)
 }
 
 /// Re-decide the element count with named sizes only assumed `>= 1`.

@@ -1,13 +1,12 @@
 //! SL004 `invalid-dim`: a dimension argument out of range for the tensor's (known) rank,
 //! or a `permute` whose dims are duplicated or of the wrong length.
 
-use crate::analysis::event::{AltOutcome, OpEvent, Outcome};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::analysis::event::{AltOutcome, Holds, OpEvent, Outcome};
 use crate::ops::OpErrorKind;
 
-use super::{chain_labels, notes_for, LintContext};
+use super::{Finding, LintContext};
 
-pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
+pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
     let is_dim_error = |o: &AltOutcome| {
         matches!(&o.outcome, Outcome::Error(e) if matches!(e.kind,
             OpErrorKind::DimOutOfRange | OpErrorKind::InvalidPermutation))
@@ -24,17 +23,5 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         Some(r) => format!("`{}` on a {r}-d tensor: {}", ev.op, err.message),
         None => format!("`{}`: {}", ev.op, err.message),
     };
-    Some(Diagnostic {
-        code: "SL004",
-        severity: Severity::Error,
-        message,
-        file: ctx.file.clone(),
-        span: ev.span,
-        chain: chain_labels(alt),
-        notes: notes_for(ev, crate::analysis::event::Holds::Always(alt), ctx),
-        help: None,
-        fix: None,
-        verify: None,
-        subject: None,
-    })
+    Some(Finding::new(ev.span, message, Some(Holds::Always(alt))))
 }

@@ -16,12 +16,12 @@
 //! stride rule fails for every layout that reaches the call, for every size satisfying the
 //! assumptions.
 
-use crate::analysis::event::{AltOutcome, OpEvent, Outcome};
+use crate::analysis::event::{AltOutcome, Holds, OpEvent, Outcome};
 use crate::analysis::value::{format_shape, SymLayout};
-use crate::diagnostic::{Diagnostic, Severity, Subject};
+use crate::diagnostic::Subject;
 use crate::layout::{candle_matmul_ok, Decider, Dim, Tri};
 
-use super::{chain_labels, notes_for, LintContext};
+use super::{Finding, LintContext};
 
 /// The tag `rules/candle.toml` gives the ops whose operands candle's matmul rule governs.
 pub const CANDLE_MATMUL_TAG: &str = "candle-matmul";
@@ -29,7 +29,7 @@ pub const CANDLE_MATMUL_TAG: &str = "candle-matmul";
 /// The table parameter of the right-hand operand (`lhs.matmul(&rhs)`: `rhs` is `other`).
 const RHS_PARAM: &str = "other";
 
-pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
+pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     if !ev.tags.iter().any(|t| t == CANDLE_MATMUL_TAG) || ev.unknown_input {
         return None;
     }
@@ -63,28 +63,19 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         format_shape(&rhs.shape),
         format_shape(&rhs.strides),
     );
+    let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
     // The decisions above used assumptions of their own (sizes >= 2): list them too.
-    let mut noted = alt.clone();
-    for used in d.used() {
-        if !noted.assumptions.contains(&used) {
-            noted.assumptions.push(used);
-        }
-    }
-    Some(Diagnostic {
-        code: "SL005",
-        severity: Severity::Error,
-        message,
-        file: ctx.file.clone(),
-        span: ev.span,
-        chain: chain_labels(alt),
-        notes: notes_for(ev, crate::analysis::event::Holds::Always(&noted), ctx),
-        help: Some(
+    finding.extra_assumptions = d.used();
+    finding.help = Some(
             "make the rejected operand contiguous first (`.contiguous()?`), or produce it in a row-major layout (narrow the rows rather than the columns of a fused projection); set `candle-backend = \"cpu\"` if the code only runs on candle's default CPU build".into(),
-        ),
-        fix: None,
-        verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: lhs.clone(), target: None, semantics: ev.semantics }),
-    })
+        );
+    finding.subject = Some(Subject {
+        op: ev.op.clone(),
+        layout: lhs.clone(),
+        target: None,
+        semantics: ev.semantics,
+    });
+    Some(finding)
 }
 
 /// The right-hand operand's layout, when the analysis knows it.
@@ -116,8 +107,6 @@ mod tests {
     use super::*;
     use crate::analysis::value::TensorAlt;
     use crate::layout::{Assumptions, CandleBackend, Layout};
-    use crate::source::SourceFile;
-    use std::sync::Arc;
 
     fn sym(shape: &[&str], strides: &[Dim]) -> SymLayout {
         Layout::new(
@@ -157,10 +146,11 @@ mod tests {
         }
     }
 
-    fn context(candle_backend: CandleBackend) -> LintContext {
+    fn context(candle_backend: CandleBackend) -> LintContext<'static> {
         LintContext {
-            file: Arc::new(SourceFile::new(std::path::Path::new("m.rs"), String::new())),
             candle_backend,
+            language: crate::ir::Language::Rust,
+            source: &crate::lints::NoSource,
         }
     }
 
@@ -178,7 +168,6 @@ mod tests {
     fn narrowed_lhs_fails_on_cuda_and_mkl_but_not_on_the_default_cpu_build() {
         let ev = narrowed_q_times_contiguous_k();
         let found = check(&ev, &context(CandleBackend::Cuda)).expect("cuBLAS rejects it");
-        assert_eq!(found.code, "SL005");
         assert!(
             found.message.contains("non-contiguous lhs"),
             "{}",

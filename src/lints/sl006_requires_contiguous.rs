@@ -12,14 +12,14 @@
 //! argument is certainly not contiguous by its library's test. The lint fires only when
 //! every layout that reaches the call fails, for every size satisfying the assumptions.
 
-use crate::analysis::event::{AltOutcome, OpEvent, Outcome};
+use crate::analysis::event::{AltOutcome, Holds, OpEvent, Outcome};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Diagnostic, Severity, Subject};
+use crate::diagnostic::Subject;
 use crate::ops::OpErrorKind;
 
-use super::{chain_labels, notes_for, LintContext};
+use super::{Finding, LintContext};
 
-pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
+pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
     let rejected = |o: &AltOutcome| matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::NonContiguousInput);
     if !ev.all(rejected) {
         return None;
@@ -36,21 +36,17 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         format_shape(&input.shape),
         format_shape(&input.strides),
     );
-    Some(Diagnostic {
-        code: "SL006",
-        severity: Severity::Error,
-        message,
-        file: ctx.file.clone(),
-        span: ev.span,
-        chain: chain_labels(alt),
-        notes: notes_for(ev, crate::analysis::event::Holds::Always(alt), ctx),
-        help: Some(
-            "call `.contiguous()?` on the tensor before the kernel (one explicit copy), or use a composed form that takes any layout (`candle_nn::ops::softmax(&x, D::Minus1)`, the `RmsNorm`/`LayerNorm` modules)".into(),
-        ),
-        fix: None,
-        verify: None,
-        subject: Some(Subject { op: ev.op.clone(), layout: input.clone(), target: None, semantics: ev.semantics }),
-    })
+    let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    finding.help = Some(
+        "call `.contiguous()?` on the tensor before the kernel (one explicit copy), or use a composed form that takes any layout (`candle_nn::ops::softmax(&x, D::Minus1)`, the `RmsNorm`/`LayerNorm` modules)".into(),
+    );
+    finding.subject = Some(Subject {
+        op: ev.op.clone(),
+        layout: input.clone(),
+        target: None,
+        semantics: ev.semantics,
+    });
+    Some(finding)
 }
 
 #[cfg(test)]
@@ -59,8 +55,6 @@ mod tests {
     use crate::analysis::value::TensorAlt;
     use crate::layout::{Assumptions, CandleBackend, Dim, Layout, Tri};
     use crate::ops::OpError;
-    use crate::source::SourceFile;
-    use std::sync::Arc;
 
     fn event(outcome: Outcome, unknown_input: bool) -> OpEvent {
         let transposed = Layout::new(
@@ -100,10 +94,11 @@ mod tests {
         }
     }
 
-    fn context() -> LintContext {
+    fn context() -> LintContext<'static> {
         LintContext {
-            file: Arc::new(SourceFile::new(std::path::Path::new("m.rs"), String::new())),
             candle_backend: CandleBackend::Cuda,
+            language: crate::ir::Language::Rust,
+            source: &crate::lints::NoSource,
         }
     }
 
@@ -116,8 +111,8 @@ mod tests {
 
     #[test]
     fn reports_a_certain_rejection_only() {
-        let found = check(&event(rejection(), false), &context()).expect("a finding");
-        assert_eq!((found.code, found.severity), ("SL006", Severity::Error));
+        let ev = event(rejection(), false);
+        let found = check(&ev, &context()).expect("a finding");
         assert!(
             found.message.contains("input has to be contiguous"),
             "{}",

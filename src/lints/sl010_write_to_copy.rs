@@ -12,12 +12,12 @@
 
 use crate::analysis::event::{CopiedBy, Holds, LostWrite, OpEvent};
 use crate::analysis::value::format_shape;
-use crate::diagnostic::{Diagnostic, Label, Severity};
+use crate::diagnostic::Label;
 use crate::layout::{Assumption, Tri};
 use crate::ops::Semantics;
 
 use super::explain::describe_non_contiguous;
-use super::{chain_labels, describe_non_adjacent, notes_for, LintContext};
+use super::{describe_non_adjacent, Finding, LintContext};
 
 /// Is the copy certain: decided outright for a known input (only the standing assumptions:
 /// sizes ≥ the minimum, exact quotients), not up to an equality of sizes?
@@ -47,7 +47,7 @@ fn lost_copy<'e>(ev: &'e OpEvent, write: &LostWrite) -> Option<&'e CopiedBy> {
     first
 }
 
-pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
+pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
     let write = ev.write.as_deref()?;
     let copy = lost_copy(ev, write)?;
     let alt = &copy.outcome;
@@ -80,27 +80,16 @@ pub fn check(ev: &OpEvent, ctx: &LintContext) -> Option<Diagnostic> {
         format_shape(&input.shape),
         format_shape(&input.strides),
     );
-    let mut chain = chain_labels(alt);
-    chain.push(Label {
+    let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    finding.chain.push(Label {
         span: copy.span,
         message: format!("`{}` copies here: the write goes into this copy", copy.op),
     });
-    Some(Diagnostic {
-        code: "SL010",
-        severity: Severity::Error,
-        message,
-        file: ctx.file.clone(),
-        span: ev.span,
-        chain,
-        notes: notes_for(ev, Holds::Always(alt), ctx),
-        help: Some(format!(
-            "write into the original instead: `view(...)` in place of `{}` returns a view or raises, so a write through it is never lost; or bring the source to the original's shape and write into the original (`dst.copy_(src.reshape(dst.shape))`)",
-            copy.op
-        )),
-        fix: None,
-        verify: None,
-        subject: None,
-    })
+    finding.help = Some(format!(
+        "write into the original instead: `view(...)` in place of `{}` returns a view or raises, so a write through it is never lost; or bring the source to the original's shape and write into the original (`dst.copy_(src.reshape(dst.shape))`)",
+        copy.op
+    ));
+    Some(finding)
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@
 //!   insists on the arm; the table test insists the table and the kind agree.
 //!
 //! Transfer functions call the stride algebra in `crate::layout`; they never duplicate it.
-//! Every layout fact encoded here comes from `../shared/spec/stride-semantics.md` or was
+//! Every layout fact encoded here comes from `docs/stride-semantics.md` or was
 //! observed on real torch 2.15 (the entries' `doc` strings say which, where surprising).
 
 pub mod bind;

@@ -18,8 +18,10 @@
 //! * [`budget`]: what a measurement will allocate, refused above the memory limit before
 //!   anything is allocated (`--verify-max-bytes`).
 //! * [`replay`]: the helper the CLI calls (`stridelint replay`, `--verify`).
-//! * [`findings`]: `--verify` for SL001/SL002 findings — bind a finding's sizes, re-check its
-//!   verdict with the concrete algebra, measure the copy.
+//!
+//! Architecture invariant: this module takes numbers (concrete layouts, dtypes, engine
+//! options) and knows nothing of rule codes, diagnostics or source files; `--verify` for
+//! findings (binding a finding's sizes, re-checking its verdict) is `crate::verify_findings`.
 //!
 //! See `docs/verify.md` for the measurement protocol and `../shared/spec/cuda-engine.md` for the
 //! research behind the kernels.
@@ -32,7 +34,6 @@ pub mod cursor;
 pub mod divider;
 pub mod dtype;
 pub mod error;
-pub mod findings;
 pub mod kernel_params;
 pub mod launch;
 pub mod measurement;

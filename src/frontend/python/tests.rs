@@ -1406,7 +1406,6 @@ proptest! {
     fn arbitrary_bytes_do_not_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
         let source = String::from_utf8_lossy(&bytes);
         let _ = parse_python(&source);
-        let _ = may_contain_layout_ops(&source);
     }
 
     #[test]

@@ -31,9 +31,8 @@ use syn::{Expr as SynExpr, Member, RangeLimits, UnOp};
 
 use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Span, Stmt, Target};
 
-use super::lowerer::{join, unknown, Lowerer};
+use super::lowerer::{join, unknown, Dest, Lowerer};
 use super::patterns::{name_expr, unraw};
-use super::statements::Dest;
 
 impl Lowerer {
     /// Lower an expression in value position. Statements it contains are pushed to

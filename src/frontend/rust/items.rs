@@ -25,9 +25,8 @@ use syn::{FnArg, ImplItem, Item, ReturnType, TraitItem, Type, UseTree};
 
 use crate::ir::{Class, Function, Module, Param, Span, Stmt, Target};
 
-use super::lowerer::Lowerer;
+use super::lowerer::{Dest, Lowerer};
 use super::patterns::{name_expr, unraw};
-use super::statements::Dest;
 
 /// A class being assembled from the `impl` blocks of one type.
 struct ClassBuilder {

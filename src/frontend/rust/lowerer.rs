@@ -29,7 +29,18 @@ use std::collections::HashMap;
 
 use proc_macro2::Span as SynSpan;
 
-use crate::ir::{Expr, ExprKind, Span, Stmt};
+use crate::ir::{Expr, ExprKind, Span, Stmt, Target};
+
+/// Where the value of a lowered expression goes.
+#[derive(Debug, Clone)]
+pub(super) enum Dest {
+    /// An expression statement: the value is dropped.
+    Discard,
+    /// The function's result.
+    Return,
+    /// Assigned to a target (a hoisted temporary).
+    Assign(Target),
+}
 
 /// How deep the lowering recurses into expressions and blocks before it stops and lowers
 /// the rest as opaque. The nesting pre-scan keeps real input far below this; it guards the

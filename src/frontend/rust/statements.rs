@@ -26,19 +26,8 @@ use syn::{Expr as SynExpr, Stmt as SynStmt};
 use crate::ir::{Expr, ExprKind, Stmt, Target};
 
 use super::expressions::peel;
-use super::lowerer::{join, unknown, Lowerer};
+use super::lowerer::{join, unknown, Dest, Lowerer};
 use super::patterns::{name_expr, unraw};
-
-/// Where the value of a lowered expression goes.
-#[derive(Debug, Clone)]
-pub(super) enum Dest {
-    /// An expression statement: the value is dropped.
-    Discard,
-    /// The function's result.
-    Return,
-    /// Assigned to a target (a hoisted temporary).
-    Assign(Target),
-}
 
 impl Lowerer {
     /// Lower `expr` so that its value ends up in `dest`, appending statements to `out`.

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
 use crate::ir::Span;
 use crate::noqa::{
     comment_starts, directive_on_line, is_stridelint_code, Directive, DirectiveKind,
@@ -167,7 +167,7 @@ fn diagnostic(
     };
     Diagnostic {
         code: CODE,
-        severity: Severity::Warning,
+        severity: crate::lints::registered(CODE).severity,
         message: format!("unused {kind} ({})", details.join("; ")),
         file: file.clone(),
         span: Span::new(

@@ -1,6 +1,10 @@
 //! `--verify` for findings: turn the symbolic layout an SL001/SL002 finding is about into
 //! numbers, re-check the static verdict with the concrete algorithm, and measure the copy.
 //!
+//! This is the bridge between diagnostics and the verify engine: it knows rule codes, op
+//! kinds and source languages, so that `verify/` itself only ever sees numbers (concrete
+//! layouts, dtypes, engines).
+//!
 //! A finding's [`Subject`] holds the tensor's layout just before the offending op, with
 //! sizes named as in the code (`B`, `n_embd/n_head`, `x.shape[2]`). Verification runs in
 //! three steps, each of which can stop it with a reason the user can act on:
@@ -28,9 +32,9 @@ use crate::diagnostic::{Diagnostic, Subject};
 use crate::layout::{self, Decider, Dim, Layout, Tri, ViewOutcome};
 use crate::ops::{OpKind, OpTable, Semantics};
 
-use super::budget;
-use super::replay::{format_bytes, format_ms, per_forward, replay, Replay};
-use super::{DType, Engine, MeasureOptions, StridedLayout, VerifyError};
+use crate::verify::budget;
+use crate::verify::replay::{format_bytes, format_ms, per_forward, replay, Replay};
+use crate::verify::{DType, Engine, MeasureOptions, StridedLayout, VerifyError};
 
 /// Rules whose findings carry a subject that `--verify` can replay.
 pub const VERIFIABLE_RULES: [&str; 2] = ["SL001", "SL002"];

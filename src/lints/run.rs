@@ -1,0 +1,122 @@
+//! Running the event rules of the registry over a file's events.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::analysis::event::OpEvent;
+use crate::diagnostic::{Fix, Label, Subject};
+use crate::ir::Span;
+
+use super::prefilter::ReportedOps;
+use super::{notes_for, Check, LintContext, Rule, RULES};
+
+/// A finding with the identity of its rule and the notes on what it rests on: all a
+/// diagnostic needs but the file.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    pub rule: &'static Rule,
+    pub span: Span,
+    pub message: String,
+    pub chain: Vec<Label>,
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+    pub fix: Option<Fix>,
+    pub subject: Option<Subject>,
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code)
+    }
+}
+
+/// Run every event rule on the events of its ops; one finding per (rule, call site).
+///
+/// The same call can be reached in several contexts: in the function analysed on its own
+/// (the *open* context, its tensor parameters assumed contiguous) and through calls with the
+/// callers' values. Each context is a separate fact — a failure certain in one context is a
+/// real failure when that context occurs — so a finding of any context is reported, with one
+/// exception: a finding of the open context is dropped when some caller reaches the call
+/// with a known layout (resting on no assumption) and gets no such finding there. The
+/// callers then show what the function really receives (a helper given a transposed tensor,
+/// say), and the assumption alone would contradict them — unless the finding is about one
+/// named path of the function, which such a caller need not take. A caller's finding that rests
+/// on an assumed layout (an argument of unknown shape) counts as an open one. Where both give the
+/// finding, the open context's (symbolic, for every caller) is the one reported.
+pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
+    type Site = (&'static str, Span);
+    // The open context's finding at a site, and whether a caller can contradict it: a finding
+    // on one named path (`channels_first` is true) is not contradicted by a caller that
+    // takes another path.
+    let mut open: HashMap<Site, (Reported, bool)> = HashMap::new();
+    let mut from_callers: HashMap<Site, Reported> = HashMap::new();
+    let mut contradicted: HashSet<Site> = HashSet::new();
+    let ops = ReportedOps::get(ctx.language);
+    for ev in events {
+        for r in RULES {
+            let Check::Events(check) = r.check else {
+                continue;
+            };
+            if !ops.reports(r, &ev.op) {
+                continue;
+            }
+            let site = (r.code, ev.span);
+            match check(ev, ctx).map(|f| reported(r, ev, f, ctx)) {
+                Some(d) if ev.from_caller && !rests_on_assumed_layout(ev) => {
+                    from_callers.entry(site).or_insert(d);
+                }
+                Some(d) => {
+                    let unconditional = ev.outcomes.iter().all(|o| o.input.condition.is_none());
+                    open.entry(site).or_insert((d, unconditional));
+                }
+                None if ev.known_from_caller() => {
+                    contradicted.insert(site);
+                }
+                None => {}
+            }
+        }
+    }
+    let mut out: Vec<Reported> = Vec::with_capacity(open.len() + from_callers.len());
+    for (site, (d, contradictable)) in open {
+        if !(contradictable && contradicted.contains(&site)) {
+            from_callers.remove(&site);
+            out.push(d);
+        }
+    }
+    out.extend(from_callers.into_values());
+    out.sort_by(|a, b| {
+        (a.span.start, a.rule.code, &a.message).cmp(&(b.span.start, b.rule.code, &b.message))
+    });
+    out
+}
+
+/// Does a caller context's event rest on a layout the analysis assumed rather than
+/// received (a tensor of unknown shape that the callee's parameter gave contiguous sizes)?
+/// Such a finding knows no more than the open context's, and is contradicted like it.
+fn rests_on_assumed_layout(ev: &OpEvent) -> bool {
+    ev.outcomes.iter().any(|o| {
+        crate::analysis::value::chain_steps(&o.input.chain)
+            .any(|s| s.what.contains("assumed contiguous"))
+    })
+}
+
+fn reported(
+    rule: &'static Rule,
+    ev: &OpEvent,
+    finding: super::Finding<'_>,
+    ctx: &LintContext,
+) -> Reported {
+    let notes = match finding.holds {
+        Some(holds) => notes_for(ev, holds, &finding.extra_assumptions, ctx),
+        None => Vec::new(),
+    };
+    Reported {
+        rule,
+        span: finding.span,
+        message: finding.message,
+        chain: finding.chain,
+        notes,
+        help: finding.help,
+        fix: finding.fix,
+        subject: finding.subject,
+    }
+}

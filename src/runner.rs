@@ -1,0 +1,295 @@
+//! Between the lints and the file: runs the registry's event rules with the facts they may
+//! ask about the source ([`lints::SourceFacts`], answered here from the text and the IR),
+//! and turns their findings into [`Diagnostic`]s with the rule's code and severity. The
+//! runner-checked rules are made here too: SL999 (syntax errors) in [`syntax_error`];
+//! SL100 in `crate::unused_suppression`.
+//!
+//! Architecture invariant: the lints never see the source text; everything they need from
+//! it is a method of [`lints::SourceFacts`] implemented here.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::analysis::event::OpEvent;
+use crate::diagnostic::Diagnostic;
+use crate::ir::{self, ExprKind, Language, Span, Stmt};
+use crate::layout::CandleBackend;
+use crate::lints::{self, Discarded, LintContext, SourceFacts};
+use crate::source::SourceFile;
+
+/// Code of the rule under which syntax errors are reported.
+pub const SYNTAX_ERROR: &str = "SL999";
+
+/// Run the event rules on a file's events.
+pub fn lint(
+    file: &Arc<SourceFile>,
+    module: &ir::Module,
+    events: &[OpEvent],
+    candle_backend: CandleBackend,
+) -> Vec<Diagnostic> {
+    let facts = FileFacts::new(file, module);
+    let ctx = LintContext {
+        candle_backend,
+        language: module.language,
+        source: &facts,
+    };
+    lints::run_lints(events, &ctx)
+        .into_iter()
+        .map(|r| Diagnostic {
+            code: r.rule.code,
+            severity: r.rule.severity,
+            message: r.message,
+            file: file.clone(),
+            span: r.span,
+            chain: r.chain,
+            notes: r.notes,
+            help: r.help,
+            fix: r.fix,
+            verify: None,
+            subject: r.subject,
+        })
+        .collect()
+}
+
+/// The SL999 diagnostic for a file's first syntax error. The Python parser recovers from
+/// a syntax error and the rest of the file is analysed; syn does not recover, so a Rust
+/// file with one is skipped (the Rust frontend's own refusals, e.g. of too deeply nested
+/// input, already say so).
+pub fn syntax_error(
+    file: &Arc<SourceFile>,
+    span: Span,
+    message: &str,
+    is_rust: bool,
+) -> Diagnostic {
+    let consequence = match is_rust {
+        _ if message.ends_with("not analysed") => "",
+        false => " (the rest of the file is analysed as far as it parses)",
+        true => "; the file is not analysed",
+    };
+    let rule = lints::registered(SYNTAX_ERROR);
+    Diagnostic {
+        code: rule.code,
+        severity: rule.severity,
+        message: format!("syntax error: {message}{consequence}"),
+        file: file.clone(),
+        span,
+        chain: Vec::new(),
+        notes: Vec::new(),
+        help: None,
+        fix: None,
+        verify: None,
+        subject: None,
+    }
+}
+
+/// What the lints may ask about one file.
+struct FileFacts<'a> {
+    file: &'a SourceFile,
+    /// Expression statements that are a method call: call span → receiver.
+    discarded: HashMap<Span, Discarded>,
+}
+
+impl<'a> FileFacts<'a> {
+    fn new(file: &'a SourceFile, module: &ir::Module) -> Self {
+        let mut facts = FileFacts {
+            file,
+            discarded: HashMap::new(),
+        };
+        let language = module.language;
+        facts.statements(&module.body, language, None);
+        for f in &module.functions {
+            facts.function(f, language);
+        }
+        for c in &module.classes {
+            for m in &c.methods {
+                facts.function(m, language);
+            }
+        }
+        facts
+    }
+
+    fn function(&mut self, f: &ir::Function, language: Language) {
+        let mut locals: HashSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
+        assigned_names(&f.body, &mut locals);
+        self.statements(&f.body, language, Some(&locals));
+    }
+
+    /// `locals`: the names the enclosing function binds (`None` at module level, where
+    /// every name is the module's own).
+    fn statements(&mut self, body: &[Stmt], language: Language, locals: Option<&HashSet<String>>) {
+        for stmt in body {
+            match stmt {
+                Stmt::Expr(e) => self.expression_statement(e, language, locals),
+                Stmt::If { body, orelse, .. } | Stmt::Loop { body, orelse, .. } => {
+                    self.statements(body, language, locals);
+                    self.statements(orelse, language, locals);
+                }
+                Stmt::With { body, .. } => self.statements(body, language, locals),
+                Stmt::Try {
+                    body,
+                    handlers,
+                    orelse,
+                    finalbody,
+                    ..
+                } => {
+                    self.statements(body, language, locals);
+                    for h in handlers {
+                        self.statements(h, language, locals);
+                    }
+                    self.statements(orelse, language, locals);
+                    self.statements(finalbody, language, locals);
+                }
+                Stmt::FunctionDef(f) => self.function(f, language),
+                Stmt::ClassDef(c) => {
+                    for m in &c.methods {
+                        self.function(m, language);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A method call the IR holds as an expression statement is a discarded value only
+    /// when the text around it is a whole statement: the frontends also lower other
+    /// evaluated-for-effect expressions this way (a `match` subject, a macro argument, the
+    /// value of `let _ = …`).
+    fn expression_statement(
+        &mut self,
+        e: &ir::Expr,
+        language: Language,
+        locals: Option<&HashSet<String>>,
+    ) {
+        let ExprKind::Call { func, .. } = &e.kind else {
+            return;
+        };
+        let ExprKind::Attr { value, .. } = &func.kind else {
+            return;
+        };
+        let text = &self.file.text;
+        let (Some(before), Some(after)) = (
+            text.get(..e.span.start as usize),
+            text.get(e.span.end as usize..),
+        ) else {
+            return;
+        };
+        let line_before = before.rsplit('\n').next().unwrap_or("").trim();
+        let line_after = after.split('\n').next().unwrap_or("").trim();
+        let whole = match language {
+            Language::Python => {
+                (line_before.is_empty() || line_before.ends_with(';'))
+                    && (line_after.is_empty()
+                        || line_after.starts_with('#')
+                        || line_after.starts_with(';'))
+            }
+            Language::Rust => {
+                (line_before.is_empty() || line_before.ends_with([';', '{', '}']))
+                    && (line_after.starts_with(';') || line_after.starts_with("?;"))
+            }
+        };
+        if whole {
+            // Assigning to the receiver changes no scope when it is an attribute, or a
+            // name the function binds anyway (a parameter, a local variable).
+            let rebinding_is_local = match &value.kind {
+                ExprKind::Name(name) => locals.is_none_or(|l| l.contains(name)),
+                ExprKind::Attr { .. } => value.dotted_name().is_some(),
+                _ => false,
+            };
+            self.discarded.insert(
+                e.span,
+                Discarded {
+                    receiver: value.dotted_name(),
+                    rebinding_is_local,
+                },
+            );
+        }
+    }
+}
+
+/// The names a body binds (assignment targets, loop and `with` targets), not descending
+/// into nested definitions.
+fn assigned_names(body: &[Stmt], out: &mut HashSet<String>) {
+    fn target(t: &ir::Target, out: &mut HashSet<String>) {
+        match t {
+            ir::Target::Name(n, _) => {
+                out.insert(n.clone());
+            }
+            ir::Target::Tuple(ts, _) => ts.iter().for_each(|t| target(t, out)),
+            ir::Target::Starred(t, _) => target(t, out),
+            _ => {}
+        }
+    }
+    for stmt in body {
+        match stmt {
+            Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target(t, out)),
+            Stmt::AugAssign { target: t, .. } => target(t, out),
+            Stmt::If { body, orelse, .. } => {
+                assigned_names(body, out);
+                assigned_names(orelse, out);
+            }
+            Stmt::Loop {
+                target: t,
+                body,
+                orelse,
+                ..
+            } => {
+                if let Some(t) = t {
+                    target(t, out);
+                }
+                assigned_names(body, out);
+                assigned_names(orelse, out);
+            }
+            Stmt::With { items, body, .. } => {
+                for (_, t) in items {
+                    if let Some(t) = t {
+                        target(t, out);
+                    }
+                }
+                assigned_names(body, out);
+            }
+            Stmt::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+                ..
+            } => {
+                assigned_names(body, out);
+                handlers.iter().for_each(|h| assigned_names(h, out));
+                assigned_names(orelse, out);
+                assigned_names(finalbody, out);
+            }
+            Stmt::Import { module, alias, .. } => {
+                let name = alias
+                    .clone()
+                    .unwrap_or_else(|| module.split('.').next().unwrap_or("").to_string());
+                out.insert(name);
+            }
+            Stmt::FunctionDef(f) => {
+                out.insert(f.name.clone());
+            }
+            Stmt::ClassDef(c) => {
+                out.insert(c.name.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+impl SourceFacts for FileFacts<'_> {
+    fn line(&self, offset: u32) -> usize {
+        self.file.location(offset as usize).row
+    }
+
+    fn method_call(&self, name_span: Span) -> Option<(u32, String)> {
+        let text = &self.file.text;
+        let name = text.get(name_span.range())?;
+        let before = text.get(..name_span.start as usize)?;
+        let dot = before.trim_end().strip_suffix('.').map(|s| s.len())?;
+        Some((dot as u32, name.to_string()))
+    }
+
+    fn discarded_call(&self, span: Span) -> Option<Discarded> {
+        self.discarded.get(&span).cloned()
+    }
+}
