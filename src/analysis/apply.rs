@@ -946,7 +946,7 @@ fn decide_harder(
             return Some((t, used, solved_target));
         }
     }
-    let mut distinct = ctx.facts.assumptions.clone();
+    let mut distinct = (*ctx.facts.assumptions).clone();
     distinct.distinct_sizes = true;
     let d = Decider::new(&distinct);
     let t = ops::apply(spec, &bound, &d);

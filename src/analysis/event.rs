@@ -4,46 +4,13 @@
 use std::sync::Arc;
 
 use crate::ir::Span;
-use crate::layout::{Assumption, Assumptions, Dim, Tri};
-use crate::ops::{OpError, Semantics};
+use crate::layout::{Assumption, Assumptions};
+use crate::ops::Semantics;
 
 use super::frame::CallContext;
-use super::value::{SymLayout, TensorAlt};
-
-/// What applying an op to one input alternative gave.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// The op succeeds; its result layout when known.
-    Ok(Option<SymLayout>),
-    /// The op fails for every size satisfying the assumptions.
-    Error(OpError),
-    /// The algebra could not decide.
-    Unknown,
-}
-
-#[derive(Debug, Clone)]
-pub struct AltOutcome {
-    /// The input (receiver) alternative, with the chain of steps that produced it.
-    pub input: TensorAlt,
-    /// The resolved target shape of `view`/`reshape`-like ops, when known.
-    pub target: Option<Vec<Dim>>,
-    pub outcome: Outcome,
-    /// Does the op materialise a copy of its input?
-    pub copies: Tri,
-    pub copied_numel: Option<Dim>,
-    /// For an op made of steps (einops), the reshape that copies: this intermediate layout
-    /// to this shape. `None` when the copy is of the input itself.
-    pub copied_reshape: Option<(SymLayout, Vec<Dim>)>,
-    /// Assumptions the decisions used.
-    pub assumptions: Vec<Assumption>,
-    /// The op's other tensor arguments as it received them, by parameter name (`other`
-    /// of a matmul, `cos`/`sin` of candle's `rope`); `None` for a tensor whose layout is
-    /// unknown. Lints that compare operands read them (SL005, candle's matmul strides).
-    pub operands: Vec<(String, Option<SymLayout>)>,
-    /// The branches taken on the path this outcome was found on (see `Env::decisions`);
-    /// the analysis turns the ones that tell the paths apart into `input.condition`.
-    pub decisions: Vec<Arc<str>>,
-}
+// Defined beside the layouts they carry (a tensor's alternative remembers the copy that
+// made it), so that `value` needs nothing from here.
+pub use super::value::{AltOutcome, CopiedBy, Outcome};
 
 #[derive(Debug, Clone)]
 pub struct OpEvent {
@@ -63,10 +30,10 @@ pub struct OpEvent {
     /// finding can be made here.
     pub unknown_input: bool,
     /// Divisibility assumptions (`h divides C`) made by `//` in the analysed function.
-    pub divisibility: Vec<Assumption>,
+    pub divisibility: Arc<Vec<Assumption>>,
     /// The assumptions the decisions were made under (settings + exact quotients), so a
     /// lint can ask further questions (e.g. to explain a finding) under the same ones.
-    pub assumptions: Assumptions,
+    pub assumptions: Arc<Assumptions>,
     /// The library rules the op follows (its table's `semantics`): the same name can
     /// behave differently (candle's `reshape` copies every non-contiguous input).
     pub semantics: Semantics,
@@ -96,23 +63,6 @@ pub struct LostWrite {
     pub sole: Vec<Span>,
     /// The local variable written, when the target is one.
     pub local: Option<String>,
-}
-
-/// The op that made a tensor as a copy of its input (SL010): a result of an op that
-/// certainly copies, carried by the result's alternative (and its views) so that a later
-/// write to it can say where its memory came from.
-#[derive(Debug)]
-pub struct CopiedBy {
-    /// The op's table name (`reshape`), and its call.
-    pub op: String,
-    pub span: Span,
-    pub semantics: Semantics,
-    /// The op's receiver as written (`w.t()` in `w.t().reshape(-1)`), when it is short.
-    pub input_text: Option<String>,
-    /// The op's outcome for this alternative: the input it copied, with its chain.
-    pub outcome: AltOutcome,
-    /// The assumptions the decision was made under.
-    pub assumptions: Assumptions,
 }
 
 impl OpEvent {

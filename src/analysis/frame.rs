@@ -41,20 +41,23 @@ impl CallContext {
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
     /// The settings' assumptions plus the exact quotients learned on this path.
-    pub assumptions: Assumptions,
+    /// Shared, copied on write: every event recorded on the path holds them.
+    pub assumptions: Arc<Assumptions>,
     /// Divisibility assumptions made by `//` on sizes.
-    pub divisibility: Vec<Assumption>,
+    pub divisibility: Arc<Vec<Assumption>>,
 }
 
 impl Facts {
     pub fn add_quotient(&mut self, fact: (String, Dim)) {
         if !self.assumptions.exact_quotients.contains(&fact) {
-            self.assumptions.exact_quotients.push(fact);
+            Arc::make_mut(&mut self.assumptions)
+                .exact_quotients
+                .push(fact);
         }
     }
     pub fn add_divisibility(&mut self, a: Assumption) {
         if !self.divisibility.contains(&a) {
-            self.divisibility.push(a);
+            Arc::make_mut(&mut self.divisibility).push(a);
         }
     }
     /// Everything `other` knows, added to these facts.
@@ -62,7 +65,7 @@ impl Facts {
         for q in &other.assumptions.exact_quotients {
             self.add_quotient(q.clone());
         }
-        for d in &other.divisibility {
+        for d in other.divisibility.iter() {
             self.add_divisibility(d.clone());
         }
     }

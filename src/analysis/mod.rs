@@ -169,9 +169,9 @@ fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
             Some(&i) => {
                 let into = &mut out[i];
                 into.unknown_input |= ev.unknown_input;
-                for d in ev.divisibility {
+                for d in ev.divisibility.iter().cloned() {
                     if !into.divisibility.contains(&d) {
-                        into.divisibility.push(d);
+                        Arc::make_mut(&mut into.divisibility).push(d);
                     }
                 }
                 into.outcomes.extend(ev.outcomes);

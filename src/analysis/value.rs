@@ -11,10 +11,8 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{Class, Function, Span};
-use crate::layout::{Assumption, Dim, Layout};
-use crate::ops::ModuleSpec;
-
-use super::event::CopiedBy;
+use crate::layout::{Assumption, Assumptions, Dim, Layout, Tri};
+use crate::ops::{ModuleSpec, OpError, Semantics};
 
 pub type SymLayout = Layout<Dim>;
 
@@ -400,4 +398,56 @@ pub fn collect_symbols(v: &Value, out: &mut rustc_hash::FxHashSet<String>, depth
             .for_each(|a| collect_symbols(a, out, depth + 1)),
         _ => {}
     }
+}
+
+/// What applying an op to one input alternative gave.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The op succeeds; its result layout when known.
+    Ok(Option<SymLayout>),
+    /// The op fails for every size satisfying the assumptions.
+    Error(OpError),
+    /// The algebra could not decide.
+    Unknown,
+}
+
+#[derive(Debug, Clone)]
+pub struct AltOutcome {
+    /// The input (receiver) alternative, with the chain of steps that produced it.
+    pub input: TensorAlt,
+    /// The resolved target shape of `view`/`reshape`-like ops, when known.
+    pub target: Option<Vec<Dim>>,
+    pub outcome: Outcome,
+    /// Does the op materialise a copy of its input?
+    pub copies: Tri,
+    pub copied_numel: Option<Dim>,
+    /// For an op made of steps (einops), the reshape that copies: this intermediate layout
+    /// to this shape. `None` when the copy is of the input itself.
+    pub copied_reshape: Option<(SymLayout, Vec<Dim>)>,
+    /// Assumptions the decisions used.
+    pub assumptions: Vec<Assumption>,
+    /// The op's other tensor arguments as it received them, by parameter name (`other`
+    /// of a matmul, `cos`/`sin` of candle's `rope`); `None` for a tensor whose layout is
+    /// unknown. Lints that compare operands read them (SL005, candle's matmul strides).
+    pub operands: Vec<(String, Option<SymLayout>)>,
+    /// The branches taken on the path this outcome was found on (see `Env::decisions`);
+    /// the analysis turns the ones that tell the paths apart into `input.condition`.
+    pub decisions: Vec<Arc<str>>,
+}
+
+/// The op that made a tensor as a copy of its input (SL010): a result of an op that
+/// certainly copies, carried by the result's alternative (and its views) so that a later
+/// write to it can say where its memory came from.
+#[derive(Debug)]
+pub struct CopiedBy {
+    /// The op's table name (`reshape`), and its call.
+    pub op: String,
+    pub span: Span,
+    pub semantics: Semantics,
+    /// The op's receiver as written (`w.t()` in `w.t().reshape(-1)`), when it is short.
+    pub input_text: Option<String>,
+    /// The op's outcome for this alternative: the input it copied, with its chain.
+    pub outcome: AltOutcome,
+    /// The assumptions the decision was made under.
+    pub assumptions: Assumptions,
 }

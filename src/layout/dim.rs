@@ -918,8 +918,34 @@ fn opaque_op(op: OpaqueOp, lhs: &Dim, rhs: &Dim) -> Dim {
     Dim::from_atom(Atom::Opaque(Arc::new(opaque)))
 }
 
+/// Signs already worked out on this thread, by (difference, floor): the analysis asks the
+/// same comparisons again and again (every path, every context), and the expansion is the
+/// costly part of a comparison. Cleared when it grows past a bound.
+const SIGN_CACHE_LIMIT: usize = 1 << 16;
+
+thread_local! {
+    static SIGN_CACHE: std::cell::RefCell<rustc_hash::FxHashMap<(Dim, i128), Option<Ordering>>> =
+        std::cell::RefCell::new(Default::default());
+}
+
 /// The sign of `d` for every admissible assignment, if the shifted expansion proves one.
 fn sign_everywhere(d: &Dim, symbol_floor: i128) -> Option<Ordering> {
+    let key = (d.clone(), symbol_floor);
+    if let Some(hit) = SIGN_CACHE.with(|c| c.borrow().get(&key).copied()) {
+        return hit;
+    }
+    let sign = sign_by_expansion(d, symbol_floor);
+    SIGN_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= SIGN_CACHE_LIMIT {
+            c.clear();
+        }
+        c.insert(key, sign);
+    });
+    sign
+}
+
+fn sign_by_expansion(d: &Dim, symbol_floor: i128) -> Option<Ordering> {
     let expansion = ShiftedExpansion::of(d, symbol_floor)?;
     if expansion.constant > 0 && expansion.rest_nonnegative {
         Some(Ordering::Greater)

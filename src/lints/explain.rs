@@ -38,7 +38,12 @@ pub fn notes_for(
     let mut solved: Vec<String> = Vec::new();
     let mut defaults: Vec<(String, Vec<String>)> = Vec::new();
     let extra = extra.iter().filter(|a| !alt.assumptions.contains(a));
-    for a in alt.assumptions.iter().chain(extra).chain(&ev.divisibility) {
+    for a in alt
+        .assumptions
+        .iter()
+        .chain(extra)
+        .chain(ev.divisibility.iter())
+    {
         match a {
             Assumption::Distinct { a, b } => {
                 let s = format!("{a} == {b}");

@@ -106,7 +106,7 @@ fn shapes_agree(lhs: &SymLayout, rhs: &SymLayout, d: &Decider) -> Tri {
 mod tests {
     use super::*;
     use crate::analysis::value::TensorAlt;
-    use crate::layout::{Assumptions, CandleBackend, Layout};
+    use crate::layout::{CandleBackend, Layout};
 
     fn sym(shape: &[&str], strides: &[Dim]) -> SymLayout {
         Layout::new(
@@ -136,8 +136,8 @@ mod tests {
                 decisions: Vec::new(),
             }],
             unknown_input: false,
-            divisibility: Vec::new(),
-            assumptions: Assumptions::default(),
+            divisibility: Default::default(),
+            assumptions: Default::default(),
             semantics: crate::ops::Semantics::Candle,
             from_caller: false,
             context: None,

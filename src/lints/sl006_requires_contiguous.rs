@@ -53,7 +53,7 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
 mod tests {
     use super::*;
     use crate::analysis::value::TensorAlt;
-    use crate::layout::{Assumptions, CandleBackend, Dim, Layout, Tri};
+    use crate::layout::{CandleBackend, Dim, Layout, Tri};
     use crate::ops::OpError;
 
     fn event(outcome: Outcome, unknown_input: bool) -> OpEvent {
@@ -84,8 +84,8 @@ mod tests {
                 decisions: Vec::new(),
             }],
             unknown_input,
-            divisibility: Vec::new(),
-            assumptions: Assumptions::default(),
+            divisibility: Default::default(),
+            assumptions: Default::default(),
             semantics: crate::ops::Semantics::Candle,
             from_caller: false,
             context: None,

@@ -16,6 +16,8 @@ pub mod replay_chain;
 pub mod replay_syntax;
 
 use stridelint::frontend::{python, rust};
+use stridelint::ir::Language;
+use stridelint::lints::prefilter::ReportedOps;
 use stridelint::notebook::Notebook;
 use stridelint::source::SourceFile;
 
@@ -51,7 +53,7 @@ pub fn python_frontend(data: &[u8]) {
         assert!(error.span.start <= error.span.end, "{error:?}");
         let _ = file.span_locations(error.span);
     }
-    let _ = python::may_contain_layout_ops(&file.text);
+    let _ = ReportedOps::get(Language::Python).may_report(&file.text);
 }
 
 /// The Rust frontend (the nesting pre-scan, syn, the lowering).
@@ -62,7 +64,7 @@ pub fn rust_frontend(data: &[u8]) {
     for error in &outcome.errors {
         let _ = file.span_locations(error.span);
     }
-    let _ = rust::may_contain_layout_ops_rust(&file.text);
+    let _ = ReportedOps::get(Language::Rust).may_report(&file.text);
 }
 
 /// The notebook reader: parsing, the cell map, and the write-back, which must give the

@@ -96,7 +96,7 @@ impl Interpreter<'_> {
             class: class.clone(),
             attrs,
             exact_quotients: facts.assumptions.exact_quotients.clone(),
-            divisibility: facts.divisibility.clone(),
+            divisibility: facts.divisibility.to_vec(),
             id: self.next_instance,
         })
     }
@@ -407,7 +407,7 @@ fn new_facts(before: &Facts, after: &Facts) -> Facts {
             out.add_quotient(q.clone());
         }
     }
-    for d in &after.divisibility {
+    for d in after.divisibility.iter() {
         if !before.divisibility.contains(d) {
             out.add_divisibility(d.clone());
         }

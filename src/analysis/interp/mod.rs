@@ -53,9 +53,9 @@ pub const MAX_CALL_DEPTH: usize = 6;
 /// How many distinct contexts of one function an analysis runs; more calls are unknown.
 pub const MAX_CONTEXTS: usize = 8;
 /// Statements one root analysis may run.
-pub const ROOT_FUEL: u64 = 10_000;
+pub const ROOT_FUEL: u64 = 4_000;
 /// Statements one file's analyses may run in all.
-pub const FILE_FUEL: u64 = 100_000;
+pub const FILE_FUEL: u64 = 40_000;
 /// Loop bodies are re-run until the environment is stable, at most this often.
 const MAX_LOOP_ITERATIONS: usize = 3;
 /// A loop over a tuple of at most this many known elements is unrolled, one path per
@@ -192,8 +192,8 @@ impl<'a> Interpreter<'a> {
         context: Option<Arc<CallContext>>,
     ) -> Frame {
         let mut facts = Facts {
-            assumptions: self.base_assumptions.clone(),
-            divisibility: Vec::new(),
+            assumptions: Arc::new(self.base_assumptions.clone()),
+            divisibility: Arc::default(),
         };
         if let Some(i) = &this {
             for q in &i.exact_quotients {
