@@ -35,9 +35,10 @@ use analysis::AnalysisSettings;
 use diagnostic::Diagnostic;
 use source::SourceFile;
 
-/// Files larger than this are reported and skipped (the parser and the interpreter are
-/// linear, but a 100 MB generated file is not model code).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Files larger than this are reported and skipped. The parser and the interpreter are
+/// linear, but the IR and the analysis of a file take about 130× its size in memory (a
+/// 16 MiB file about 2 GB), and a larger generated file is not model code.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What to check and how.
 #[derive(Debug, Clone)]
