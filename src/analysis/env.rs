@@ -98,30 +98,6 @@ pub fn join_attrs(
     join_maps(a, b)
 }
 
-/// Join the environments at the end of the two branches of an `if` whose test can be
-/// named: a tensor alternative that only one branch produced remembers that branch's
-/// condition (`yes` for the first environment, `no` for the second), so that a failure
-/// certain on one path can be reported with it.
-pub fn join_envs_tagged(a: &Env, b: &Env, yes: &str, no: &str) -> Env {
-    let mut out = join_envs(a, b);
-    let tag = |v: &mut Value, from_a: &Value, from_b: &Value| {
-        if let Some(joined) = join_tagged(from_a, from_b, yes, no) {
-            *v = joined;
-        }
-    };
-    for (k, v) in out.vars.iter_mut() {
-        if let (Some(va), Some(vb)) = (a.vars.get(k), b.vars.get(k)) {
-            tag(v, va, vb);
-        }
-    }
-    for (k, v) in out.self_attrs.iter_mut() {
-        if let (Some(va), Some(vb)) = (a.self_attrs.get(k), b.self_attrs.get(k)) {
-            tag(v, va, vb);
-        }
-    }
-    out
-}
-
 /// The join of two tensors from the two sides of a nameable condition, each alternative
 /// that only one side has tagged with that side's condition; `None` when they are not both
 /// tensors with known alternatives (the plain join applies).

@@ -74,6 +74,14 @@ impl OpEvent {
     /// Did a caller context reach this call with an input layout that rests on no
     /// assumption (every alternative known, none from a parameter assumed contiguous) and
     /// decide what the op does there? Such a context shows what the function really gets.
+    /// Does an alternative rest on a layout the analysis assumed rather than received (a
+    /// tensor parameter, or an argument of unknown shape, taken to be contiguous)?
+    pub fn rests_on_assumed_layout(&self) -> bool {
+        self.outcomes.iter().any(|o| {
+            super::value::chain_steps(&o.input.chain).any(|s| s.what.contains("assumed contiguous"))
+        })
+    }
+
     pub fn known_from_caller(&self) -> bool {
         self.from_caller
             && !self.unknown_input
@@ -82,9 +90,8 @@ impl OpEvent {
                 o.input.layout.is_some()
                     && matches!(o.outcome, Outcome::Ok(Some(_)) | Outcome::Error(_))
                     && o.copies != crate::layout::Tri::Unknown
-                    && !super::value::chain_steps(&o.input.chain)
-                        .any(|s| s.what.contains("assumed contiguous"))
             })
+            && !self.rests_on_assumed_layout()
     }
 
     /// Where a finding about `pred` holds: on every path that reaches the call, or on one

@@ -191,11 +191,6 @@ impl Scan {
         }
     }
 
-    /// Is the tensor whose sizes `e` reads (`v.shape`, `v.size()`, `v.shape[i]`) reordered?
-    fn size_query_reorders(&self, e: &Expr) -> bool {
-        self.reorders(e)
-    }
-
     fn fact(&mut self, param: &str) -> &mut Facts {
         self.facts.entry(param.to_string()).or_default()
     }
@@ -219,7 +214,7 @@ impl Scan {
                         _ => None,
                     })
                     .collect();
-                let reordered = self.size_query_reorders(value);
+                let reordered = self.reorders(value);
                 match names {
                     Some(names) => {
                         let fact = self.fact_at(&p, value.span);
@@ -246,7 +241,7 @@ impl Scan {
         // `n = v.shape[1]` / `n = v.size(1)`: the name of one size.
         if let [Target::Name(n, _)] = targets {
             if let Some((p, d, i)) = self.one_size(value) {
-                if d == 0 && !self.size_query_reorders(value) {
+                if d == 0 && !self.reorders(value) {
                     self.fact(&p).names.entry(i).or_insert_with(|| n.clone());
                 }
             }

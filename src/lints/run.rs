@@ -61,7 +61,7 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
             }
             let site = (r.code, ev.span);
             match check(ev, ctx).map(|f| reported(r, ev, f, ctx)) {
-                Some(d) if ev.from_caller && !rests_on_assumed_layout(ev) => {
+                Some(d) if ev.from_caller && !ev.rests_on_assumed_layout() => {
                     from_callers.entry(site).or_insert(d);
                 }
                 Some(d) => {
@@ -87,16 +87,6 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
         (a.span.start, a.rule.code, &a.message).cmp(&(b.span.start, b.rule.code, &b.message))
     });
     out
-}
-
-/// Does a caller context's event rest on a layout the analysis assumed rather than
-/// received (a tensor of unknown shape that the callee's parameter gave contiguous sizes)?
-/// Such a finding knows no more than the open context's, and is contradicted like it.
-fn rests_on_assumed_layout(ev: &OpEvent) -> bool {
-    ev.outcomes.iter().any(|o| {
-        crate::analysis::value::chain_steps(&o.input.chain)
-            .any(|s| s.what.contains("assumed contiguous"))
-    })
 }
 
 fn reported(

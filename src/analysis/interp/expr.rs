@@ -8,6 +8,7 @@ use crate::layout::{Assumption, Decider, Dim, Tri};
 use super::super::apply::{param_as_tensor, resolve_alt};
 use super::super::env::{join_tagged, Env};
 use super::super::value::{join, TensorVal, Value};
+use super::stmt::branch_taken;
 use super::stmt::size_query_receiver;
 use super::{Interpreter, MAX_EXPR_DEPTH};
 
@@ -101,7 +102,7 @@ impl Interpreter<'_> {
                     let a = self.eval(body, env);
                     let b = self.eval(orelse, env);
                     let tagged = condition.and_then(|c| {
-                        join_tagged(&a, &b, &format!("{c} is true"), &format!("{c} is false"))
+                        join_tagged(&a, &b, &branch_taken(&c, true), &branch_taken(&c, false))
                     });
                     tagged.unwrap_or_else(|| join(&a, &b))
                 }

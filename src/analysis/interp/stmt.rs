@@ -14,8 +14,6 @@ use std::sync::Arc;
 use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
-#[allow(unused_imports)]
-use super::super::env::join_envs_tagged;
 use super::super::env::{join_all_envs, join_opt, same_env, Env, SettledTest, UNNAMED_BRANCH};
 use super::super::value::{join, Step, SymLayout, TensorVal, Value};
 use super::{Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
@@ -101,7 +99,7 @@ fn settleable_names(test: &Expr) -> Option<Vec<String>> {
 
 /// How a path that took one branch of the test `condition` (in backticks) is named:
 /// `` `mask` is None `` for the false branch of `mask is not None`, `` `cached` is false ``.
-fn branch_taken(condition: &str, truth: bool) -> String {
+pub(super) fn branch_taken(condition: &str, truth: bool) -> String {
     let text = condition.trim_matches('`');
     let none_test = |name: &str, is_none: bool| {
         format!("`{name}` is {}None", if is_none { "" } else { "not " })
