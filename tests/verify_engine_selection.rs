@@ -78,21 +78,34 @@ fn stand_in_driver(dir: &std::path::Path, c_source: &str) -> Option<()> {
     Some(())
 }
 
-/// `bench_engine --probe` with the stand-in driver first on the loader path: must exit 0,
-/// print one line on stdout and nothing on stderr (no panic message leaks).
+/// `stridelint replay` of one copy on the `auto` engine with the stand-in driver first on the
+/// loader path: must exit 0 and say on stderr, in one line and without a panic message, why
+/// it measures on the CPU. Returns that line ("" when the engine is CUDA after all).
 #[cfg(all(feature = "cuda", target_os = "linux"))]
-fn probe_with_driver(dir: &std::path::Path) -> String {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_bench_engine"))
-        .arg("--probe")
+fn replay_with_driver(dir: &std::path::Path) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .args([
+            "replay",
+            "--shape",
+            "2,3",
+            "transpose(0, 1)",
+            "contiguous()",
+        ])
+        .args(["--runs", "1", "--output-format", "json"])
         .env("LD_LIBRARY_PATH", dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "probe failed: {stdout} {stderr}");
-    assert!(stderr.is_empty(), "probe printed to stderr: {stderr}");
-    assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    stdout
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "replay failed: {stdout} {stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("replay prints JSON");
+    if report["engine"] == "cuda" {
+        return String::new();
+    }
+    assert_eq!(report["engine"], "cpu", "{stdout}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
 }
 
 #[cfg(all(feature = "cuda", target_os = "linux"))]
@@ -110,14 +123,13 @@ fn a_driver_that_finds_no_gpu_is_reported_not_fatal() {
     if stand_in_driver(dir.path(), driver).is_none() {
         return;
     }
-    let stdout = probe_with_driver(dir.path());
-    assert!(stdout.starts_with("cpu engine on "), "{stdout}");
-    if !stdout.contains("cuda engine") {
+    let note = replay_with_driver(dir.path());
+    if !note.is_empty() {
         assert!(
-            stdout.contains(
-                "not CUDA because CUDA unavailable: cannot open GPU 0: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)"
+            note.contains(
+                "measuring on the CPU: CUDA unavailable: cannot open GPU 0: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)"
             ),
-            "{stdout}"
+            "{note}"
         );
     }
 }
@@ -134,11 +146,11 @@ fn a_driver_missing_its_symbols_is_reported_not_fatal() {
     {
         return;
     }
-    let stdout = probe_with_driver(dir.path());
+    let note = replay_with_driver(dir.path());
     assert!(
-        stdout.contains(
-            "not CUDA because CUDA unavailable: the CUDA driver failed: Missing symbol cuInit"
+        note.contains(
+            "measuring on the CPU: CUDA unavailable: the CUDA driver failed: Missing symbol cuInit"
         ),
-        "{stdout}"
+        "{note}"
     );
 }
