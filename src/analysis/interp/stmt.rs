@@ -14,7 +14,9 @@ use std::sync::Arc;
 use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
-use super::super::env::{join_all_envs, join_opt, same_env, Env, SettledTest, UNNAMED_BRANCH};
+use super::super::env::{
+    join_all_envs, join_envs, join_opt, same_env, Env, SettledTest, UNNAMED_BRANCH,
+};
 use super::super::value::{join, Step, SymLayout, TensorVal, Value};
 use super::{Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
 
@@ -120,6 +122,25 @@ pub(super) fn branch_taken(condition: &str, truth: bool) -> String {
     format!("{condition} is {}", if truth { "true" } else { "false" })
 }
 
+/// Can running `s` turn one path into several?
+fn splits_paths(s: &Stmt) -> bool {
+    matches!(s, Stmt::If { .. } | Stmt::Loop { .. } | Stmt::With { .. })
+}
+
+/// Paths whose states are the same (the branches of `if output_attentions:` that only
+/// differ in what they left unchanged) are one path from here on: the rest of the block
+/// runs once for them, on the branches both took.
+fn join_identical_paths(paths: Vec<Env>) -> Vec<Env> {
+    let mut out: Vec<Env> = Vec::with_capacity(paths.len());
+    for env in paths {
+        match out.iter_mut().find(|kept| same_env(kept, &env)) {
+            Some(kept) => *kept = join_envs(kept, &env),
+            None => out.push(env),
+        }
+    }
+    out
+}
+
 /// Paths one function keeps apart at most (see the module docs).
 pub const MAX_PATHS: usize = 8;
 
@@ -143,6 +164,8 @@ impl Interpreter<'_> {
             }
             if next.len() > MAX_PATHS || (next.len() > 1 && self.out_of_fuel()) {
                 next = join_all_envs(next).into_iter().collect();
+            } else if next.len() > 1 && splits_paths(s) {
+                next = join_identical_paths(next);
             }
             paths = next;
         }
