@@ -18,8 +18,9 @@ pub struct Env {
     /// use revealed their rank (`x.permute(0, 2, 1, 3)`): every alias then agrees. Kept per
     /// path, since a use on one branch says nothing about the other.
     pub shapes: HashMap<Origin, SymLayout>,
-    /// The branches this path took, in order: "`mask is None` is true", or
-    /// [`UNNAMED_BRANCH`] for a test that cannot be named.
+    /// The branches this path took, in order: "`mask is None` is true". A test that cannot
+    /// be named (it reads a tensor or calls something) does not split the path: its
+    /// branches join where they meet.
     pub decisions: Vec<Arc<str>>,
     /// Tests this path already decided, with the names they read: the same test later on
     /// the path takes the same branch (`if cache is not None:` twice), until one of the
@@ -34,10 +35,6 @@ pub struct SettledTest {
     pub truth: bool,
     pub names: Vec<String>,
 }
-
-/// The decision of a branch whose test cannot be named (it reads a tensor or calls
-/// something): what happens only on such a path is not reported on its own.
-pub const UNNAMED_BRANCH: &str = "\u{0}";
 
 impl Env {
     /// Record a branch this path took (see [`Env::decisions`]).

@@ -205,7 +205,7 @@ fn name_path_conditions(ev: &mut OpEvent) {
     });
     for o in &mut ev.outcomes {
         let rest = &o.decisions[common..];
-        if rest.is_empty() || rest.iter().any(|d| &**d == env::UNNAMED_BRANCH) {
+        if rest.is_empty() {
             continue;
         }
         let mut parts: Vec<&str> = Vec::with_capacity(rest.len());

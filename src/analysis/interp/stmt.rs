@@ -3,10 +3,12 @@
 //!
 //! # Paths
 //! A block runs on a set of *paths* (environments). An `if` whose test the analysis cannot
-//! decide splits each path in two, each remembering the branch it took when the test can be
-//! named (`mask is None` is true); the paths stay apart afterwards, so the sizes and layouts
-//! on one path stay consistent with each other (`x.size()` of the tensor on that path) —
-//! up to [`MAX_PATHS`], beyond which they are joined. Loops run to a fixpoint on the join of
+//! decide but can name (`mask is None` is true) splits each path in two, each remembering
+//! the branch it took; the paths stay apart afterwards, so the sizes and layouts on one path
+//! stay consistent with each other (`x.size()` of the tensor on that path) — up to
+//! [`MAX_PATHS`], beyond which they are joined. Paths whose states become the same are one
+//! again. A test that cannot be named (it reads a tensor, calls something) does not split:
+//! nothing is reported on such a path alone, so its branches join where they meet. Loops run to a fixpoint on the join of
 //! their entry paths; a loop over a tuple of known elements is unrolled.
 
 use std::sync::Arc;
@@ -14,9 +16,7 @@ use std::sync::Arc;
 use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
-use super::super::env::{
-    join_all_envs, join_envs, join_opt, same_env, Env, SettledTest, UNNAMED_BRANCH,
-};
+use super::super::env::{join_all_envs, join_envs, join_opt, same_env, Env, SettledTest};
 use super::super::value::{join, Step, SymLayout, TensorVal, Value};
 use super::{Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
 
@@ -197,8 +197,14 @@ impl Interpreter<'_> {
                                 self.settle(test, false, &mut no);
                             }
                             None => {
-                                yes.decide(UNNAMED_BRANCH);
-                                no.decide(UNNAMED_BRANCH);
+                                // A path that differs from others only by a test that
+                                // cannot be named is never reported on its own: the
+                                // branches join where they meet.
+                                let joined = join_opt(
+                                    self.exec_block(body, Some(yes)),
+                                    self.exec_block(orelse, Some(no)),
+                                );
+                                return joined.into_iter().collect();
                             }
                         }
                         let mut out = self.exec_paths(body, vec![yes]);
