@@ -6,14 +6,14 @@ use rustc_hash::FxHashMap as HashMap;
 
 use std::sync::Arc;
 
-use super::value::{join, same_value, Origin, SymLayout, TensorVal, Value, MAX_ALTERNATIVES};
+use super::value::{join, Bindings, same_value, Origin, SymLayout, TensorVal, Value, MAX_ALTERNATIVES};
 
 /// Local bindings. `None` marks a path that cannot continue (after `return`/`raise`).
 #[derive(Debug, Clone, Default)]
 pub struct Env {
-    pub vars: HashMap<String, Value>,
+    pub vars: Bindings,
     /// Attributes of `self` assigned so far in this function (`self.x = ...`).
-    pub self_attrs: HashMap<String, Value>,
+    pub self_attrs: Bindings,
     /// Sizes given on this path to contiguous tensors of unknown shape, by origin, once a
     /// use revealed their rank (`x.permute(0, 2, 1, 3)`): every alias then agrees. Kept per
     /// path, since a use on one branch says nothing about the other.
@@ -49,7 +49,7 @@ impl Env {
         if !self.settled.is_empty() {
             self.settled.retain(|t| !t.names.iter().any(|n| n == name));
         }
-        self.vars.insert(name.to_string(), v);
+        self.vars.insert(name.into(), v);
     }
 
     /// How this path decided `condition` before, if it did and nothing it reads changed.
@@ -89,9 +89,9 @@ pub fn join_envs(a: &Env, b: &Env) -> Env {
 
 /// Join the attributes of `self` at two exits of a function.
 pub fn join_attrs(
-    a: &HashMap<String, Value>,
-    b: &HashMap<String, Value>,
-) -> HashMap<String, Value> {
+    a: &Bindings,
+    b: &Bindings,
+) -> Bindings {
     join_maps(a, b)
 }
 
@@ -134,7 +134,7 @@ fn conjoin(existing: Option<&str>, more: &str) -> Arc<str> {
     }
 }
 
-fn join_maps(a: &HashMap<String, Value>, b: &HashMap<String, Value>) -> HashMap<String, Value> {
+fn join_maps(a: &Bindings, b: &Bindings) -> Bindings {
     let mut out = HashMap::with_capacity_and_hasher(a.len().max(b.len()), Default::default());
     for (k, va) in a {
         let v = match b.get(k) {
@@ -180,7 +180,7 @@ pub fn same_env(a: &Env, b: &Env) -> bool {
     same_map(&a.vars, &b.vars) && same_map(&a.self_attrs, &b.self_attrs) && a.shapes == b.shapes
 }
 
-fn same_map(a: &HashMap<String, Value>, b: &HashMap<String, Value>) -> bool {
+fn same_map(a: &Bindings, b: &Bindings) -> bool {
     a.len() == b.len()
         && a.iter()
             .all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))

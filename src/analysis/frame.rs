@@ -8,13 +8,13 @@
 //! minted sizes and the sizes given to contiguous tensors of unknown shape must agree across
 //! every function one analysis passes through, so they live in [`RootState`].
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 use std::sync::Arc;
 
 use crate::ir::Span;
 use crate::layout::{Assumption, Assumptions, Dim};
 
-use super::value::{Instance, Value};
+use super::value::{Bindings, Instance, Value};
 
 /// Where an analysis came from: the function analysed on its own (no context), or a call
 /// followed from another function, which names its caller in findings.
@@ -81,7 +81,7 @@ pub struct Frame {
     pub returns: Option<Value>,
     /// The attributes of `self` at the returns so far (joined), for calls that share the
     /// caller's object.
-    pub exit_attrs: Option<HashMap<String, Value>>,
+    pub exit_attrs: Option<Bindings>,
     /// The object `self` stands for in a method.
     pub this: Option<Arc<Instance>>,
     /// The class whose method this is (for `super()`), when it is a method.

@@ -16,6 +16,10 @@ use crate::ops::{ModuleSpec, OpError, Semantics};
 
 pub type SymLayout = Layout<Dim>;
 
+/// Names bound to values (a path's variables, an object's attributes). Keys are shared
+/// strings: paths and joins copy these maps often.
+pub type Bindings = HashMap<Arc<str>, Value>;
+
 /// Beyond this many alternative layouts a tensor is treated as unknown.
 pub const MAX_ALTERNATIVES: usize = 4;
 
@@ -183,7 +187,7 @@ impl ClassDef {
 pub struct Instance {
     pub class: Arc<ClassDef>,
     /// Attributes after construction (without those another method reassigns).
-    pub attrs: HashMap<String, Value>,
+    pub attrs: Bindings,
     /// Exact quotients and divisibility the constructor relied on: they hold in every
     /// method of the object.
     pub exact_quotients: Vec<(String, Dim)>,

@@ -293,6 +293,15 @@ fn mono_mul(a: &[(Atom, i32)], b: &[(Atom, i32)]) -> Option<Vec<(Atom, i32)>> {
 impl Dim {
     /// The constant `v`.
     pub fn lit(v: i64) -> Dim {
+        // Small constants (strides of 1, sizes of 2…) are built once per thread and shared.
+        if (SMALL_LITERALS.start..SMALL_LITERALS.end).contains(&v) {
+            return SMALL_LITERAL_CACHE
+                .with(|cache| cache[(v - SMALL_LITERALS.start) as usize].clone());
+        }
+        Dim::new_lit(v)
+    }
+
+    fn new_lit(v: i64) -> Dim {
         let terms = if v == 0 {
             Vec::new()
         } else {
@@ -923,7 +932,11 @@ fn opaque_op(op: OpaqueOp, lhs: &Dim, rhs: &Dim) -> Dim {
 /// costly part of a comparison. Cleared when it grows past a bound.
 const SIGN_CACHE_LIMIT: usize = 1 << 16;
 
+/// The constants [`Dim::lit`] shares instead of allocating each time.
+const SMALL_LITERALS: std::ops::Range<i64> = -2..257;
+
 thread_local! {
+    static SMALL_LITERAL_CACHE: Vec<Dim> = SMALL_LITERALS.map(Dim::new_lit).collect();
     static SIGN_CACHE: std::cell::RefCell<rustc_hash::FxHashMap<(Dim, i128), Option<Ordering>>> =
         std::cell::RefCell::new(Default::default());
 }

@@ -94,7 +94,7 @@ impl Interpreter<'_> {
         if let Some(name) = register_buffer_name(call) {
             let a = self.eval_args(args, env);
             if let Some(v) = a.positional.get(1) {
-                env.self_attrs.insert(name, v.clone());
+                env.self_attrs.insert(name.into(), v.clone());
             }
             return Value::NoneVal;
         }
@@ -681,7 +681,7 @@ fn forget_receiver(recv: &Expr, env: &mut Env) {
         ExprKind::Name(n) => env.set(n, Value::unknown_tensor()),
         ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
         {
-            env.self_attrs.insert(attr.clone(), Value::unknown_tensor());
+            env.self_attrs.insert(attr.as_str().into(), Value::unknown_tensor());
         }
         _ => {}
     }

@@ -16,7 +16,7 @@ use crate::layout::Assumption;
 use super::super::apply::CallArgs;
 use super::super::env::{join_opt, Env};
 use super::super::frame::Facts;
-use super::super::value::{ClassDef, Instance, Value};
+use super::super::value::{Bindings, ClassDef, Instance, Value};
 use super::call::register_buffer_name;
 use super::{fingerprint, same_params, Callee, Interpreter};
 
@@ -88,7 +88,7 @@ impl Interpreter<'_> {
     fn new_instance(
         &mut self,
         class: &Arc<ClassDef>,
-        attrs: HashMap<String, Value>,
+        attrs: Bindings,
         facts: &Facts,
     ) -> Arc<Instance> {
         self.next_instance += 1;
@@ -186,7 +186,7 @@ impl Interpreter<'_> {
     /// constructor's own analysis).
     pub fn open_instance(&mut self, class: &Arc<ClassDef>) -> Arc<Instance> {
         let placeholder = self.new_instance(class, HashMap::default(), &Facts::default());
-        let mut attrs: HashMap<String, Value> = HashMap::default();
+        let mut attrs: Bindings = HashMap::default();
         let mut facts = Facts::default();
         for (ctor, owner) in self.constructors(class) {
             self.begin_root(
@@ -382,8 +382,8 @@ fn names_in<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
 }
 
 /// What a constructor left on the object, as the other methods see it.
-fn object_attrs(class: &ClassDef, mut attrs: HashMap<String, Value>) -> HashMap<String, Value> {
-    attrs.retain(|k, _| !class.reassigned.contains(k));
+fn object_attrs(class: &ClassDef, mut attrs: Bindings) -> Bindings {
+    attrs.retain(|k, _| !class.reassigned.contains(&**k));
     for v in attrs.values_mut() {
         if let Value::Named {
             name,

@@ -41,7 +41,7 @@ use super::event::OpEvent;
 use super::frame::{CallContext, Facts, Frame, RootState};
 use super::rank;
 use super::tables::OpTables;
-use super::value::{
+use super::value::{Bindings, 
     join, same_value, substitute, ClassDef, Instance, Origin, Step, SymLayout, TensorAlt,
     TensorVal, Value,
 };
@@ -75,7 +75,7 @@ struct Summary {
     /// `nn.Linear(n_embd, …)` it applied to the caller's tensor): they hold after the call.
     learned: Vec<(String, Dim)>,
     /// The receiver's attributes after the call, for a method of the caller's own object.
-    self_attrs: Option<HashMap<String, Value>>,
+    self_attrs: Option<Bindings>,
 }
 
 type SummaryKey = (usize, u32, u64);
@@ -463,7 +463,7 @@ impl<'a> Interpreter<'a> {
 
     /// Run a function body in the current frame from `env`; the joined return value and the
     /// receiver's attributes at the exits.
-    fn run_body(&mut self, f: &Function, env: Env) -> (Value, Option<HashMap<String, Value>>) {
+    fn run_body(&mut self, f: &Function, env: Env) -> (Value, Option<Bindings>) {
         let end = self.exec_block(&f.body, Some(env));
         let mut ret = self.frame.returns.take();
         let mut exits = std::mem::take(&mut self.frame.exit_attrs);
@@ -695,14 +695,14 @@ fn same_params(a: &[(String, Value)], b: &[(String, Value)]) -> bool {
 }
 
 /// A hash of a call's context that equal contexts share (chains are ignored).
-fn fingerprint(params: &[(String, Value)], attrs: Option<&HashMap<String, Value>>) -> u64 {
+fn fingerprint(params: &[(String, Value)], attrs: Option<&Bindings>) -> u64 {
     let mut h = rustc_hash::FxHasher::default();
     for (n, v) in params {
         n.hash(&mut h);
         hash_value(v, &mut h, 0);
     }
     if let Some(attrs) = attrs {
-        let mut keys: Vec<&String> = attrs.keys().collect();
+        let mut keys: Vec<&Arc<str>> = attrs.keys().collect();
         keys.sort();
         keys.len().hash(&mut h);
         for k in keys {

@@ -550,7 +550,7 @@ impl Interpreter<'_> {
             Target::Name(n, _) => env.set(n, v),
             Target::Attr { value, attr, .. } => {
                 if matches!(value.kind, ExprKind::Name(ref n) if n == "self") {
-                    env.self_attrs.insert(attr.clone(), v);
+                    env.self_attrs.insert(attr.as_str().into(), v);
                 }
             }
             Target::Tuple(items, _) => self.assign_tuple(items, v, env),
