@@ -560,6 +560,13 @@ impl Dim {
     /// Decide `self` against `other` for every value the assumptions allow (see the module
     /// documentation); `ordering: None` when that cannot be proved.
     pub fn compare(&self, other: &Dim, assumptions: &Assumptions) -> Comparison {
+        // Most comparisons are of a size with itself or of two integers.
+        if self == other {
+            return Comparison::exact(Ordering::Equal);
+        }
+        if let (Some(a), Some(b)) = (self.as_lit(), other.as_lit()) {
+            return Comparison::exact(a.cmp(&b));
+        }
         let difference = self.sub(other);
         if let Some(c) = difference.constant() {
             return Comparison::exact(c.num.cmp(&0));
