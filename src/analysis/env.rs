@@ -177,10 +177,11 @@ pub fn join_opt(a: Option<Env>, b: Option<Env>) -> Option<Env> {
 
 /// Do two environments bind the same names to the same abstract values?
 pub fn same_env(a: &Env, b: &Env) -> bool {
-    same_map(&a.vars, &b.vars) && same_map(&a.self_attrs, &b.self_attrs) && a.shapes == b.shapes
+    same_bindings(&a.vars, &b.vars) && same_bindings(&a.self_attrs, &b.self_attrs) && a.shapes == b.shapes
 }
 
-fn same_map(a: &Bindings, b: &Bindings) -> bool {
+/// Do two maps bind the same names to the same abstract values?
+pub fn same_bindings(a: &Bindings, b: &Bindings) -> bool {
     a.len() == b.len()
         && a.iter()
             .all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))

@@ -36,7 +36,7 @@ use crate::ir::{ExprKind, Function, Language, Span};
 use crate::layout::{Assumptions, Dim};
 
 use super::apply::ApplyCtx;
-use super::env::Env;
+use super::env::{same_bindings, Env};
 use super::event::OpEvent;
 use super::frame::{CallContext, Facts, Frame, RootState};
 use super::rank;
@@ -76,6 +76,8 @@ struct Summary {
     learned: Vec<(String, Dim)>,
     /// The receiver's attributes after the call, for a method of the caller's own object.
     self_attrs: Option<Bindings>,
+    /// For such a method: the receiver's attributes at the call (part of the context).
+    attrs_in: Option<Bindings>,
 }
 
 type SummaryKey = (usize, u32, u64);
@@ -526,7 +528,14 @@ impl<'a> Interpreter<'a> {
         if let Some(hit) = self.summaries.get(&key).and_then(|entries| {
             entries
                 .iter()
-                .find(|s| same_params(&s.args, &args) && attrs_in.is_none())
+                .find(|s| {
+                    same_params(&s.args, &args)
+                        && match (&s.attrs_in, &attrs_in) {
+                            (None, None) => true,
+                            (Some(a), Some(b)) => same_bindings(a, b),
+                            _ => false,
+                        }
+                })
                 .cloned()
         }) {
             return self.finish_call(hit, env);
@@ -587,10 +596,9 @@ impl<'a> Interpreter<'a> {
             learned,
             facts: callee.facts,
             self_attrs: if share_attrs { exits } else { None },
+            attrs_in,
         };
-        if !share_attrs {
-            self.summaries.entry(key).or_default().push(summary.clone());
-        }
+        self.summaries.entry(key).or_default().push(summary.clone());
         self.finish_call(summary, env)
     }
 
