@@ -22,6 +22,7 @@ pub mod report;
 pub mod runner;
 pub mod settings;
 pub mod source;
+pub mod suppression;
 pub mod unused_suppression;
 pub mod verify;
 pub mod verify_findings;
@@ -315,8 +316,25 @@ pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagn
     }
 }
 
-/// Lint one loaded source file (see [`load_source`]).
+/// Lint one loaded source file (see [`load_source`]). A malformed suppression comment is
+/// reported on stderr as a warning (it suppresses nothing).
 pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
+    let suppressions = file.suppressions();
+    for malformed in &suppressions.malformed {
+        eprintln!(
+            "warning: {}:{}: {}",
+            file.path.display(),
+            file.display_location(file.location(malformed.range.start)),
+            malformed.message
+        );
+    }
+    let mut diagnostics = check_loaded(file.clone(), settings);
+    // `# stridelint: noqa: SL001` suppresses SL001 in the whole file (SL100 included).
+    diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
+    diagnostics
+}
+
+fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
     // The language is chosen by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
     let is_rust = file.path.extension().is_some_and(|e| e == "rs");
     let language = if is_rust {
@@ -361,6 +379,10 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
         ));
     }
     diagnostics.retain(|d| settings.is_enabled(d.code));
+    // A rule the file exempts itself from (`# stridelint: noqa: SL001`) is not reported,
+    // so the line directives that would hide it are not used either.
+    let suppressions = file.suppressions();
+    diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
     // (line of the directive, code) of every finding a suppression comment hid, for SL100.
     let mut used_suppressions = Vec::new();
     diagnostics.retain(|d| match file.suppression_for(d.code, d.span) {
