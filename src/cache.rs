@@ -193,6 +193,7 @@ impl CachedDiagnostic {
                     })
                     .collect(),
             }),
+            unsafe_fix: None,
             verify: None,
             subject: None,
         })
@@ -416,6 +417,7 @@ mod tests {
                     content: ".contiguous()".into(),
                 }],
             }),
+            unsafe_fix: None,
             verify: None,
             subject: None,
         }

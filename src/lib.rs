@@ -53,6 +53,8 @@ pub struct Settings {
     pub verify: settings::VerifyInputs,
     /// Which candle matmul rule applies (config `candle-backend`; default cuBLAS's).
     pub candle_backend: layout::candle::CandleBackend,
+    /// `--ignore-noqa`: suppression comments hide nothing (and SL100 does not run).
+    pub ignore_noqa: bool,
 }
 
 impl Default for Settings {
@@ -67,6 +69,7 @@ impl Default for Settings {
             },
             verify: settings::VerifyInputs::default(),
             candle_backend: layout::candle::CandleBackend::Cuda,
+            ignore_noqa: false,
         }
     }
 }
@@ -319,6 +322,9 @@ pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagn
 /// Lint one loaded source file (see [`load_source`]). A malformed suppression comment is
 /// reported on stderr as a warning (it suppresses nothing).
 pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
+    if settings.ignore_noqa {
+        return check_loaded(file, settings);
+    }
     let suppressions = file.suppressions();
     for malformed in &suppressions.malformed {
         eprintln!(
@@ -350,7 +356,7 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
         // No finding is possible, so every stridelint code in a suppression is unused.
         return unused_suppression::check(&file, &[], settings);
     }
-    if file.is_file_exempt() {
+    if !settings.ignore_noqa && file.is_file_exempt() {
         return Vec::new();
     }
     // syn is not error tolerant: a Rust file that does not parse is reported and skipped.
@@ -381,6 +387,9 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
     diagnostics.retain(|d| settings.is_enabled(d.code));
     // A rule the file exempts itself from (`# stridelint: noqa: SL001`) is not reported,
     // so the line directives that would hide it are not used either.
+    if settings.ignore_noqa {
+        return diagnostics;
+    }
     let suppressions = file.suppressions();
     diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
     // (line of the directive, code) of every finding a suppression comment hid, for SL100.

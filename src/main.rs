@@ -109,6 +109,16 @@ struct CheckArgs {
     /// Print the fixes as a unified diff instead of writing them.
     #[arg(long)]
     diff: bool,
+    /// With `--fix`: list the fixes applied, per file and rule.
+    #[arg(long)]
+    show_fixes: bool,
+    /// With `--fix`: exit with 1 when a file was fixed, even if no finding remains.
+    #[arg(long)]
+    exit_non_zero_on_fix: bool,
+    /// Ignore every suppression comment (`# noqa`, `# stridelint: ignore[…]`, file-level
+    /// `# stridelint: noqa`): report everything.
+    #[arg(long)]
+    ignore_noqa: bool,
     /// Append `# noqa: SLxxx` to every line with findings (merged into an existing
     /// directive), to adopt stridelint on an existing code base.
     #[arg(long, conflicts_with_all = ["fix", "diff"])]
@@ -307,7 +317,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
         args.config.as_deref(),
         args.force_exclude,
     ) {
-        Ok(resolver) => resolver,
+        Ok(resolver) => resolver.with_ignore_noqa(args.ignore_noqa),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -349,6 +359,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     if args.add_noqa {
         return add_noqa(&result);
     }
+    let mut any_fixed = false;
     if args.fix || args.diff {
         let mode = if args.unsafe_fixes {
             FixMode::Unsafe
@@ -366,7 +377,11 @@ fn run_check(args: CheckArgs) -> ExitCode {
                 let _ = write!(out, "{}", unified_diff(path, original, fixed));
             }
             let n: usize = plans.iter().map(|p| p.3).sum();
-            eprintln!("Would fix {n} findings in {} files.", plans.len());
+            eprintln!(
+                "Would fix {} in {}.",
+                plural(n, "finding"),
+                plural(plans.len(), "file")
+            );
             for e in &result.errors {
                 eprintln!("error: {}: {}", e.path.display(), e.message);
             }
@@ -379,9 +394,13 @@ fn run_check(args: CheckArgs) -> ExitCode {
             };
         }
         let mut fixed_count = 0;
+        let mut fixed_files = Vec::new();
         for (path, original, fixed, n) in &plans {
             match write_fixed(path, original, fixed) {
-                Ok(WriteOutcome::Written) => fixed_count += n,
+                Ok(WriteOutcome::Written) => {
+                    fixed_count += n;
+                    fixed_files.push(path);
+                }
                 Ok(WriteOutcome::ChangedOnDisk) => {
                     eprintln!(
                         "warning: {} changed while it was being linted; not fixed",
@@ -400,10 +419,21 @@ fn run_check(args: CheckArgs) -> ExitCode {
             if let Some(cache) = &cache {
                 let _ = cache.save();
             }
+            let applied = fixes_by_file(&result.diagnostics, mode, &fixed_files);
             result.diagnostics = again.diagnostics;
             if !args.quiet {
-                eprintln!("Fixed {fixed_count} findings.");
+                eprintln!(
+                    "Fixed {}{}",
+                    plural(fixed_count, "finding"),
+                    if args.show_fixes { ":" } else { "." }
+                );
             }
+            if args.show_fixes {
+                eprint!("{applied}");
+            }
+            any_fixed = args.exit_non_zero_on_fix;
+        } else if args.show_fixes && !args.quiet {
+            eprintln!("No fixes applied.");
         }
     }
     let mut diagnostics = result.diagnostics;
@@ -503,7 +533,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
     if !result.errors.is_empty() {
         ExitCode::from(2)
-    } else if !diagnostics.is_empty() && !args.exit_zero {
+    } else if (!diagnostics.is_empty() && !args.exit_zero) || any_fixed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -565,6 +595,37 @@ fn add_noqa(result: &CheckResult) -> ExitCode {
     } else {
         ExitCode::from(2)
     }
+}
+
+/// `--show-fixes`: the fixes applied to `files`, per file and rule, as Ruff lists them.
+fn fixes_by_file(
+    diagnostics: &[stridelint::diagnostic::Diagnostic],
+    mode: FixMode,
+    files: &[&PathBuf],
+) -> String {
+    let mut counts: std::collections::BTreeMap<&Path, std::collections::BTreeMap<&str, usize>> =
+        Default::default();
+    for d in diagnostics {
+        if files.contains(&&d.file.path) && stridelint::fix::chosen_fix(d, mode).is_some() {
+            *counts
+                .entry(&d.file.path)
+                .or_default()
+                .entry(d.code)
+                .or_default() += 1;
+        }
+    }
+    let mut out = String::new();
+    for (path, codes) in counts {
+        out.push_str(&format!(
+            "- {}:\n",
+            stridelint::settings::display_path(path)
+        ));
+        for (code, n) in codes {
+            let name = stridelint::lints::rule(code).map_or("", |r| r.name);
+            out.push_str(&format!("    {n} × {code} ({name})\n"));
+        }
+    }
+    out
 }
 
 fn plural(n: usize, word: &str) -> String {

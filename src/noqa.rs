@@ -131,6 +131,7 @@ mod tests {
             notes: vec![],
             help: None,
             fix: None,
+            unsafe_fix: None,
             verify: None,
             subject: None,
         };

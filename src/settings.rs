@@ -603,6 +603,8 @@ pub struct SettingsResolver {
     /// Settings without per-file ignores, per configuration file (`None`: no file).
     by_config: Mutex<HashMap<Option<PathBuf>, Arc<Settings>>>,
     fixed: Option<Arc<Settings>>,
+    /// `--ignore-noqa`, for every file.
+    ignore_noqa: bool,
 }
 
 impl SettingsResolver {
@@ -614,6 +616,7 @@ impl SettingsResolver {
             force_exclude: settings.discover.force_exclude,
             discover: settings.discover.clone(),
             by_config: Mutex::new(HashMap::new()),
+            ignore_noqa: settings.ignore_noqa,
             fixed: Some(Arc::new(settings)),
         }
     }
@@ -669,7 +672,14 @@ impl SettingsResolver {
             discover,
             by_config: Mutex::new(HashMap::new()),
             fixed: None,
+            ignore_noqa: false,
         })
+    }
+
+    /// `--ignore-noqa`: every file's suppression comments are ignored.
+    pub fn with_ignore_noqa(mut self, on: bool) -> Self {
+        self.ignore_noqa = on;
+        self
     }
 
     /// The project's root: the directory of the configuration that applies to the current
@@ -753,6 +763,7 @@ impl SettingsResolver {
 
         let mut settings = Settings {
             discover: self.discover.clone(),
+            ignore_noqa: self.ignore_noqa,
             ..Settings::default()
         };
         let enabled: Vec<String> = enabled_codes(&known_codes(), &layers)

@@ -45,7 +45,7 @@ pub fn check(
     used: &[(usize, &str)],
     settings: &Settings,
 ) -> Vec<Diagnostic> {
-    if !settings.is_enabled(CODE) || file.is_file_exempt() {
+    if settings.ignore_noqa || !settings.is_enabled(CODE) || file.is_file_exempt() {
         return Vec::new();
     }
     let known = crate::settings::known_codes();
@@ -160,6 +160,7 @@ fn diagnostic(
             applicability: Applicability::Safe,
             edits: vec![edit],
         }),
+        unsafe_fix: None,
         verify: None,
         subject: None,
     }

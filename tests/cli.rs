@@ -281,3 +281,118 @@ fn output_file_receives_the_report() {
     let missing_dir = stridelint(dir.path(), &["check", ".", "-o", "no/such/dir/r.txt"]);
     assert_eq!(missing_dir.status.code(), Some(2));
 }
+
+/// Two `view` errors far apart in one file.
+fn two_view_bugs() -> String {
+    let filler: String = (0..20).map(|i| format!("z{i} = {i}\n")).collect();
+    format!("{VIEW_BUG}{filler}{}", VIEW_BUG.replace("merge", "merge2"))
+}
+
+#[test]
+fn diff_prints_minimal_hunks_with_three_lines_of_context() {
+    let dir = project(&[("m.py", &two_view_bugs())]);
+    let out = stridelint(dir.path(), &["check", "m.py", "--diff"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "--- m.py\n+++ m.py\n@@ -1,7 +1,7 @@\n def merge(x):\n     B, H, T, D = x.shape\n     y = x.transpose(1, 2)\n\
+         -    return y.view(B, T, H * D)\n+    return y.contiguous().view(B, T, H * D)\n z0 = 0\n z1 = 1\n z2 = 2\n\
+         @@ -25,4 +25,4 @@\n def merge2(x):\n     B, H, T, D = x.shape\n     y = x.transpose(1, 2)\n\
+         -    return y.view(B, T, H * D)\n+    return y.contiguous().view(B, T, H * D)\n"
+    );
+    assert_eq!(stderr(&out), "Would fix 2 findings in 1 file.\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        two_view_bugs(),
+        "--diff writes nothing"
+    );
+}
+
+/// SL001's unsafe fix rewrites `view` to `reshape`: shown by `--diff --unsafe-fixes`,
+/// applied by `--fix --unsafe-fixes`; `--fix` alone inserts `.contiguous()`.
+#[test]
+fn the_unsafe_reshape_fix_is_shown_and_applied_only_with_unsafe_fixes() {
+    let dir = project(&[("m.py", VIEW_BUG)]);
+    let diff = stridelint(dir.path(), &["check", "m.py", "--diff", "--unsafe-fixes"]);
+    assert!(
+        stdout(&diff)
+            .contains("-    return y.view(B, T, H * D)\n+    return y.reshape(B, T, H * D)\n"),
+        "{}",
+        stdout(&diff)
+    );
+    let fixed = stridelint(dir.path(), &["check", "m.py", "--fix", "--unsafe-fixes"]);
+    assert!(
+        stderr(&fixed).contains("Fixed 1 finding."),
+        "{}",
+        stderr(&fixed)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        VIEW_BUG.replace("y.view(", "y.reshape(")
+    );
+    // What remains is the copy the reshape makes (SL002), reported, never an SL001.
+    assert!(stdout(&fixed).contains("SL002"), "{}", stdout(&fixed));
+    assert!(!stdout(&fixed).contains("SL001"), "{}", stdout(&fixed));
+    let dir = project(&[("m.py", VIEW_BUG)]);
+    let safe = stridelint(dir.path(), &["check", "m.py", "--fix"]);
+    assert_eq!(safe.status.code(), Some(0), "{}", stdout(&safe));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        VIEW_BUG.replace("y.view(", "y.contiguous().view(")
+    );
+}
+
+#[test]
+fn show_fixes_lists_what_was_fixed_and_exit_non_zero_on_fix_says_so() {
+    let dir = project(&[("m.py", &two_view_bugs())]);
+    let out = stridelint(
+        dir.path(),
+        &[
+            "check",
+            "m.py",
+            "--fix",
+            "--show-fixes",
+            "--exit-non-zero-on-fix",
+        ],
+    );
+    assert_eq!(
+        stderr(&out),
+        "Fixed 2 findings:\n- m.py:\n    2 × SL001 (view-incompatible)\n"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "nothing remains, but a file was fixed"
+    );
+    let again = stridelint(
+        dir.path(),
+        &["check", "m.py", "--fix", "--exit-non-zero-on-fix"],
+    );
+    assert_eq!(again.status.code(), Some(0), "nothing to fix any more");
+}
+
+#[test]
+fn ignore_noqa_reports_what_comments_suppress() {
+    let text = format!(
+        "# stridelint: noqa: SL002\n{}",
+        VIEW_BUG.replace("H * D)\n", "H * D)  # noqa: SL001\n")
+    );
+    let dir = project(&[
+        ("m.py", &text),
+        ("n.py", &format!("# stridelint: noqa\n{VIEW_BUG}")),
+    ]);
+    let quiet = stridelint(dir.path(), &["check", "."]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stdout(&quiet));
+    let out = stridelint(
+        dir.path(),
+        &["check", ".", "--ignore-noqa", "--output-format", "concise"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    let locations: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains(" SL001 "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(locations, ["m.py:5:12:", "n.py:5:12:"], "{report}");
+}
