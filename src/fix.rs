@@ -325,6 +325,7 @@ pub fn plans_on_disk(
             Some(notebook) => match notebook.with_python(&fixed) {
                 Ok(json) => on_disk.push((path, notebook.raw().to_string(), json, count)),
                 Err(e) => errors.push(crate::FileError {
+                    location: None,
                     path,
                     message: e.to_string(),
                 }),

@@ -100,7 +100,19 @@ impl Settings {
 #[derive(Debug, Clone)]
 pub struct FileError {
     pub path: PathBuf,
+    /// 1-based line and column in `path` (a configuration error's key), when known.
+    pub location: Option<(usize, usize)>,
     pub message: String,
+}
+
+impl FileError {
+    /// How messages name the error's place: `path`, or `path:line:column`.
+    pub fn place(&self) -> String {
+        match self.location {
+            Some((line, column)) => format!("{}:{line}:{column}", self.path.display()),
+            None => self.path.display().to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -132,6 +144,7 @@ pub fn discover_files(
     let mut errors: Vec<FileError> = walk_errors
         .into_iter()
         .map(|e| FileError {
+            location: None,
             path: e.path,
             message: e.message,
         })
@@ -194,13 +207,14 @@ pub fn check_files(
 
 fn dedup_errors(errors: &mut Vec<FileError>) {
     let mut seen = std::collections::HashSet::new();
-    errors.retain(|e| seen.insert((e.path.clone(), e.message.clone())));
+    errors.retain(|e| seen.insert((e.path.clone(), e.location, e.message.clone())));
 }
 
 impl From<settings::ConfigError> for FileError {
     fn from(e: settings::ConfigError) -> Self {
         FileError {
             path: PathBuf::from(settings::display_path(&e.path)),
+            location: e.location,
             message: e.message,
         }
     }
@@ -226,6 +240,7 @@ fn check_file_cached(
         return Ok(Vec::new());
     }
     let file = Arc::new(load_source(path, text).map_err(|message| FileError {
+        location: None,
         path: path.to_path_buf(),
         message,
     })?);
@@ -243,6 +258,7 @@ fn check_file_cached(
 /// binary, UTF-8).
 fn read_source(path: &Path) -> Result<String, FileError> {
     let err = |message: String| FileError {
+        location: None,
         path: path.to_path_buf(),
         message,
     };
@@ -291,6 +307,7 @@ pub fn check_bytes(
     settings: &Settings,
 ) -> Result<Vec<Diagnostic>, FileError> {
     let err = |message: String| FileError {
+        location: None,
         path: path.to_path_buf(),
         message,
     };
