@@ -236,7 +236,9 @@ fn check_file_cached(
     let hit = cache
         .zip(key.as_ref())
         .and_then(|(cache, key)| cache.get(path, key));
-    if hit.as_ref().is_some_and(Vec::is_empty) {
+    // A clean file from the cache is not even loaded, unless it may hold a malformed
+    // directive, which is reported again on every run.
+    if hit.as_ref().is_some_and(Vec::is_empty) && !suppression::may_hold_directive(&text) {
         return Ok(Vec::new());
     }
     let file = Arc::new(load_source(path, text).map_err(|message| FileError {
@@ -244,7 +246,12 @@ fn check_file_cached(
         path: path.to_path_buf(),
         message,
     })?);
-    if let Some(restored) = hit.and_then(|cached| cache::restore(&cached, &file)) {
+    let restored = hit.and_then(|cached| match cached.is_empty() {
+        true => Some(Vec::new()),
+        false => cache::restore(&cached, &file),
+    });
+    if let Some(restored) = restored {
+        warn_malformed(&file, settings);
         return Ok(restored);
     }
     let diagnostics = check_source_file(file, settings);
@@ -342,8 +349,21 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
     if settings.ignore_noqa {
         return check_loaded(file, settings);
     }
+    warn_malformed(&file, settings);
     let suppressions = file.suppressions();
-    for malformed in &suppressions.malformed {
+    let mut diagnostics = check_loaded(file.clone(), settings);
+    // `# stridelint: noqa: SL001` suppresses SL001 in the whole file (SL100 included).
+    diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
+    diagnostics
+}
+
+/// Print a warning for each malformed suppression comment of `file` (none under
+/// `--ignore-noqa`, where no comment counts).
+fn warn_malformed(file: &SourceFile, settings: &Settings) {
+    if settings.ignore_noqa {
+        return;
+    }
+    for malformed in &file.suppressions().malformed {
         eprintln!(
             "warning: {}:{}: {}",
             file.path.display(),
@@ -351,10 +371,6 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
             malformed.message
         );
     }
-    let mut diagnostics = check_loaded(file.clone(), settings);
-    // `# stridelint: noqa: SL001` suppresses SL001 in the whole file (SL100 included).
-    diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
-    diagnostics
 }
 
 fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {

@@ -401,7 +401,7 @@ impl Suppressions {
     pub fn new(text: &str, language: Language, line_of: impl Fn(usize) -> usize) -> Self {
         let mut found = Suppressions::default();
         // Most files name no directive at all: then there is nothing to lex.
-        if directive_words().find(text.as_bytes()).is_none() {
+        if !may_hold_directive(text) {
             return found;
         }
         for comment in lex(text, language).comments {
@@ -465,6 +465,12 @@ fn alone_on_line(text: &str, start: usize) -> bool {
         .rev()
         .take_while(|&b| b != b'\n' && b != b'\r')
         .all(|b| b == b' ' || b == b'\t' || b == b'\x0c')
+}
+
+/// Does `text` name `noqa` or `stridelint` anywhere (any case)? Without either it has no
+/// directive, and no comment needs to be lexed.
+pub fn may_hold_directive(text: &str) -> bool {
+    directive_words().find(text.as_bytes()).is_some()
 }
 
 fn directive_words() -> &'static AhoCorasick {

@@ -129,4 +129,29 @@ fn rust_directives_are_read_from_comments_only() {
     assert!(codes(&run("m.rs", &text)).is_empty());
     let text = format!("// stridelint: noqa: SL005\n{CANDLE_BUG}");
     assert!(codes(&run("m.rs", &text)).is_empty());
+    let text = format!("// stridelint: noqa: SL006\n{CANDLE_BUG}");
+    assert_eq!(
+        codes(&run("m.rs", &text)),
+        ["SL005"],
+        "only the listed rule"
+    );
+}
+
+/// The warning is repeated on a run that takes the file's findings from the cache.
+#[test]
+fn a_malformed_directive_is_reported_on_cached_runs_too() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), "x = 1  # stridelint: ignore\n").unwrap();
+    for run in ["first", "cached"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_stridelint"))
+            .current_dir(dir.path())
+            .args(["check", "m.py"])
+            .env_remove("STRIDELINT_CACHE_DIR")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{run}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("warning: m.py:1:8: "), "{run}: {err}");
+    }
+    assert!(dir.path().join(".stridelint_cache").is_dir());
 }
