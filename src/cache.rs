@@ -193,6 +193,7 @@ impl CachedDiagnostic {
                     })
                     .collect(),
             }),
+            unsafe_fix: None,
             verify: None,
             subject: None,
         })
@@ -354,6 +355,59 @@ impl Cache {
     }
 }
 
+/// The signature line of the `CACHEDIR.TAG` stridelint writes; [`remove`] deletes only a
+/// directory that has it.
+const TAG_SIGNATURE: &str = "Signature: 8a477f597d28d172789f06886806bc55";
+
+/// `stridelint clean`: delete the cache directory `dir`. `Ok(false)` when there is none;
+/// an error, and nothing deleted, when `dir` is not a cache stridelint made (its
+/// `CACHEDIR.TAG` is missing or was not written by stridelint), so that `--cache-dir` naming
+/// the wrong directory cannot delete it.
+pub fn remove(dir: &Path) -> std::io::Result<bool> {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+        Ok(meta) if !meta.is_dir() => {
+            return Err(std::io::Error::other("not a directory; not removed"))
+        }
+        Ok(_) => {}
+    }
+    let tag = crate::fsutil::read_regular_to_string(&dir.join("CACHEDIR.TAG")).unwrap_or_default();
+    if !(tag.starts_with(TAG_SIGNATURE) && tag.contains("created by stridelint")) {
+        return Err(std::io::Error::other(
+            "not a stridelint cache (no CACHEDIR.TAG written by stridelint); not removed",
+        ));
+    }
+    std::fs::remove_dir_all(dir)?;
+    Ok(true)
+}
+
+/// Every `.stridelint_cache` directory below `root` (not following symbolic links, not
+/// looking inside `.git` or inside a cache).
+pub fn find_caches(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let name = entry.file_name();
+            if !is_dir || name == ".git" {
+                continue;
+            }
+            if name == DEFAULT_DIR {
+                found.push(entry.path());
+            } else {
+                stack.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Keep the cache out of git and backups, as Ruff does.
 fn mark_cache_dir(dir: &Path) -> std::io::Result<()> {
     let gitignore = dir.join(".gitignore");
@@ -364,7 +418,9 @@ fn mark_cache_dir(dir: &Path) -> std::io::Result<()> {
     if !tag.exists() {
         std::fs::write(
             tag,
-            "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by stridelint.\n",
+            format!(
+                "{TAG_SIGNATURE}\n# This file is a cache directory tag created by stridelint.\n"
+            ),
         )?;
     }
     Ok(())
@@ -416,6 +472,7 @@ mod tests {
                     content: ".contiguous()".into(),
                 }],
             }),
+            unsafe_fix: None,
             verify: None,
             subject: None,
         }

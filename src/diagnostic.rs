@@ -70,6 +70,9 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     pub help: Option<String>,
     pub fix: Option<Fix>,
+    /// An unsafe alternative to `fix`, applied instead of it under `--unsafe-fixes` (SL001:
+    /// `view` → `reshape` rather than inserting `.contiguous()`).
+    pub unsafe_fix: Option<Fix>,
     /// Filled by `--verify`: measured cost of the copy (at least a `summary` string).
     pub verify: Option<serde_json::Value>,
     /// The layout a view/copy finding is about, symbolically, so `--verify` can bind the

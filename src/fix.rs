@@ -24,6 +24,15 @@ fn wanted(app: Applicability, mode: FixMode) -> bool {
     app == Applicability::Safe || mode == FixMode::Unsafe
 }
 
+/// The fix `--fix` applies to `d` in `mode`: under `--unsafe-fixes` its unsafe
+/// alternative when it has one, else its fix if that is wanted.
+pub fn chosen_fix(d: &Diagnostic, mode: FixMode) -> Option<&crate::diagnostic::Fix> {
+    let alternative = d.unsafe_fix.as_ref().filter(|_| mode == FixMode::Unsafe);
+    alternative
+        .or(d.fix.as_ref())
+        .filter(|fix| wanted(fix.applicability, mode))
+}
+
 /// The fixed text of each file that has applicable fixes: (path, original, fixed, fixes applied).
 pub fn plan_fixes(
     diagnostics: &[Diagnostic],
@@ -31,10 +40,9 @@ pub fn plan_fixes(
 ) -> Vec<(PathBuf, String, String, usize)> {
     let mut by_file: BTreeMap<PathBuf, (&str, Vec<&Edit>, usize)> = BTreeMap::new();
     for d in diagnostics {
-        let Some(fix) = &d.fix else { continue };
-        if !wanted(fix.applicability, mode) {
+        let Some(fix) = chosen_fix(d, mode) else {
             continue;
-        }
+        };
         let entry =
             by_file
                 .entry(d.file.path.clone())
@@ -283,50 +291,15 @@ fn exchange(_: &Path, _: &Path) -> std::io::Result<bool> {
     Ok(false)
 }
 
-/// A unified diff of one file (for `--diff`), with 3 lines of context.
+/// A unified diff of one file (for `--diff`): only the changed lines, in hunks with 3 lines
+/// of context as `diff -u` makes them (two edits far apart are two hunks).
 pub fn unified_diff(path: &Path, original: &str, fixed: &str) -> String {
-    let a: Vec<&str> = original.split_inclusive('\n').collect();
-    let b: Vec<&str> = fixed.split_inclusive('\n').collect();
-    // Fixes change few lines: diff the region between the common prefix and suffix.
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (a_end, b_end) = (a.len() - suffix, b.len() - suffix);
-    let ctx_start = prefix.saturating_sub(3);
-    let a_ctx_end = (a_end + 3).min(a.len());
-    let b_ctx_end = (b_end + 3).min(b.len());
-    let mut out = format!("--- {}\n+++ {}\n", path.display(), path.display());
-    out.push_str(&format!(
-        "@@ -{},{} +{},{} @@\n",
-        ctx_start + 1,
-        a_ctx_end - ctx_start,
-        ctx_start + 1,
-        b_ctx_end - ctx_start
-    ));
-    let line = |prefix: char, l: &str, out: &mut String| {
-        out.push(prefix);
-        out.push_str(l);
-        if !l.ends_with('\n') {
-            out.push_str("\n\\ No newline at end of file\n");
-        }
-    };
-    for l in &a[ctx_start..prefix] {
-        line(' ', l, &mut out);
-    }
-    for l in &a[prefix..a_end] {
-        line('-', l, &mut out);
-    }
-    for l in &b[prefix..b_end] {
-        line('+', l, &mut out);
-    }
-    for l in &a[a_end..a_ctx_end] {
-        line(' ', l, &mut out);
-    }
-    out
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(original, fixed)
+        .unified_diff()
+        .context_radius(3)
+        .header(&name, &name)
+        .to_string()
 }
 
 /// A planned rewrite of one file: (path, text linted, text after the edits, edits applied),
@@ -352,6 +325,7 @@ pub fn plans_on_disk(
             Some(notebook) => match notebook.with_python(&fixed) {
                 Ok(json) => on_disk.push((path, notebook.raw().to_string(), json, count)),
                 Err(e) => errors.push(crate::FileError {
+                    location: None,
                     path,
                     message: e.to_string(),
                 }),
@@ -470,9 +444,21 @@ mod tests {
     #[test]
     fn diff_shows_changed_lines_with_context() {
         let d = unified_diff(Path::new("m.py"), "a\nb\nc\n", "a\nB\nc\n");
-        assert!(d.contains("-b\n+B\n"), "{d}");
+        assert_eq!(d, "--- m.py\n+++ m.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+        // Two edits 20 lines apart: two hunks of 3 lines of context, nothing in between.
+        let lines: Vec<String> = (0..30).map(|i| format!("l{i}\n")).collect();
+        let original = lines.concat();
+        let fixed = original.replace("l5\n", "L5\n").replace("l25\n", "L25\n");
+        let d = unified_diff(Path::new("m.py"), &original, &fixed);
+        assert_eq!(
+            d,
+            "--- m.py\n+++ m.py\n@@ -3,7 +3,7 @@\n l2\n l3\n l4\n-l5\n+L5\n l6\n l7\n l8\n\
+             @@ -23,7 +23,7 @@\n l22\n l23\n l24\n-l25\n+L25\n l26\n l27\n l28\n"
+        );
+        // A last line without a newline says so, as diff does.
+        let d = unified_diff(Path::new("m.py"), "a\nb", "a\nB");
         assert!(
-            d.starts_with("--- m.py\n+++ m.py\n@@ -1,3 +1,3 @@\n"),
+            d.ends_with("-b\n\\ No newline at end of file\n+B\n\\ No newline at end of file\n"),
             "{d}"
         );
     }

@@ -22,6 +22,7 @@ pub mod report;
 pub mod runner;
 pub mod settings;
 pub mod source;
+pub mod suppression;
 pub mod unused_suppression;
 pub mod verify;
 pub mod verify_findings;
@@ -52,6 +53,8 @@ pub struct Settings {
     pub verify: settings::VerifyInputs,
     /// Which candle matmul rule applies (config `candle-backend`; default cuBLAS's).
     pub candle_backend: layout::candle::CandleBackend,
+    /// `--ignore-noqa`: suppression comments hide nothing (and SL100 does not run).
+    pub ignore_noqa: bool,
 }
 
 impl Default for Settings {
@@ -66,6 +69,7 @@ impl Default for Settings {
             },
             verify: settings::VerifyInputs::default(),
             candle_backend: layout::candle::CandleBackend::Cuda,
+            ignore_noqa: false,
         }
     }
 }
@@ -96,7 +100,19 @@ impl Settings {
 #[derive(Debug, Clone)]
 pub struct FileError {
     pub path: PathBuf,
+    /// 1-based line and column in `path` (a configuration error's key), when known.
+    pub location: Option<(usize, usize)>,
     pub message: String,
+}
+
+impl FileError {
+    /// How messages name the error's place: `path`, or `path:line:column`.
+    pub fn place(&self) -> String {
+        match self.location {
+            Some((line, column)) => format!("{}:{line}:{column}", self.path.display()),
+            None => self.path.display().to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -128,6 +144,7 @@ pub fn discover_files(
     let mut errors: Vec<FileError> = walk_errors
         .into_iter()
         .map(|e| FileError {
+            location: None,
             path: e.path,
             message: e.message,
         })
@@ -190,13 +207,14 @@ pub fn check_files(
 
 fn dedup_errors(errors: &mut Vec<FileError>) {
     let mut seen = std::collections::HashSet::new();
-    errors.retain(|e| seen.insert((e.path.clone(), e.message.clone())));
+    errors.retain(|e| seen.insert((e.path.clone(), e.location, e.message.clone())));
 }
 
 impl From<settings::ConfigError> for FileError {
     fn from(e: settings::ConfigError) -> Self {
         FileError {
             path: PathBuf::from(settings::display_path(&e.path)),
+            location: e.location,
             message: e.message,
         }
     }
@@ -218,14 +236,22 @@ fn check_file_cached(
     let hit = cache
         .zip(key.as_ref())
         .and_then(|(cache, key)| cache.get(path, key));
-    if hit.as_ref().is_some_and(Vec::is_empty) {
+    // A clean file from the cache is not even loaded, unless it may hold a malformed
+    // directive, which is reported again on every run.
+    if hit.as_ref().is_some_and(Vec::is_empty) && !suppression::may_hold_directive(&text) {
         return Ok(Vec::new());
     }
     let file = Arc::new(load_source(path, text).map_err(|message| FileError {
+        location: None,
         path: path.to_path_buf(),
         message,
     })?);
-    if let Some(restored) = hit.and_then(|cached| cache::restore(&cached, &file)) {
+    let restored = hit.and_then(|cached| match cached.is_empty() {
+        true => Some(Vec::new()),
+        false => cache::restore(&cached, &file),
+    });
+    if let Some(restored) = restored {
+        warn_malformed(&file, settings);
         return Ok(restored);
     }
     let diagnostics = check_source_file(file, settings);
@@ -239,6 +265,7 @@ fn check_file_cached(
 /// binary, UTF-8).
 fn read_source(path: &Path) -> Result<String, FileError> {
     let err = |message: String| FileError {
+        location: None,
         path: path.to_path_buf(),
         message,
     };
@@ -287,6 +314,7 @@ pub fn check_bytes(
     settings: &Settings,
 ) -> Result<Vec<Diagnostic>, FileError> {
     let err = |message: String| FileError {
+        location: None,
         path: path.to_path_buf(),
         message,
     };
@@ -315,8 +343,37 @@ pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagn
     }
 }
 
-/// Lint one loaded source file (see [`load_source`]).
+/// Lint one loaded source file (see [`load_source`]). A malformed suppression comment is
+/// reported on stderr as a warning (it suppresses nothing).
 pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
+    if settings.ignore_noqa {
+        return check_loaded(file, settings);
+    }
+    warn_malformed(&file, settings);
+    let suppressions = file.suppressions();
+    let mut diagnostics = check_loaded(file.clone(), settings);
+    // `# stridelint: noqa: SL001` suppresses SL001 in the whole file (SL100 included).
+    diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
+    diagnostics
+}
+
+/// Print a warning for each malformed suppression comment of `file` (none under
+/// `--ignore-noqa`, where no comment counts).
+fn warn_malformed(file: &SourceFile, settings: &Settings) {
+    if settings.ignore_noqa {
+        return;
+    }
+    for malformed in &file.suppressions().malformed {
+        eprintln!(
+            "warning: {}:{}: {}",
+            file.path.display(),
+            file.display_location(file.location(malformed.range.start)),
+            malformed.message
+        );
+    }
+}
+
+fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
     // The language is chosen by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
     let is_rust = file.path.extension().is_some_and(|e| e == "rs");
     let language = if is_rust {
@@ -332,7 +389,7 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
         // No finding is possible, so every stridelint code in a suppression is unused.
         return unused_suppression::check(&file, &[], settings);
     }
-    if file.is_file_exempt() {
+    if !settings.ignore_noqa && file.is_file_exempt() {
         return Vec::new();
     }
     // syn is not error tolerant: a Rust file that does not parse is reported and skipped.
@@ -361,6 +418,13 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
         ));
     }
     diagnostics.retain(|d| settings.is_enabled(d.code));
+    // A rule the file exempts itself from (`# stridelint: noqa: SL001`) is not reported,
+    // so the line directives that would hide it are not used either.
+    if settings.ignore_noqa {
+        return diagnostics;
+    }
+    let suppressions = file.suppressions();
+    diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
     // (line of the directive, code) of every finding a suppression comment hid, for SL100.
     let mut used_suppressions = Vec::new();
     diagnostics.retain(|d| match file.suppression_for(d.code, d.span) {

@@ -33,13 +33,28 @@ struct Cli {
 enum Command {
     /// Lint files and directories (the default command).
     Check(Box<CheckArgs>),
-    /// Print the documentation of one rule.
+    /// Print the documentation of one rule (or of all, `--all`).
     Rule {
         /// Rule code, e.g. SL001.
-        code: String,
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        code: Option<String>,
+        /// Every rule.
+        #[arg(long)]
+        all: bool,
+        /// `text` (the Markdown documentation) or `json`.
+        #[arg(long, value_enum, default_value = "text")]
+        output_format: RuleFormat,
     },
     /// List all rules.
     Rules,
+    /// Remove the result cache: the project's (or `--cache-dir`'s) and every
+    /// `.stridelint_cache` below the current directory.
+    Clean {
+        /// The cache directory to remove (default `.stridelint_cache` in the project root;
+        /// environment: STRIDELINT_CACHE_DIR).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+    },
     /// Replay a chain of tensor ops on concrete sizes and measure every copy it makes.
     Replay(cli::replay::ReplayArgs),
 }
@@ -85,9 +100,16 @@ struct CheckArgs {
     /// Lint files that `.gitignore` ignores.
     #[arg(long)]
     no_respect_gitignore: bool,
-    /// Print a count of findings per rule instead of the findings.
+    /// Print a count of findings per rule instead of the findings (a JSON array with
+    /// `--output-format json`).
     #[arg(long)]
     statistics: bool,
+    /// Print the settings the first file found is linted with, and lint nothing.
+    #[arg(long, conflicts_with_all = ["show_files", "fix", "diff", "add_noqa"])]
+    show_settings: bool,
+    /// Print the files that would be linted, one a line, and lint nothing.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "add_noqa"])]
+    show_files: bool,
     /// Exit with 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
@@ -109,6 +131,16 @@ struct CheckArgs {
     /// Print the fixes as a unified diff instead of writing them.
     #[arg(long)]
     diff: bool,
+    /// With `--fix`: list the fixes applied, per file and rule.
+    #[arg(long)]
+    show_fixes: bool,
+    /// With `--fix`: exit with 1 when a file was fixed, even if no finding remains.
+    #[arg(long)]
+    exit_non_zero_on_fix: bool,
+    /// Ignore every suppression comment (`# noqa`, `# stridelint: ignore[…]`, file-level
+    /// `# stridelint: noqa`): report everything.
+    #[arg(long)]
+    ignore_noqa: bool,
     /// Append `# noqa: SLxxx` to every line with findings (merged into an existing
     /// directive), to adopt stridelint on an existing code base.
     #[arg(long, conflicts_with_all = ["fix", "diff"])]
@@ -128,6 +160,12 @@ struct CheckArgs {
     verify: cli::verify::VerifyArgs,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RuleFormat {
+    Text,
+    Json,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum ColorChoice {
     Auto,
@@ -139,6 +177,7 @@ const SUBCOMMANDS: &[&str] = &[
     "check",
     "rule",
     "rules",
+    "clean",
     "replay",
     "help",
     "-h",
@@ -152,13 +191,34 @@ const SUBCOMMANDS: &[&str] = &[
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Does `arg`, the first argument, mean `stridelint check arg …`? `stridelint src/` does, as
+/// with Ruff: an option (`--select`, `-`), a path that exists, or text that looks like a
+/// path (`model.py`, `./src`, `a/b`, not UTF-8). A bare word that names nothing (`chek`)
+/// is left to the subcommand parser, which reports it as an unrecognized subcommand.
+fn means_check(arg: &std::ffi::OsStr) -> bool {
+    let Some(text) = arg.to_str() else {
+        return true;
+    };
+    if SUBCOMMANDS.contains(&text) {
+        return false;
+    }
+    text.starts_with('-')
+        || text.contains(['/', '\\', '.'])
+        || std::fs::symlink_metadata(arg).is_ok()
+}
+
 fn main() -> ExitCode {
-    // `stridelint src/` means `stridelint check src/`, as with Ruff. Arguments are read as
-    // `OsString`s: a path need not be UTF-8 (clap rejects non-UTF-8 text where it needs it).
+    // A closed pipe (`stridelint rules | head -1`) ends the process quietly, as it ends
+    // `cat` or `grep`, instead of a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    // Arguments are read as `OsString`s: a path need not be UTF-8 (clap rejects non-UTF-8
+    // text where it needs it).
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let is_subcommand =
-        |arg: &std::ffi::OsString| arg.to_str().is_some_and(|a| SUBCOMMANDS.contains(&a));
-    if argv.len() == 1 || !is_subcommand(&argv[1]) {
+    if argv.len() == 1 || means_check(&argv[1]) {
         argv.insert(1, "check".into());
     }
     let cli = match Cli::try_parse_from(&argv) {
@@ -173,16 +233,25 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Rule { code } => match stridelint::lints::rule(&code) {
-            Some(r) => {
-                println!("{}", r.doc.text.trim_end());
-                ExitCode::SUCCESS
-            }
-            None => {
-                eprintln!("error: unknown rule `{code}` (see `stridelint rules`)");
-                ExitCode::from(2)
-            }
-        },
+        Command::Rule {
+            code,
+            all,
+            output_format,
+        } => {
+            let rules: Vec<&stridelint::lints::Rule> = match &code {
+                _ if all => RULES.iter().collect(),
+                Some(code) => match stridelint::lints::rule(code) {
+                    Some(r) => vec![r],
+                    None => {
+                        eprintln!("error: unknown rule `{code}` (see `stridelint rules`)");
+                        return ExitCode::from(2);
+                    }
+                },
+                None => unreachable!("clap requires a code or --all"),
+            };
+            print_rules(&rules, output_format, all)
+        }
+        Command::Clean { cache_dir } => clean(cache_dir),
         Command::Rules => {
             for r in RULES {
                 println!(
@@ -197,6 +266,90 @@ fn main() -> ExitCode {
         }
         Command::Check(args) => run_check(*args),
         Command::Replay(args) => cli::replay::run(args),
+    }
+}
+
+/// `stridelint rule`: the documentation of `rules`, as Markdown or as JSON (an object, or
+/// with `--all` an array).
+fn print_rules(rules: &[&stridelint::lints::Rule], format: RuleFormat, all: bool) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let written = match format {
+        RuleFormat::Text => {
+            let docs: Vec<&str> = rules.iter().map(|r| r.doc.text.trim_end()).collect();
+            writeln!(out, "{}", docs.join("\n\n"))
+        }
+        RuleFormat::Json => {
+            let objects: Vec<serde_json::Value> = rules
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "code": r.code,
+                        "name": r.name,
+                        "severity": r.severity.as_str(),
+                        "summary": r.summary,
+                        "fix": r.fix.as_str(),
+                        "explanation": r.doc.text,
+                        "url": stridelint::diagnostic::rule_url(r.code),
+                    })
+                })
+                .collect();
+            let value = match all {
+                true => serde_json::Value::Array(objects),
+                false => objects.into_iter().next().unwrap_or_default(),
+            };
+            serde_json::to_writer_pretty(&mut out, &value)
+                .map_err(std::io::Error::from)
+                .and_then(|()| writeln!(out))
+        }
+    };
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: cannot write output: {e}");
+            ExitCode::from(2)
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+/// `stridelint clean`: remove the project's cache directory (or `--cache-dir`'s) and every
+/// `.stridelint_cache` below the current directory, saying which.
+fn clean(cache_dir: Option<PathBuf>) -> ExitCode {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let main = cache_dir
+        .or_else(|| std::env::var_os("STRIDELINT_CACHE_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| {
+            // A broken configuration must not keep the cache from being removed.
+            let root = SettingsResolver::from_cli(Config::default(), None, false)
+                .map_or_else(|_| cwd.clone(), |r| r.project_root());
+            root.join(stridelint::cache::DEFAULT_DIR)
+        });
+    let mut dirs = vec![main];
+    dirs.extend(stridelint::cache::find_caches(&cwd));
+    dirs.sort();
+    dirs.dedup_by(|a, b| {
+        a.canonicalize()
+            .ok()
+            .zip(b.canonicalize().ok())
+            .is_some_and(|(a, b)| a == b)
+    });
+    let mut failed = false;
+    for dir in dirs {
+        match stridelint::cache::remove(&dir) {
+            Ok(true) => eprintln!(
+                "Removing cache at: {}",
+                stridelint::settings::display_path(&dir)
+            ),
+            Ok(false) => {}
+            Err(e) => {
+                eprintln!("error: {}: {e}", dir.display());
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -267,6 +420,7 @@ fn lint(
 /// NUL bytes, UTF-8, a valid notebook for `.ipynb`).
 fn lint_stdin(name: PathBuf, resolver: &SettingsResolver, result: &mut CheckResult) {
     let error = |message: String| stridelint::FileError {
+        location: None,
         path: name.clone(),
         message: format!("standard input: {message}"),
     };
@@ -307,7 +461,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
         args.config.as_deref(),
         args.force_exclude,
     ) {
-        Ok(resolver) => resolver,
+        Ok(resolver) => resolver.with_ignore_noqa(args.ignore_noqa),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -334,6 +488,9 @@ fn run_check(args: CheckArgs) -> ExitCode {
             .with_fixes_needed(args.fix || args.diff)
     });
 
+    if args.show_files || args.show_settings {
+        return show_files_or_settings(&args, &resolver);
+    }
     let mut result = lint(
         &args.paths,
         args.stdin_filename.as_deref(),
@@ -349,6 +506,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     if args.add_noqa {
         return add_noqa(&result);
     }
+    let mut any_fixed = false;
     if args.fix || args.diff {
         let mode = if args.unsafe_fixes {
             FixMode::Unsafe
@@ -366,9 +524,13 @@ fn run_check(args: CheckArgs) -> ExitCode {
                 let _ = write!(out, "{}", unified_diff(path, original, fixed));
             }
             let n: usize = plans.iter().map(|p| p.3).sum();
-            eprintln!("Would fix {n} findings in {} files.", plans.len());
+            eprintln!(
+                "Would fix {} in {}.",
+                plural(n, "finding"),
+                plural(plans.len(), "file")
+            );
             for e in &result.errors {
-                eprintln!("error: {}: {}", e.path.display(), e.message);
+                eprintln!("error: {}: {}", e.place(), e.message);
             }
             return if !result.errors.is_empty() {
                 ExitCode::from(2)
@@ -379,9 +541,13 @@ fn run_check(args: CheckArgs) -> ExitCode {
             };
         }
         let mut fixed_count = 0;
+        let mut fixed_files = Vec::new();
         for (path, original, fixed, n) in &plans {
             match write_fixed(path, original, fixed) {
-                Ok(WriteOutcome::Written) => fixed_count += n,
+                Ok(WriteOutcome::Written) => {
+                    fixed_count += n;
+                    fixed_files.push(path);
+                }
                 Ok(WriteOutcome::ChangedOnDisk) => {
                     eprintln!(
                         "warning: {} changed while it was being linted; not fixed",
@@ -389,6 +555,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
                     )
                 }
                 Err(e) => result.errors.push(stridelint::FileError {
+                    location: None,
                     path: path.clone(),
                     message: format!("cannot write fix: {e}"),
                 }),
@@ -400,10 +567,21 @@ fn run_check(args: CheckArgs) -> ExitCode {
             if let Some(cache) = &cache {
                 let _ = cache.save();
             }
+            let applied = fixes_by_file(&result.diagnostics, mode, &fixed_files);
             result.diagnostics = again.diagnostics;
             if !args.quiet {
-                eprintln!("Fixed {fixed_count} findings.");
+                eprintln!(
+                    "Fixed {}{}",
+                    plural(fixed_count, "finding"),
+                    if args.show_fixes { ":" } else { "." }
+                );
             }
+            if args.show_fixes {
+                eprint!("{applied}");
+            }
+            any_fixed = args.exit_non_zero_on_fix;
+        } else if args.show_fixes && !args.quiet {
+            eprintln!("No fixes applied.");
         }
     }
     let mut diagnostics = result.diagnostics;
@@ -442,6 +620,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     if let Some(path) = &args.summary {
         if let Err(e) = append_summary(path, &diagnostics, &ctx, result.files_checked) {
             result.errors.push(stridelint::FileError {
+                location: None,
                 path: path.clone(),
                 message: format!("cannot write the summary: {e}"),
             });
@@ -457,7 +636,13 @@ fn run_check(args: CheckArgs) -> ExitCode {
         },
         None => Box::new(stdout.lock()),
     };
-    let written = if args.statistics {
+    let json = matches!(
+        args.output_format,
+        OutputFormat::Json | OutputFormat::JsonLines
+    );
+    let written = if args.statistics && json {
+        report::write_statistics_json(&mut out, &diagnostics, &ctx)
+    } else if args.statistics {
         report::write_statistics(&mut out, &diagnostics, &ctx)
     } else {
         report::write_report(&mut out, args.output_format, &diagnostics, &ctx)
@@ -474,7 +659,10 @@ fn run_check(args: CheckArgs) -> ExitCode {
             .filter(|d| d.severity == Severity::Error)
             .count();
         let warnings = diagnostics.len() - errors;
-        let _ = if diagnostics.is_empty() {
+        // A run that could not read a path or a configuration (exit 2) has not passed.
+        let _ = if diagnostics.is_empty() && !result.errors.is_empty() {
+            Ok(())
+        } else if diagnostics.is_empty() {
             writeln!(
                 out,
                 "All checks passed! ({})",
@@ -499,11 +687,11 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
     drop(out);
     for e in &result.errors {
-        eprintln!("error: {}: {}", e.path.display(), e.message);
+        eprintln!("error: {}: {}", e.place(), e.message);
     }
     if !result.errors.is_empty() {
         ExitCode::from(2)
-    } else if !diagnostics.is_empty() && !args.exit_zero {
+    } else if (!diagnostics.is_empty() && !args.exit_zero) || any_fixed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -527,6 +715,54 @@ fn append_summary(
     file.write_all(&text)
 }
 
+/// `--show-files` (the files a run would lint) and `--show-settings` (what the first of
+/// them is linted with); exit 2 if a path or a configuration cannot be read.
+fn show_files_or_settings(args: &CheckArgs, resolver: &SettingsResolver) -> ExitCode {
+    let paths: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
+    let (mut files, mut errors) = discover_files(&paths, resolver);
+    if args.paths.iter().any(|p| p.as_os_str() == "-") {
+        files.push(
+            args.stdin_filename
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("stdin.py")),
+        );
+    }
+    files.sort();
+    let mut text = String::new();
+    if args.show_files {
+        for file in &files {
+            // As the reports name files: `src/model.py`, never `./src/model.py`.
+            let file = file.strip_prefix(".").unwrap_or(file);
+            text.push_str(&format!("{}\n", stridelint::settings::display_path(file)));
+        }
+    } else if let Some(file) = files.first() {
+        match resolver.describe_settings(file) {
+            Ok(description) => text = description,
+            Err(e) => errors.push(e.into()),
+        }
+    } else {
+        errors.push(stridelint::FileError {
+            location: None,
+            path: PathBuf::from("--show-settings"),
+            message: "no file to lint under the given paths".into(),
+        });
+    }
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    for e in &errors {
+        eprintln!("error: {}: {}", e.place(), e.message);
+    }
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
 /// `--add-noqa`: write a suppression for every finding, atomically, and report how many.
 fn add_noqa(result: &CheckResult) -> ExitCode {
     let plans = stridelint::noqa::plan_add_noqa(&result.diagnostics);
@@ -543,6 +779,7 @@ fn add_noqa(result: &CheckResult) -> ExitCode {
                 )
             }
             Err(e) => errors.push(stridelint::FileError {
+                location: None,
                 path: path.clone(),
                 message: format!("cannot write: {e}"),
             }),
@@ -558,13 +795,44 @@ fn add_noqa(result: &CheckResult) -> ExitCode {
         }
     );
     for e in &errors {
-        eprintln!("error: {}: {}", e.path.display(), e.message);
+        eprintln!("error: {}: {}", e.place(), e.message);
     }
     if errors.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     }
+}
+
+/// `--show-fixes`: the fixes applied to `files`, per file and rule, as Ruff lists them.
+fn fixes_by_file(
+    diagnostics: &[stridelint::diagnostic::Diagnostic],
+    mode: FixMode,
+    files: &[&PathBuf],
+) -> String {
+    let mut counts: std::collections::BTreeMap<&Path, std::collections::BTreeMap<&str, usize>> =
+        Default::default();
+    for d in diagnostics {
+        if files.contains(&&d.file.path) && stridelint::fix::chosen_fix(d, mode).is_some() {
+            *counts
+                .entry(&d.file.path)
+                .or_default()
+                .entry(d.code)
+                .or_default() += 1;
+        }
+    }
+    let mut out = String::new();
+    for (path, codes) in counts {
+        out.push_str(&format!(
+            "- {}:\n",
+            stridelint::settings::display_path(path)
+        ));
+        for (code, n) in codes {
+            let name = stridelint::lints::rule(code).map_or("", |r| r.name);
+            out.push_str(&format!("    {n} × {code} ({name})\n"));
+        }
+    }
+    out
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -45,6 +45,7 @@ pub fn lint(
             notes: r.notes,
             help: r.help,
             fix: r.fix,
+            unsafe_fix: r.unsafe_fix,
             verify: None,
             subject: r.subject,
         })
@@ -77,6 +78,7 @@ pub fn syntax_error(
         notes: Vec::new(),
         help: None,
         fix: None,
+        unsafe_fix: None,
         verify: None,
         subject: None,
     }

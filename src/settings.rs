@@ -15,6 +15,7 @@
 //!   what decides discovery (`exclude`, `respect-gitignore`, `--force-exclude`).
 
 mod rule_selection;
+mod toml_location;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -76,13 +77,42 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub struct ConfigError {
     pub path: PathBuf,
+    /// 1-based line and column in the file of the offending key or value, when known.
+    pub location: Option<(usize, usize)>,
     pub message: String,
+}
+
+impl ConfigError {
+    /// An error about the file or flag `path` as a whole.
+    pub fn new(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        ConfigError {
+            path: path.into(),
+            location: None,
+            message: message.into(),
+        }
+    }
+
+    /// Where the error is: `stridelint.toml:3:7`, or the file (flag) alone.
+    pub fn place(&self) -> String {
+        match self.location {
+            Some((line, column)) => format!("{}:{line}:{column}", display_path(&self.path)),
+            None => display_path(&self.path),
+        }
+    }
 }
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", display_path(&self.path), self.message)
+        write!(f, "{}: {}", self.place(), self.message)
     }
+}
+
+/// An error in a configuration's text: the message (naming the full key) and the line and
+/// column of the key or value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextError {
+    pub message: String,
+    pub location: Option<(usize, usize)>,
 }
 
 impl std::error::Error for ConfigError {}
@@ -141,48 +171,61 @@ impl Config {
     /// name known rules, sizes are positive, `dtype` and `candle-backend` are known names.
     /// The message names the key.
     pub fn validate(&mut self) -> Result<(), String> {
+        self.check_values()
+            .map_err(|(key, message)| format!("{}: {message}", dotted(&key)))
+    }
+
+    /// [`Self::validate`], with the failing key as its segments and the message without it.
+    fn check_values(&mut self) -> Result<(), (Vec<String>, String)> {
+        let key = |segments: &[&str]| segments.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let known = known_codes();
         let selector_lists = [
             ("select", self.select.as_mut()),
             ("extend-select", self.extend_select.as_mut()),
             ("ignore", self.ignore.as_mut()),
         ];
-        for (key, list) in selector_lists {
+        for (name, list) in selector_lists {
             for selector in list.into_iter().flatten() {
                 *selector = rule_selection::normalize_selector(selector);
-                rule_selection::check_selector(selector, &known)
-                    .map_err(|e| format!("{key}: {e}"))?;
+                rule_selection::check_selector(selector, &known).map_err(|e| (key(&[name]), e))?;
             }
         }
         for (pattern, codes) in self.per_file_ignores.iter_mut().flatten() {
             for code in codes.iter_mut() {
                 *code = rule_selection::normalize_selector(code);
                 rule_selection::check_selector(code, &known)
-                    .map_err(|e| format!("per-file-ignores.\"{pattern}\": {e}"))?;
+                    .map_err(|e| (key(&["per-file-ignores", pattern]), e))?;
             }
         }
         if self.assume_contiguous_args == Some(false) {
-            return Err("assume-contiguous-args: `false` is not supported yet (the analysis always assumes \
-                        tensor parameters are contiguous)"
-                .into());
+            return Err((
+                key(&["assume-contiguous-args"]),
+                "`false` is not supported yet (the analysis always assumes tensor parameters \
+                 are contiguous)"
+                    .into(),
+            ));
         }
         if let Some(n) = self.min_symbolic_size {
             if n < 1 {
-                return Err(format!(
-                    "min-symbolic-size: expected an integer >= 1, found {n}"
+                return Err((
+                    key(&["min-symbolic-size"]),
+                    format!("expected an integer >= 1, found {n}"),
                 ));
             }
         }
         for (name, &size) in self.dims.iter().flatten() {
             if size < 1 {
-                return Err(format!("dims.{name}: expected a size >= 1, found {size}"));
+                return Err((
+                    key(&["dims", name]),
+                    format!("expected a size >= 1, found {size}"),
+                ));
             }
         }
         if let Some(dtype) = &self.dtype {
-            parse_dtype(dtype).map_err(|e| format!("dtype: {e}"))?;
+            parse_dtype(dtype).map_err(|e| (key(&["dtype"]), e))?;
         }
         if let Some(backend) = &self.candle_backend {
-            parse_candle_backend(backend).map_err(|e| format!("candle-backend: {e}"))?;
+            parse_candle_backend(backend).map_err(|e| (key(&["candle-backend"]), e))?;
         }
         Ok(())
     }
@@ -241,37 +284,69 @@ struct PyProjectTools {
 /// Parse one configuration file (not following `extend`). For `pyproject.toml` the
 /// `[tool.stridelint]` table is read; `Ok(None)` when it has none.
 pub fn parse_config_file(path: &Path) -> Result<Option<Config>, ConfigError> {
-    let err = |message: String| ConfigError {
-        path: path.to_path_buf(),
-        message,
-    };
     let text = crate::fsutil::read_regular_to_string(path)
-        .map_err(|e| err(format!("cannot read: {e}")))?;
+        .map_err(|e| ConfigError::new(path, format!("cannot read: {e}")))?;
     let is_pyproject = path.file_name().is_some_and(|n| n == "pyproject.toml");
-    parse_config_text(&text, is_pyproject).map_err(err)
+    parse_config_located(&text, is_pyproject).map_err(|e| ConfigError {
+        path: path.to_path_buf(),
+        location: e.location,
+        message: e.message,
+    })
 }
 
 /// [`parse_config_file`] of a file's text: a `stridelint.toml`, or with `is_pyproject` a
 /// `pyproject.toml` whose `[tool.stridelint]` table is read.
 pub fn parse_config_text(text: &str, is_pyproject: bool) -> Result<Option<Config>, String> {
+    parse_config_located(text, is_pyproject).map_err(|e| e.message)
+}
+
+/// [`parse_config_text`], with the line and column of the error.
+pub fn parse_config_located(text: &str, is_pyproject: bool) -> Result<Option<Config>, TextError> {
     let config = if is_pyproject {
         let doc: PyProject = toml::from_str(text).map_err(|e| describe_toml_error(&e, text))?;
         doc.tool.and_then(|t| t.stridelint)
     } else {
         Some(toml::from_str::<Config>(text).map_err(|e| describe_toml_error(&e, text))?)
     };
-    match config {
-        Some(mut config) => {
-            config.validate()?;
-            Ok(Some(config))
+    let Some(mut config) = config else {
+        return Ok(None);
+    };
+    config.check_values().map_err(|(key, message)| {
+        // The key as written: under `[tool.stridelint]` in pyproject.toml.
+        let mut full = key.clone();
+        if is_pyproject {
+            full.splice(0..0, ["tool".to_string(), "stridelint".to_string()]);
         }
-        None => Ok(None),
-    }
+        TextError {
+            message: format!("{}: {message}", dotted(&key)),
+            location: toml_location::offset_of(text, &full)
+                .map(|offset| toml_location::line_column(text, offset)),
+        }
+    })?;
+    Ok(Some(config))
 }
 
-/// toml's message, with the offending key in front when the message does not already
-/// name it (a type error names only the types), and Rust type names in words.
-fn describe_toml_error(e: &toml::de::Error, text: &str) -> String {
+/// A key path as TOML writes it: bare segments joined by dots, others quoted
+/// (`per-file-ignores."tests/*.py"`).
+fn dotted(key: &[String]) -> String {
+    let bare = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    key.iter()
+        .map(|s| match bare(s) {
+            true => s.clone(),
+            false => format!("{s:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// toml's message, with the full key in front when the message does not already name it
+/// (a type error names only the types), Rust type names in words, and the line and column
+/// of the span toml gives.
+fn describe_toml_error(e: &toml::de::Error, text: &str) -> TextError {
     let message = e
         .message()
         .trim()
@@ -279,45 +354,25 @@ fn describe_toml_error(e: &toml::de::Error, text: &str) -> String {
         .replace("expected u32", "expected a non-negative integer")
         .replace("expected a sequence", "expected an array")
         .replace("expected a map", "expected a table");
-    let key = e.span().and_then(|span| key_at(text, span.start));
-    match key {
+    let offset = e.span().map(|span| span.start);
+    let key = offset.and_then(|offset| toml_location::key_at(text, offset));
+    // In pyproject.toml our keys live under `tool.stridelint`; name them as in stridelint.toml.
+    let key = key.map(|mut key| {
+        if key.len() > 2 && key[0] == "tool" && key[1] == "stridelint" {
+            key.drain(..2);
+        }
+        dotted(&key)
+    });
+    let message = match key {
         Some(key) if !message.contains("unknown field") && !message.contains("missing field") => {
             format!("{key}: {message}")
         }
         _ => message,
+    };
+    TextError {
+        message,
+        location: offset.map(|offset| toml_location::line_column(text, offset)),
     }
-}
-
-/// The dotted key whose value is at byte `offset`: the `[table]` header above, if any, and
-/// the key on the offset's line (`min-symbolic-size = "two"` → `min-symbolic-size`).
-fn key_at(text: &str, offset: usize) -> Option<String> {
-    let offset = offset.min(text.len());
-    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    let line = &text[line_start..line_end];
-    let key = line
-        .split('=')
-        .next()
-        .filter(|_| line.contains('='))
-        .map(str::trim)?;
-    let table = text[..line_start]
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('[') && l.ends_with(']'))
-        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
-    let key = key.trim_matches('"');
-    // In pyproject.toml our keys live under `tool.stridelint`; name them as in stridelint.toml.
-    let table = table.map(|t| {
-        t.strip_prefix("tool.stridelint")
-            .unwrap_or(&t)
-            .trim_start_matches('.')
-            .to_string()
-    });
-    Some(match table {
-        Some(table) if !table.is_empty() => format!("{table}.{key}"),
-        _ => key.to_string(),
-    })
 }
 
 /// Load a configuration file and everything it `extend`s (cycles are an error).
@@ -330,6 +385,7 @@ fn load_chain(path: &Path, seen: &mut Vec<PathBuf>) -> Result<Option<Config>, Co
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if seen.contains(&canonical) {
         return Err(ConfigError {
+            location: None,
             path: path.to_path_buf(),
             message: "`extend` forms a cycle".into(),
         });
@@ -344,6 +400,7 @@ fn load_chain(path: &Path, seen: &mut Vec<PathBuf>) -> Result<Option<Config>, Co
             let parent_path = path.parent().unwrap_or(Path::new(".")).join(&parent);
             if parent.as_os_str().is_empty() || parent_path.is_dir() {
                 return Err(ConfigError {
+                    location: None,
                     path: path.to_path_buf(),
                     message: format!(
                         "extend = \"{}\" is a directory, not a configuration file (name the file: extend = \"../stridelint.toml\")",
@@ -405,6 +462,7 @@ impl Resolved {
     pub fn new(config: Config, root: PathBuf) -> Result<Resolved, ConfigError> {
         let root = root.canonicalize().unwrap_or(root);
         let err = |message: String| ConfigError {
+            location: None,
             path: root.clone(),
             message,
         };
@@ -485,12 +543,14 @@ impl ConfigResolver {
             Some(p) => {
                 if let Some(kind) = crate::fsutil::exists_but_not_regular(p) {
                     return Err(ConfigError {
+                        location: None,
                         path: p.to_path_buf(),
                         message: crate::fsutil::not_regular(&kind).to_string(),
                     });
                 }
                 if !p.is_file() {
                     return Err(ConfigError {
+                        location: None,
                         path: p.to_path_buf(),
                         message: "no such configuration file".into(),
                     });
@@ -603,6 +663,8 @@ pub struct SettingsResolver {
     /// Settings without per-file ignores, per configuration file (`None`: no file).
     by_config: Mutex<HashMap<Option<PathBuf>, Arc<Settings>>>,
     fixed: Option<Arc<Settings>>,
+    /// `--ignore-noqa`, for every file.
+    ignore_noqa: bool,
 }
 
 impl SettingsResolver {
@@ -614,6 +676,7 @@ impl SettingsResolver {
             force_exclude: settings.discover.force_exclude,
             discover: settings.discover.clone(),
             by_config: Mutex::new(HashMap::new()),
+            ignore_noqa: settings.ignore_noqa,
             fixed: Some(Arc::new(settings)),
         }
     }
@@ -638,6 +701,7 @@ impl SettingsResolver {
                 *selector = rule_selection::normalize_selector(selector);
                 rule_selection::check_selector(selector, &known).map_err(|message| {
                     ConfigError {
+                        location: None,
                         path: PathBuf::from(flag),
                         message,
                     }
@@ -669,7 +733,14 @@ impl SettingsResolver {
             discover,
             by_config: Mutex::new(HashMap::new()),
             fixed: None,
+            ignore_noqa: false,
         })
+    }
+
+    /// `--ignore-noqa`: every file's suppression comments are ignored.
+    pub fn with_ignore_noqa(mut self, on: bool) -> Self {
+        self.ignore_noqa = on;
+        self
     }
 
     /// The project's root: the directory of the configuration that applies to the current
@@ -743,6 +814,82 @@ impl SettingsResolver {
         }
     }
 
+    /// `--show-settings`: the settings `file` is linted with and the configuration file
+    /// they come from, one `key = value` a line.
+    pub fn describe_settings(&self, file: &Path) -> Result<String, ConfigError> {
+        let settings = self.settings_for(file)?;
+        let config = match &self.configs {
+            Some(configs) => configs.for_file(file)?.and_then(|r| r.path.clone()),
+            None => None,
+        };
+        let list = |items: &[String]| {
+            let quoted: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
+            format!("[{}]", quoted.join(", "))
+        };
+        let enabled: Vec<String> = known_codes()
+            .into_iter()
+            .filter(|c| settings.is_enabled(c))
+            .map(str::to_string)
+            .collect();
+        let dims: Vec<String> = settings
+            .verify
+            .dims
+            .iter()
+            .map(|(name, size)| format!("{name} = {size}"))
+            .collect();
+        let mut out = format!(
+            "Resolved settings for: {}\nSettings path: {}\n\n",
+            display_path(file),
+            config.map_or("none (defaults)".to_string(), |p| display_path(&p))
+        );
+        let lines = [
+            ("rules", list(&enabled)),
+            (
+                "min-symbolic-size",
+                settings.analysis.assumptions.min_symbolic_size.to_string(),
+            ),
+            (
+                "candle-backend",
+                format!(
+                    "\"{}\"",
+                    format!("{:?}", settings.candle_backend).to_lowercase()
+                ),
+            ),
+            (
+                "dims",
+                match dims.is_empty() {
+                    true => "{}".to_string(),
+                    false => format!("{{ {} }}", dims.join(", ")),
+                },
+            ),
+            (
+                "dtype",
+                settings
+                    .verify
+                    .dtype
+                    .map_or("none".to_string(), |d| format!("\"{}\"", d.name())),
+            ),
+            (
+                "layers",
+                settings
+                    .verify
+                    .layers
+                    .map_or("none".to_string(), |n| n.to_string()),
+            ),
+            ("exclude", list(&settings.discover.exclude)),
+            (
+                "respect-gitignore",
+                settings.discover.respect_gitignore.to_string(),
+            ),
+            ("force-exclude", settings.discover.force_exclude.to_string()),
+            ("ignore-noqa", settings.ignore_noqa.to_string()),
+        ];
+        for (key, value) in lines {
+            out.push_str(&format!("{key} = {value}\n"));
+        }
+        Ok(out)
+    }
+
     /// Defaults, then `resolved`'s configuration, then the overrides, then `per_file_ignores`.
     fn build(&self, resolved: Option<&Resolved>, per_file_ignores: Vec<String>) -> Settings {
         let file_config = resolved.map(|r| r.config.clone()).unwrap_or_default();
@@ -753,6 +900,7 @@ impl SettingsResolver {
 
         let mut settings = Settings {
             discover: self.discover.clone(),
+            ignore_noqa: self.ignore_noqa,
             ..Settings::default()
         };
         let enabled: Vec<String> = enabled_codes(&known_codes(), &layers)

@@ -1,12 +1,12 @@
 //! Source files: text, path, a line index for byte → (row, column) conversion, and the
-//! suppression comments (`# noqa: SL001`, `# stridelint: ignore[SL001]`,
-//! `// stridelint: ignore[SL005]`) found on each line.
+//! suppression comments of the file (read by [`crate::suppression`]).
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::ir::Span;
+use crate::suppression::Suppressions;
 
 /// A 1-based row and 1-based column (counted in Unicode scalar values, as Ruff does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -26,7 +26,7 @@ pub struct SourceFile {
     char_checkpoints: OnceLock<Vec<u32>>,
     /// The suppression comment of every line that has one, sorted by line, parsed on the
     /// first question (one pass over the text instead of one per finding).
-    suppressions: OnceLock<Vec<(usize, Suppression)>>,
+    suppressions: OnceLock<Suppressions>,
     /// For a Jupyter notebook: the notebook, whose code cells `text` joins. Locations are
     /// then reported per cell ([`SourceFile::cell_relative`]) and fixes written back into
     /// the notebook JSON.
@@ -226,115 +226,39 @@ pub fn python_newlines(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).expect("still UTF-8"))
 }
 
-/// A suppression comment found on one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Suppression {
-    /// Blanket `# noqa` without codes.
-    pub all: bool,
-    pub codes: Vec<String>,
-}
-
-impl Suppression {
-    pub fn covers(&self, code: &str) -> bool {
-        self.all || self.codes.iter().any(|c| c.eq_ignore_ascii_case(code))
-    }
-}
-
-/// Parse the suppression comment of one line, if any:
-/// `# noqa`, `# noqa: SL001, SL002`, `# stridelint: ignore[SL001]`, `// stridelint: ignore[SL005, SL006]`.
-pub fn parse_suppression(line: &str) -> Option<Suppression> {
-    let bytes = line.as_bytes();
-    // Quick reject: most lines carry no comment marker at all.
-    memchr::memchr2(b'#', b'/', bytes)?;
-    if let Some(pos) = find_ascii_ci(line, "stridelint: ignore[") {
-        let rest = &line[pos + "stridelint: ignore[".len()..];
-        let end = rest.find(']')?;
-        let codes = split_codes(&rest[..end]);
-        return Some(Suppression {
-            all: codes.is_empty(),
-            codes,
-        });
-    }
-    let pos = find_ascii_ci(line, "# noqa")?;
-    let rest = &line[pos + "# noqa".len()..];
-    let rest_trim = rest.trim_start();
-    if let Some(list) = rest_trim.strip_prefix(':') {
-        let codes: Vec<String> = list
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .map(str::trim)
-            .filter(|c| {
-                !c.is_empty()
-                    && c.chars().next().is_some_and(|ch| ch.is_ascii_alphabetic())
-                    && c.chars().all(|ch| ch.is_ascii_alphanumeric())
-            })
-            .map(str::to_string)
-            .collect();
-        return Some(Suppression {
-            all: codes.is_empty(),
-            codes,
-        });
-    }
-    Some(Suppression {
-        all: true,
-        codes: Vec::new(),
-    })
-}
-
-fn split_codes(s: &str) -> Vec<String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
-    let h = hay.as_bytes();
-    let n = needle.as_bytes();
-    if n.len() > h.len() {
-        return None;
-    }
-    (0..=h.len() - n.len()).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
-}
-
 impl SourceFile {
-    /// File-level opt-out: a line `# stridelint: noqa` (or `// stridelint: noqa`) anywhere.
-    pub fn is_file_exempt(&self) -> bool {
-        (0..self.line_count()).any(|line| {
-            let t = self.text[self.line_range(line)].trim();
-            (t.starts_with('#') || t.starts_with("//"))
-                && find_ascii_ci(t, "stridelint: noqa").is_some()
+    /// The file's language, by extension: `.rs` is Rust, the rest Python.
+    pub fn language(&self) -> crate::ir::Language {
+        match self.path.extension().is_some_and(|e| e == "rs") {
+            true => crate::ir::Language::Rust,
+            false => crate::ir::Language::Python,
+        }
+    }
+
+    /// The suppression comments of the file (see [`crate::suppression`]), read on the
+    /// first question.
+    pub fn suppressions(&self) -> &Suppressions {
+        self.suppressions.get_or_init(|| {
+            Suppressions::new(&self.text, self.language(), |offset| {
+                self.line_index(offset)
+            })
         })
     }
 
-    /// Is `code` suppressed for a finding at `span`? A comment on any line of the span counts;
-    /// in Rust files a comment on the line above counts too (syn drops comments, so they are
-    /// read from the text).
+    /// File-level opt-out: a comment `# stridelint: noqa` (`// stridelint: noqa`) alone on
+    /// its line, anywhere.
+    pub fn is_file_exempt(&self) -> bool {
+        self.suppressions().file_exempt
+    }
+
+    /// Is `code` suppressed for a finding at `span`? Returns the line of the directive that
+    /// suppresses it: a comment on any line of the span, or in Rust files a comment alone
+    /// on the line above.
     pub fn suppression_for(&self, code: &str, span: Span) -> Option<usize> {
         let first = self.line_index(span.start as usize);
         let last = self.line_index((span.end as usize).max(span.start as usize));
-        let is_rust = self.path.extension().is_some_and(|e| e == "rs");
-        let from = if is_rust && first > 0 {
-            first - 1
-        } else {
-            first
-        };
-        let suppressions = self.suppressions.get_or_init(|| {
-            (0..self.line_count())
-                .filter_map(|line| {
-                    parse_suppression(&self.text[self.line_range(line)]).map(|s| (line, s))
-                })
-                .collect()
-        });
-        let at = suppressions.partition_point(|(line, _)| *line < from);
-        suppressions[at..]
-            .iter()
-            .take_while(|(line, _)| *line <= last)
-            .find(|(line, suppression)| {
-                let text = &self.text[self.line_range(*line)];
-                (*line >= first || text.trim_start().starts_with("//")) && suppression.covers(code)
-            })
-            .map(|(line, _)| *line)
+        let rust = self.language() == crate::ir::Language::Rust;
+        self.suppressions().covering(code, first, last, rust)
     }
 }
 
@@ -349,26 +273,6 @@ mod tests {
         assert_eq!(f.location(3), Location { row: 2, column: 1 });
         // 'ç' is two bytes but one column.
         assert_eq!(f.location(5), Location { row: 2, column: 2 });
-    }
-
-    #[test]
-    fn suppression_forms() {
-        assert_eq!(
-            parse_suppression("x = 1  # noqa"),
-            Some(Suppression {
-                all: true,
-                codes: vec![]
-            })
-        );
-        let s = parse_suppression("y = x.view(2)  # noqa: SL001, SL003").unwrap();
-        assert!(s.covers("SL001") && s.covers("SL003") && !s.covers("SL002"));
-        let s = parse_suppression("y = x.view(2)  # stridelint: ignore[SL001]").unwrap();
-        assert!(s.covers("SL001") && !s.covers("SL002"));
-        let s = parse_suppression("let y = x.matmul(&w)?; // stridelint: ignore[SL005, SL006]")
-            .unwrap();
-        assert!(s.covers("SL005") && s.covers("SL006"));
-        assert_eq!(parse_suppression("z = 3  # a normal comment"), None);
-        assert_eq!(parse_suppression("z = 3"), None);
     }
 
     #[test]

@@ -7,16 +7,12 @@
 //! codes (`E501`, `F401`) belong to other linters and are left alone. The fix (safe)
 //! removes the unused codes, or the whole directive when none remains.
 
-use std::sync::{Arc, OnceLock};
-
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+use std::sync::Arc;
 
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
 use crate::ir::Span;
-use crate::noqa::{
-    comment_starts, directive_on_line, is_stridelint_code, Directive, DirectiveKind,
-};
 use crate::source::SourceFile;
+use crate::suppression::{is_stridelint_code, Directive, DirectiveKind};
 use crate::Settings;
 
 pub const CODE: &str = "SL100";
@@ -42,16 +38,6 @@ impl Reason {
     }
 }
 
-fn directive_words() -> &'static AhoCorasick {
-    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .build(["noqa", "stridelint: ignore["])
-            .expect("fixed patterns build")
-    })
-}
-
 /// Report the unused codes of every directive in `file`. `used` lists (0-based line of the
 /// directive, code) for every finding a directive suppressed.
 pub fn check(
@@ -59,25 +45,17 @@ pub fn check(
     used: &[(usize, &str)],
     settings: &Settings,
 ) -> Vec<Diagnostic> {
-    if !settings.is_enabled(CODE) || file.is_file_exempt() {
+    if settings.ignore_noqa || !settings.is_enabled(CODE) || file.is_file_exempt() {
         return Vec::new();
     }
-    let mut lines: Vec<usize> = directive_words()
-        .find_iter(file.text.as_bytes())
-        .map(|m| file.line_index(m.start()))
-        .collect();
-    if lines.is_empty() {
-        return Vec::new();
-    }
-    lines.dedup();
-    let is_rust = file.path.extension().is_some_and(|e| e == "rs");
-    let facts = (!is_rust).then(|| comment_starts(&file.text, file.line_count()));
     let known = crate::settings::known_codes();
     let mut out = Vec::new();
-    for line in lines {
-        let Some((line_start, directive)) = directive_on_line(file, facts.as_ref(), line) else {
+    for found in &file.suppressions().lines {
+        let (line, directive) = (found.line, &found.directive);
+        // A directive spread over the lines of a block comment is left alone.
+        if directive.range.end > file.line_range(line).end {
             continue;
-        };
+        }
         // A directive that lists SL100 itself opts out of this rule.
         if directive
             .codes
@@ -111,7 +89,7 @@ pub fn check(
         if unused.is_empty() {
             continue;
         }
-        out.push(diagnostic(file, line, line_start, &directive, &unused));
+        out.push(diagnostic(file, line, directive, &unused));
     }
     out
 }
@@ -119,7 +97,6 @@ pub fn check(
 fn diagnostic(
     file: &Arc<SourceFile>,
     line: usize,
-    line_start: usize,
     directive: &Directive,
     unused: &[(&str, Reason)],
 ) -> Diagnostic {
@@ -147,20 +124,24 @@ fn diagnostic(
         .map(|(c, _)| c.as_str())
         .filter(|c| !unused.iter().any(|(u, _)| u == c))
         .collect();
-    let line_text = &file.text[file.line_range(line)];
+    let line_range = file.line_range(line);
+    let line_start = line_range.start;
+    let line_text = &file.text[line_range];
+    let relative = directive.range.start - line_start..directive.range.end - line_start;
     let (fix_message, edit) = if remaining.is_empty() {
         (
             "Remove unused suppression".to_string(),
-            remove_directive(line_text, line_start, directive),
+            remove_directive(line_text, line_start, relative),
         )
     } else {
         let first = directive.codes.first().map_or(0, |(_, r)| r.start);
         let last = directive.codes.last().map_or(0, |(_, r)| r.end);
+        // Only the codes' separators change: `SL001, SL002` → `SL002`.
         let codes: Vec<String> = unused.iter().map(|(c, _)| format!("`{c}`")).collect();
         (
             format!("Remove unused {}", codes.join(", ")),
             Edit {
-                span: Span::new(line_start + first, line_start + last),
+                span: Span::new(first, last),
                 content: remaining.join(", "),
             },
         )
@@ -170,10 +151,7 @@ fn diagnostic(
         severity: crate::lints::registered(CODE).severity,
         message: format!("unused {kind} ({})", details.join("; ")),
         file: file.clone(),
-        span: Span::new(
-            line_start + directive.range.start,
-            line_start + directive.range.end,
-        ),
+        span: Span::new(directive.range.start, directive.range.end),
         chain: Vec::new(),
         notes: Vec::new(),
         help: None,
@@ -182,6 +160,7 @@ fn diagnostic(
             applicability: Applicability::Safe,
             edits: vec![edit],
         }),
+        unsafe_fix: None,
         verify: None,
         subject: None,
     }
@@ -190,15 +169,15 @@ fn diagnostic(
 /// The edit deleting a whole directive. Text after it on the line (a reason written after
 /// `ignore[…]`) stays a comment; a line holding only the directive becomes empty rather
 /// than disappearing, so line numbers — and a notebook's cells — keep their shape.
-fn remove_directive(line: &str, line_start: usize, directive: &Directive) -> Edit {
-    let marker = if line[directive.range.clone()].starts_with("//") {
-        "//"
-    } else {
-        "#"
-    };
-    let after = &line[directive.range.end..];
+fn remove_directive(line: &str, line_start: usize, range: std::ops::Range<usize>) -> Edit {
+    let text = &line[range.clone()];
+    let marker = ["//", "/*"]
+        .into_iter()
+        .find(|m| text.starts_with(m))
+        .unwrap_or("#");
+    let after = &line[range.end..];
     if after.trim().is_empty() {
-        let before = &line[..directive.range.start];
+        let before = &line[..range.start];
         let from = before.trim_end().len();
         return Edit {
             span: Span::new(line_start + from, line_start + line.len()),
@@ -207,10 +186,7 @@ fn remove_directive(line: &str, line_start: usize, directive: &Directive) -> Edi
     }
     let gap = after.len() - after.trim_start().len();
     Edit {
-        span: Span::new(
-            line_start + directive.range.start,
-            line_start + directive.range.end + gap,
-        ),
+        span: Span::new(line_start + range.start, line_start + range.end + gap),
         content: format!("{marker} "),
     }
 }

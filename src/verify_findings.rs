@@ -994,6 +994,7 @@ mod tests {
             notes: Vec::new(),
             help: None,
             fix: None,
+            unsafe_fix: None,
             verify: None,
             subject: Some(subject),
         }

@@ -51,7 +51,7 @@ fn an_unknown_key_is_an_error_naming_file_and_key() {
     let err = stderr(&out);
     assert!(
         err.starts_with(
-            "error: stridelint.toml: unknown field `selectt`, expected one of `extend`, `select`"
+            "error: stridelint.toml:1:1: unknown field `selectt`, expected one of `extend`, `select`"
         ),
         "{err}"
     );
@@ -71,7 +71,7 @@ fn a_wrong_type_names_the_key_and_the_expected_type() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out).trim(),
-        "error: pyproject.toml: ignore: invalid type: string \"SL002\", expected an array"
+        "error: pyproject.toml:2:10: ignore: invalid type: string \"SL002\", expected an array"
     );
 }
 
@@ -280,4 +280,308 @@ fn output_file_receives_the_report() {
     assert_eq!(findings[0]["code"], "SL001");
     let missing_dir = stridelint(dir.path(), &["check", ".", "-o", "no/such/dir/r.txt"]);
     assert_eq!(missing_dir.status.code(), Some(2));
+}
+
+/// Two `view` errors far apart in one file.
+fn two_view_bugs() -> String {
+    let filler: String = (0..20).map(|i| format!("z{i} = {i}\n")).collect();
+    format!("{VIEW_BUG}{filler}{}", VIEW_BUG.replace("merge", "merge2"))
+}
+
+#[test]
+fn diff_prints_minimal_hunks_with_three_lines_of_context() {
+    let dir = project(&[("m.py", &two_view_bugs())]);
+    let out = stridelint(dir.path(), &["check", "m.py", "--diff"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "--- m.py\n+++ m.py\n@@ -1,7 +1,7 @@\n def merge(x):\n     B, H, T, D = x.shape\n     y = x.transpose(1, 2)\n\
+         -    return y.view(B, T, H * D)\n+    return y.contiguous().view(B, T, H * D)\n z0 = 0\n z1 = 1\n z2 = 2\n\
+         @@ -25,4 +25,4 @@\n def merge2(x):\n     B, H, T, D = x.shape\n     y = x.transpose(1, 2)\n\
+         -    return y.view(B, T, H * D)\n+    return y.contiguous().view(B, T, H * D)\n"
+    );
+    assert_eq!(stderr(&out), "Would fix 2 findings in 1 file.\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        two_view_bugs(),
+        "--diff writes nothing"
+    );
+}
+
+/// SL001's unsafe fix rewrites `view` to `reshape`: shown by `--diff --unsafe-fixes`,
+/// applied by `--fix --unsafe-fixes`; `--fix` alone inserts `.contiguous()`.
+#[test]
+fn the_unsafe_reshape_fix_is_shown_and_applied_only_with_unsafe_fixes() {
+    let dir = project(&[("m.py", VIEW_BUG)]);
+    let diff = stridelint(dir.path(), &["check", "m.py", "--diff", "--unsafe-fixes"]);
+    assert!(
+        stdout(&diff)
+            .contains("-    return y.view(B, T, H * D)\n+    return y.reshape(B, T, H * D)\n"),
+        "{}",
+        stdout(&diff)
+    );
+    let fixed = stridelint(dir.path(), &["check", "m.py", "--fix", "--unsafe-fixes"]);
+    assert!(
+        stderr(&fixed).contains("Fixed 1 finding."),
+        "{}",
+        stderr(&fixed)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        VIEW_BUG.replace("y.view(", "y.reshape(")
+    );
+    // What remains is the copy the reshape makes (SL002), reported, never an SL001.
+    assert!(stdout(&fixed).contains("SL002"), "{}", stdout(&fixed));
+    assert!(!stdout(&fixed).contains("SL001"), "{}", stdout(&fixed));
+    let dir = project(&[("m.py", VIEW_BUG)]);
+    let safe = stridelint(dir.path(), &["check", "m.py", "--fix"]);
+    assert_eq!(safe.status.code(), Some(0), "{}", stdout(&safe));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        VIEW_BUG.replace("y.view(", "y.contiguous().view(")
+    );
+}
+
+#[test]
+fn show_fixes_lists_what_was_fixed_and_exit_non_zero_on_fix_says_so() {
+    let dir = project(&[("m.py", &two_view_bugs())]);
+    let out = stridelint(
+        dir.path(),
+        &[
+            "check",
+            "m.py",
+            "--fix",
+            "--show-fixes",
+            "--exit-non-zero-on-fix",
+        ],
+    );
+    assert_eq!(
+        stderr(&out),
+        "Fixed 2 findings:\n- m.py:\n    2 × SL001 (view-incompatible)\n"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "nothing remains, but a file was fixed"
+    );
+    let again = stridelint(
+        dir.path(),
+        &["check", "m.py", "--fix", "--exit-non-zero-on-fix"],
+    );
+    assert_eq!(again.status.code(), Some(0), "nothing to fix any more");
+}
+
+#[test]
+fn ignore_noqa_reports_what_comments_suppress() {
+    let text = format!(
+        "# stridelint: noqa: SL002\n{}",
+        VIEW_BUG.replace("H * D)\n", "H * D)  # noqa: SL001\n")
+    );
+    let dir = project(&[
+        ("m.py", &text),
+        ("n.py", &format!("# stridelint: noqa\n{VIEW_BUG}")),
+    ]);
+    let quiet = stridelint(dir.path(), &["check", "."]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stdout(&quiet));
+    let out = stridelint(
+        dir.path(),
+        &["check", ".", "--ignore-noqa", "--output-format", "concise"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    let locations: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains(" SL001 "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(locations, ["m.py:5:12:", "n.py:5:12:"], "{report}");
+}
+
+#[test]
+fn exit_status_two_never_says_all_checks_passed() {
+    let dir = project(&[
+        ("m.py", "x = 1\n"),
+        ("sub/stridelint.toml", "[dims]\nB = \"x\"\n"),
+        ("sub/n.py", "y = 2\n"),
+    ]);
+    for args in [&["check", "nope.py"][..], &["check", "."]] {
+        let out = stridelint(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            !stdout(&out).contains("All checks passed"),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
+}
+
+/// A configuration error names the file, line and column of the value, and the full key
+/// (`dims.B`, also inside an inline table, not `dims`).
+#[test]
+fn configuration_errors_carry_line_column_and_the_full_key() {
+    for (config, expected) in [
+        (
+            "select = [\"SL001\"]\ndims = { T = 4, B = \"x\" }\n",
+            "error: sub/stridelint.toml:2:21: dims.B: invalid type: string \"x\", expected an integer",
+        ),
+        (
+            "\n[dims]\nB = 0\n",
+            "error: sub/stridelint.toml:3:5: dims.B: expected a size >= 1, found 0",
+        ),
+        (
+            "ignore = [\"SL0X9\"]\n",
+            "error: sub/stridelint.toml:1:10: ignore: unknown rule selector `SL0X9`",
+        ),
+    ] {
+        let dir = project(&[("sub/stridelint.toml", config), ("sub/m.py", VIEW_BUG)]);
+        let out = stridelint(dir.path(), &["check", "."]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).starts_with(expected),
+            "{config}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+/// `stridelint PATH` means `stridelint check PATH` when PATH exists or looks like a path;
+/// a bare word that names nothing is an unknown subcommand, not a path to lint.
+#[test]
+fn unknown_subcommands_are_errors_and_paths_still_work_without_check() {
+    let dir = project(&[("m.py", VIEW_BUG), ("pkg/a.py", VIEW_BUG)]);
+    let out = stridelint(dir.path(), &["chek", "pkg"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: unrecognized subcommand 'chek'") && err.contains("'check'"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty());
+    for path in ["pkg", "m.py", ".", "./pkg/"] {
+        let out = stridelint(dir.path(), &[path, "--output-format", "concise"]);
+        assert_eq!(out.status.code(), Some(1), "{path}: {}", stderr(&out));
+    }
+    let missing = stridelint(dir.path(), &["missing.py"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).starts_with("error: missing.py: "),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+#[test]
+fn clean_removes_the_caches_and_only_caches() {
+    let dir = project(&[("m.py", "x = 1\n"), ("sub/n.py", "y = 2\n")]);
+    let run = |cwd: &Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_stridelint"))
+            .current_dir(cwd)
+            .args(args)
+            .env_remove("STRIDELINT_CACHE_DIR")
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run(dir.path(), &["check", "."]).status.code(), Some(0));
+    assert_eq!(
+        run(&dir.path().join("sub"), &["check", "."]).status.code(),
+        Some(0)
+    );
+    assert!(dir.path().join(".stridelint_cache").is_dir());
+    assert!(dir.path().join("sub/.stridelint_cache").is_dir());
+    let out = run(dir.path(), &["clean"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "Removing cache at: .stridelint_cache\nRemoving cache at: sub/.stridelint_cache\n"
+    );
+    assert!(!dir.path().join(".stridelint_cache").exists());
+    assert!(!dir.path().join("sub/.stridelint_cache").exists());
+    assert!(dir.path().join("m.py").exists());
+    // A directory stridelint did not make is refused.
+    std::fs::create_dir(dir.path().join("keep")).unwrap();
+    let refused = run(dir.path(), &["clean", "--cache-dir", "keep"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(dir.path().join("keep").is_dir());
+}
+
+/// `| head -1` closes the pipe after one line: the run ends without a panic message.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let files: Vec<(String, &str)> = (0..200).map(|i| (format!("m{i}.py"), VIEW_BUG)).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let dir = project(&refs);
+    let exe = env!("CARGO_BIN_EXE_stridelint");
+    for command in [
+        format!("'{exe}' rule --all | head -1"),
+        format!("'{exe}' rules | head -1"),
+        format!("'{exe}' check --no-cache . | head -1"),
+    ] {
+        let out = Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(&command)
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&out).lines().count(), 1, "{command}");
+        assert!(stderr(&out).is_empty(), "{command}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn statistics_and_rule_docs_come_as_json() {
+    let dir = project(&[("m.py", VIEW_BUG)]);
+    let out = stridelint(
+        dir.path(),
+        &["check", ".", "--statistics", "--output-format", "json"],
+    );
+    let stats: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(stats[0]["code"], "SL001");
+    assert_eq!(stats[0]["count"], 1);
+    let rule_command = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_stridelint"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let one = rule_command(&["rule", "SL002", "--output-format", "json"]);
+    let rule: serde_json::Value = serde_json::from_str(&stdout(&one)).expect("JSON");
+    assert_eq!(rule["name"], "hidden-copy");
+    assert!(rule["explanation"].as_str().unwrap().starts_with("# SL002"));
+    let all = rule_command(&["rule", "--all", "--output-format", "json"]);
+    let rules: serde_json::Value = serde_json::from_str(&stdout(&all)).expect("JSON");
+    assert_eq!(
+        rules.as_array().unwrap().len(),
+        stridelint::lints::RULES.len()
+    );
+    let text = rule_command(&["rule", "--all"]);
+    assert_eq!(
+        stdout(&text).matches("\n# SL").count() + 1,
+        stridelint::lints::RULES.len()
+    );
+}
+
+#[test]
+fn show_files_and_show_settings_lint_nothing() {
+    let dir = project(&[
+        (
+            "stridelint.toml",
+            "ignore = [\"SL002\"]\nexclude = [\"gen/\"]\n[dims]\nB = 16\n",
+        ),
+        ("m.py", VIEW_BUG),
+        ("pkg/a.py", "x = 1\n"),
+        ("gen/g.py", "x = 1\n"),
+    ]);
+    let files = stridelint(dir.path(), &["check", ".", "--show-files"]);
+    assert_eq!(files.status.code(), Some(0));
+    assert_eq!(stdout(&files), "m.py\npkg/a.py\n");
+    let settings = stridelint(dir.path(), &["check", "m.py", "--show-settings"]);
+    assert_eq!(settings.status.code(), Some(0));
+    let text = stdout(&settings);
+    assert!(
+        text.starts_with("Resolved settings for: m.py\nSettings path: stridelint.toml\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nrules = [\"SL001\", \"SL003\""), "{text}");
+    assert!(text.contains("\ndims = { B = 16 }\n"), "{text}");
 }

@@ -546,7 +546,7 @@ fn cr_only_files_are_read_line_by_line() {
         &["check", "--no-cache", "--fix", "--unsafe-fixes", "cr.py"],
     );
     assert!(
-        stderr(&out).contains("Fixed 1 findings"),
+        stderr(&out).contains("Fixed 1 finding."),
         "{}",
         stderr(&out)
     );
@@ -758,7 +758,7 @@ fn fixing_through_a_symbolic_link_fixes_the_target_and_keeps_the_link() {
         &["check", "--no-cache", "--fix", "--unsafe-fixes", "link.py"],
     );
     assert!(
-        stderr(&out).contains("Fixed 1 findings"),
+        stderr(&out).contains("Fixed 1 finding."),
         "{}",
         stderr(&out)
     );
@@ -787,7 +787,7 @@ fn notebook_fixes_keep_the_files_line_breaks_and_escapes() {
     let dir = project(&[("nb.ipynb", &notebook)]);
     let out = run(dir.path(), &["check", "--no-cache", "--fix", "nb.ipynb"]);
     assert!(
-        stderr(&out).contains("Fixed 1 findings"),
+        stderr(&out).contains("Fixed 1 finding."),
         "{}",
         stderr(&out)
     );

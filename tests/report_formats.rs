@@ -120,6 +120,7 @@ fn view_incompatible(file: &Arc<SourceFile>) -> Diagnostic {
                 content: "reshape".into(),
             }],
         }),
+        unsafe_fix: None,
         verify: None,
         subject: None,
     }
@@ -147,6 +148,7 @@ fn hidden_copy(file: &Arc<SourceFile>) -> Diagnostic {
         }),
         // Keys in alphabetical order, so the value prints alike with or without
         // serde_json's `preserve_order`.
+        unsafe_fix: None,
         verify: Some(serde_json::json!({
             "bytes": 33_554_432,
             "summary": "copies 32.0 MiB at B=16, T=1024, C=512 (float32)",
@@ -167,6 +169,7 @@ fn odd_finding() -> Diagnostic {
         notes: vec![],
         help: None,
         fix: None,
+        unsafe_fix: None,
         verify: None,
         subject: None,
     }

@@ -123,6 +123,7 @@ pub fn verify_check_findings(
                     .and_then(|w| w.as_str())
             });
             FileError {
+                location: None,
                 path: d.file.path.clone(),
                 message: format!(
                     "{location}: {}: --verify did not measure this finding: {}",

@@ -300,6 +300,8 @@ pub struct Finding<'e> {
     pub extra_assumptions: Vec<Assumption>,
     pub help: Option<String>,
     pub fix: Option<Fix>,
+    /// An unsafe alternative to `fix`, preferred under `--unsafe-fixes`.
+    pub unsafe_fix: Option<Fix>,
     /// The layout a view/copy finding is about, for `--verify`.
     pub subject: Option<Subject>,
 }
@@ -317,6 +319,7 @@ impl<'e> Finding<'e> {
             extra_assumptions: Vec::new(),
             help: None,
             fix: None,
+            unsafe_fix: None,
             subject: None,
         }
     }

@@ -20,6 +20,7 @@ pub struct Reported {
     pub notes: Vec<String>,
     pub help: Option<String>,
     pub fix: Option<Fix>,
+    pub unsafe_fix: Option<Fix>,
     pub subject: Option<Subject>,
 }
 
@@ -107,6 +108,7 @@ fn reported(
         notes,
         help: finding.help,
         fix: finding.fix,
+        unsafe_fix: finding.unsafe_fix,
         subject: finding.subject,
     }
 }

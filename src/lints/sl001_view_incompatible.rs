@@ -43,6 +43,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         ev.op
     ));
     finding.fix = contiguous_fix(ev, ctx);
+    finding.unsafe_fix = reshape_fix(ev, ctx);
     finding.subject = Some(Subject {
         op: ev.op.clone(),
         layout: input.clone(),
@@ -72,8 +73,11 @@ fn contiguous_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
     })
 }
 
-/// The unsafe alternative: rewrite the method `view` to `reshape` (it may alias or copy).
-pub fn reshape_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
+/// The unsafe alternative (`--unsafe-fixes`): rewrite the method `view` to `reshape`. Here
+/// it copies, as `.contiguous().view` would, but elsewhere `reshape` may return a view
+/// that aliases its input, where `view` raised: code that writes into the result could
+/// then change the input.
+fn reshape_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
     let (_, name) = ctx.source.method_call(ev.name_span)?;
     let replacement = match name.as_str() {
         "view" => "reshape",
