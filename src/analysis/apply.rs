@@ -1149,7 +1149,10 @@ fn contiguous_unknown_shape(
     match spec.kind_name() {
         "view" | "reshape" => {
             let Some(target) = ops::target_shape(spec, bound) else {
-                return (unknown_transfer(), None, None);
+                // A target the analysis cannot read (`x.size()[:-1] + (h, -1)` of a tensor
+                // of unknown rank): the result, if any, is still a view of a contiguous
+                // tensor, so contiguous, of a shape its later uses may reveal.
+                return (plain_transfer(OpResult::UnknownTensor), None, None);
             };
             // Errors that do not depend on the element count (two `-1`s, a size < -1).
             let numel = Dim::opaque("numel");
