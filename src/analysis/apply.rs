@@ -538,6 +538,18 @@ pub fn apply_op(
             ),
             _ => None,
         };
+        let partial = partial.or_else(|| match &transfer.result {
+            OpResult::Unknown | OpResult::UnknownTensor => contiguous_view_result(
+                ctx,
+                spec,
+                input_alt.layout.as_ref(),
+                outcomes.last().and_then(|o| o.target.as_deref()),
+                &input_alt,
+                span,
+                &what,
+            ),
+            _ => None,
+        });
         let value = match transfer.result {
             _ if partial.is_some() => partial.unwrap_or(Value::Unknown),
             // The layout is unknown but the op writes a new contiguous tensor.
@@ -563,6 +575,48 @@ pub fn apply_op(
     }
     ctx.record(spec, span, nspan, outcomes);
     join_all(results)
+}
+
+/// `view`/`reshape` of a contiguous tensor to a target whose element count the analysis
+/// cannot compare with the input's (`view(B, len(ts), …)`): if the call returns, the counts
+/// are equal and the result is that contiguous shape, since a contiguous tensor can be
+/// viewed as any shape of its size (the chain step says so); a target it cannot read at
+/// all gives a contiguous tensor whose shape later uses may reveal.
+fn contiguous_view_result(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    input: Option<&SymLayout>,
+    target: Option<&[Dim]>,
+    input_alt: &TensorAlt,
+    span: Span,
+    what: &str,
+) -> Option<Value> {
+    if spec.semantics != ops::Semantics::Torch
+        || !matches!(spec.kind, OpKind::View | OpKind::Reshape)
+    {
+        return None;
+    }
+    let d = Decider::new(&ctx.facts.assumptions);
+    if !input?.is_contiguous(&d).is_yes() {
+        return None;
+    }
+    let Some(target) = target else {
+        // A target it cannot read at all: contiguous still, of a shape later uses reveal.
+        return Some(fresh_contiguous(ctx, span, what));
+    };
+    if target.iter().any(|d| d.as_lit().is_some_and(|v| v < 0)) {
+        return None;
+    }
+    let layout = SymLayout::contiguous(target.to_vec());
+    let step = Step {
+        span,
+        what: format!("{what} (if its element count matches)"),
+        layout: Some(layout.clone()),
+        prev: None,
+    };
+    let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
+    alt.condition = input_alt.condition.clone();
+    Some(Value::Tensor(TensorVal::Alts(vec![alt])))
 }
 
 /// `a @ b` (`matmul`, `bmm`) where one operand's shape is unknown and the other's is known

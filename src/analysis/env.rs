@@ -6,7 +6,9 @@ use rustc_hash::FxHashMap as HashMap;
 
 use std::sync::Arc;
 
-use super::value::{join, Bindings, same_value, Origin, SymLayout, TensorVal, Value, MAX_ALTERNATIVES};
+use super::value::{
+    join, same_value, Bindings, Origin, SymLayout, TensorVal, Value, MAX_ALTERNATIVES,
+};
 
 /// Local bindings. `None` marks a path that cannot continue (after `return`/`raise`).
 #[derive(Debug, Clone, Default)]
@@ -88,10 +90,7 @@ pub fn join_envs(a: &Env, b: &Env) -> Env {
 }
 
 /// Join the attributes of `self` at two exits of a function.
-pub fn join_attrs(
-    a: &Bindings,
-    b: &Bindings,
-) -> Bindings {
+pub fn join_attrs(a: &Bindings, b: &Bindings) -> Bindings {
     join_maps(a, b)
 }
 
@@ -177,7 +176,9 @@ pub fn join_opt(a: Option<Env>, b: Option<Env>) -> Option<Env> {
 
 /// Do two environments bind the same names to the same abstract values?
 pub fn same_env(a: &Env, b: &Env) -> bool {
-    same_bindings(&a.vars, &b.vars) && same_bindings(&a.self_attrs, &b.self_attrs) && a.shapes == b.shapes
+    same_bindings(&a.vars, &b.vars)
+        && same_bindings(&a.self_attrs, &b.self_attrs)
+        && a.shapes == b.shapes
 }
 
 /// Do two maps bind the same names to the same abstract values?

@@ -681,7 +681,8 @@ fn forget_receiver(recv: &Expr, env: &mut Env) {
         ExprKind::Name(n) => env.set(n, Value::unknown_tensor()),
         ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
         {
-            env.self_attrs.insert(attr.as_str().into(), Value::unknown_tensor());
+            env.self_attrs
+                .insert(attr.as_str().into(), Value::unknown_tensor());
         }
         _ => {}
     }

@@ -41,8 +41,8 @@ use super::event::OpEvent;
 use super::frame::{CallContext, Facts, Frame, RootState};
 use super::rank;
 use super::tables::OpTables;
-use super::value::{Bindings, 
-    join, same_value, substitute, ClassDef, Instance, Origin, Step, SymLayout, TensorAlt,
+use super::value::{
+    join, same_value, substitute, Bindings, ClassDef, Instance, Origin, Step, SymLayout, TensorAlt,
     TensorVal, Value,
 };
 
