@@ -353,8 +353,9 @@ pub fn apply_op(
     let recv = recv.map(|r| as_tensor(r, span));
     let what = step_description(ctx, span, nspan);
     // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
-    // tensor: their first argument is a size or data, never the input.
-    if recv.is_none() && spec.kind.is_factory() {
+    // tensor: their first argument is a size or data, never the input. `einsum`'s first
+    // argument is its equation: it is applied once to all its operands the same way.
+    if recv.is_none() && (spec.kind.is_factory() || spec.kind == OpKind::Einsum) {
         return apply_factory(ctx, spec, &positional, &keywords, span, nspan, &what);
     }
     let mut positional = positional;
@@ -1103,8 +1104,8 @@ fn materialize_from_op(
     Some(layout)
 }
 
-/// A factory call: the op is applied once, without an input tensor; a result it can lay
-/// out (`zeros(B, T)` is a contiguous (B, T)) starts a new chain.
+/// A factory call (or `einsum`): the op is applied once, without an input tensor; a result
+/// it can lay out (`zeros(B, T)` is a contiguous (B, T)) starts a new chain.
 fn apply_factory(
     ctx: &mut ApplyCtx,
     spec: &'static OpSpec,

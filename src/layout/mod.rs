@@ -11,6 +11,7 @@ mod decided;
 pub mod dense;
 pub mod dim;
 mod dim_order;
+pub mod einsum;
 pub mod elementwise;
 pub mod error;
 pub mod geometry;

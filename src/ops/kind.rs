@@ -146,8 +146,10 @@ op_kinds! {
     /// `nn.Embedding(n, dim)(input)`.
     EmbeddingModule = "embedding_module", requires [["input"], ["embedding_dim"]];
     /// Outputs whose layout the linter does not model: SDPA (backend-dependent, spec §7),
-    /// conv, einsum, pad, interpolate, normalize…
+    /// conv, pad, interpolate, normalize…
     UnknownLayout = "unknown_layout", requires [];
+    /// `torch.einsum(equation, *operands)`: decided for the equations of `layout::einsum`.
+    Einsum = "einsum", requires [["equation"], ["operands"]];
     Cat = "cat", requires [["tensors"], ["dim"]];
     Stack = "stack", requires [["tensors"], ["dim"]];
     Hstack = "hstack", requires [["tensors"]];

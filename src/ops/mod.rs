@@ -145,6 +145,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::Embedding => matmul::embedding(args),
         OpKind::EmbeddingModule => matmul::embedding_module(args),
         OpKind::UnknownLayout => fresh::unknown_layout(spec),
+        OpKind::Einsum => fresh::einsum(args, d),
         OpKind::Cat => join::cat(args, d),
         OpKind::Stack => join::stack(args, d),
         OpKind::Hstack => join::hstack(args, d),

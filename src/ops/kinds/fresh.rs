@@ -1,7 +1,7 @@
 //! Ops that allocate a fresh output of the input's shape: contiguous (softmax, layer_norm,
 //! rms_norm, masked_fill, cumsum…; spec §6.2 and checks on torch 2.15), or in the input's
 //! suggested memory format (batch_norm, group_norm), or of a layout the linter does not
-//! model (conv, einsum, interpolate…).
+//! model (conv, interpolate…); `einsum` where `layout::einsum` decides it.
 
 use super::{tensor_arg, Outcome};
 use crate::layout::dense::clone_with_format;
@@ -270,4 +270,22 @@ mod tests {
             OpResult::UnknownTensor
         );
     }
+}
+
+/// `torch.einsum(equation, *operands)` (or one list of operands): the layout
+/// [`crate::layout::einsum::einsum_layout`] decides, else an unknown tensor.
+pub fn einsum<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let Some(ArgValue::Str(equation)) = args.get("equation") else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let Some(ArgValue::TensorList(operands)) = args.get("operands") else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let operands: Vec<&Layout<S>> = operands
+        .iter()
+        .map(|o| o.as_ref().ok_or_else(Transfer::unknown_tensor))
+        .collect::<Result<_, _>>()?;
+    crate::layout::einsum::einsum_layout(equation, &operands, d)
+        .map(Transfer::tensor)
+        .ok_or_else(Transfer::unknown_tensor)
 }
