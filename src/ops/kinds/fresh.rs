@@ -146,6 +146,24 @@ pub fn unknown_layout<S: Size>(spec: &OpSpec) -> Outcome<S> {
     }
 }
 
+/// `torch.einsum(equation, *operands)` (or one list of operands): the layout
+/// [`crate::layout::einsum::einsum_layout`] decides, else an unknown tensor.
+pub fn einsum<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let Some(ArgValue::Str(equation)) = args.get("equation") else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let Some(ArgValue::TensorList(operands)) = args.get("operands") else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let operands: Vec<&Layout<S>> = operands
+        .iter()
+        .map(|o| o.as_ref().ok_or_else(Transfer::unknown_tensor))
+        .collect::<Result<_, _>>()?;
+    crate::layout::einsum::einsum_layout(equation, &operands, d)
+        .map(Transfer::tensor)
+        .ok_or_else(Transfer::unknown_tensor)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::layout::{Decider, Layout};
@@ -270,22 +288,4 @@ mod tests {
             OpResult::UnknownTensor
         );
     }
-}
-
-/// `torch.einsum(equation, *operands)` (or one list of operands): the layout
-/// [`crate::layout::einsum::einsum_layout`] decides, else an unknown tensor.
-pub fn einsum<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
-    let Some(ArgValue::Str(equation)) = args.get("equation") else {
-        return Err(Transfer::unknown_tensor());
-    };
-    let Some(ArgValue::TensorList(operands)) = args.get("operands") else {
-        return Err(Transfer::unknown_tensor());
-    };
-    let operands: Vec<&Layout<S>> = operands
-        .iter()
-        .map(|o| o.as_ref().ok_or_else(Transfer::unknown_tensor))
-        .collect::<Result<_, _>>()?;
-    crate::layout::einsum::einsum_layout(equation, &operands, d)
-        .map(Transfer::tensor)
-        .ok_or_else(Transfer::unknown_tensor)
 }
