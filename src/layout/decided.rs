@@ -30,12 +30,11 @@ pub(crate) fn negate<S: Size>(value: &S) -> S {
 }
 
 /// Cite the assumption that `divisor` divides `dividend`, made when a symbolic quotient
-/// is used as exact (`x.view(B, T, H, -1)` gives `C/H`). The `Size` trait cannot tell when
-/// the division is exact by construction (`(B·T·C) // (B·C)`), so a symbolic divisor is
-/// always cited: sometimes needlessly, never wrongly. A literal divisor needs nothing — its
-/// quotient is either a computed number or an opaque size.
+/// is used as exact (`x.view(B, T, H, -1)` gives `C/H`), unless the division is exact by
+/// construction (`(B·T·C) // (B·C)`: citing it would be a tautology). A literal divisor
+/// needs nothing — its quotient is either a computed number or an opaque size.
 pub(crate) fn cite_exact_division<S: Size>(divisor: &S, dividend: &S, dec: &Decider) {
-    if divisor.as_lit().is_none() {
+    if divisor.as_lit().is_none() && !divisor.divides_by_construction(dividend) {
         dec.record(Assumption::Divides {
             divisor: divisor.to_string(),
             dividend: dividend.to_string(),

@@ -733,6 +733,17 @@ impl Dim {
     }
 
     /// Integer coefficients and no negative exponent: an integer for integer atoms.
+    /// Does `self` divide `dividend` for every value of the sizes (`H·W` divides
+    /// `B·H·W·C`), so that citing it as an assumption would be a tautology?
+    pub fn divides_by_construction(&self, dividend: &Dim) -> bool {
+        let [term] = &self.terms[..] else {
+            return false;
+        };
+        dividend
+            .checked_div_term(term)
+            .is_some_and(|q| q.is_integer_polynomial())
+    }
+
     fn is_integer_polynomial(&self) -> bool {
         self.terms
             .iter()
@@ -1491,6 +1502,17 @@ mod tests {
         );
         assert_eq!(l(2).mul(&t).modulo(&l(2)), l(0));
         assert_eq!(t.mul(&c).modulo(&c), l(0));
+    }
+
+    #[test]
+    fn division_exact_by_construction_is_told_apart() {
+        let hw = s("H").mul(&s("W"));
+        let bhwc = s("B").mul(&hw).mul(&s("C"));
+        assert!(hw.divides_by_construction(&bhwc));
+        assert!(!hw.divides_by_construction(&s("B").mul(&s("H"))));
+        assert!(!s("H").divides_by_construction(&s("H").add(&l(1))));
+        assert!(l(2).divides_by_construction(&l(4).mul(&s("T"))));
+        assert!(!l(2).divides_by_construction(&s("T")));
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub trait Size:
     fn floordiv(&self, other: &Self) -> Self;
     /// Compare under assumptions.
     fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison;
+    /// Does `self` divide `dividend` whatever the sizes are (`2` divides `4`, `H·W` divides
+    /// `B·H·W·C`)? `false` when that is not certain.
+    fn divides_by_construction(&self, dividend: &Self) -> bool;
 }
 
 thread_local! {
@@ -93,6 +96,9 @@ impl Size for i64 {
     fn compare(&self, other: &Self, _: &Assumptions) -> Comparison {
         Comparison::exact(self.cmp(other))
     }
+    fn divides_by_construction(&self, dividend: &Self) -> bool {
+        *self != 0 && dividend % self == 0
+    }
 }
 
 /// The symbolic sizes: [`Dim`]'s own arithmetic and comparisons.
@@ -117,6 +123,9 @@ impl Size for Dim {
     }
     fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison {
         Dim::compare(self, other, assumptions)
+    }
+    fn divides_by_construction(&self, dividend: &Self) -> bool {
+        Dim::divides_by_construction(self, dividend)
     }
 }
 /// Decides comparisons and remembers every assumption it used, so a finding can list them.
