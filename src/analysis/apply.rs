@@ -579,10 +579,10 @@ pub fn apply_op(
 }
 
 /// `view`/`reshape` of a contiguous tensor to a target whose element count the analysis
-/// cannot compare with the input's (`view(B, len(ts), …)`): if the call returns, the counts
-/// are equal and the result is that contiguous shape, since a contiguous tensor can be
-/// viewed as any shape of its size (the chain step says so); a target it cannot read at
-/// all gives a contiguous tensor whose shape later uses may reveal.
+/// cannot compare with the input's (`view(B, n, …)` with an unrelated `n`): if the call
+/// returns, the counts are equal and the result is that contiguous shape, since a
+/// contiguous tensor can be viewed as any shape of its size (the chain step says so); a
+/// target it cannot read at all gives a contiguous tensor whose shape later uses reveal.
 fn contiguous_view_result(
     ctx: &mut ApplyCtx,
     spec: &OpSpec,
