@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use crate::ir::{Language, Span};
+use crate::layout::sdpa::sdpa_output_layouts;
 use crate::layout::{infer_size, Assumption, Decider, Dim, ShapeError, Tri};
 use crate::ops::schema::{ParamSpec, ParamType, Variadic};
 use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
@@ -575,7 +576,78 @@ pub fn apply_op(
         results.push(value);
     }
     ctx.record(spec, span, nspan, outcomes);
+    if spec.kind == OpKind::Sdpa {
+        if let Some(v) = sdpa_alternatives(ctx, &positional, &keywords, span, &what) {
+            return v;
+        }
+    }
     join_all(results)
+}
+
+/// The output of `scaled_dot_product_attention` as one alternative per kernel family
+/// whose layout differs (`layout::sdpa`), each named by its kernels: a finding on one of
+/// them holds "on the path where `scaled_dot_product_attention` runs its math kernel".
+/// When every kernel gives the same layout it is the one, unconditional, alternative.
+fn sdpa_alternatives(
+    ctx: &mut ApplyCtx,
+    positional: &[Value],
+    keywords: &[(String, Value)],
+    span: Span,
+    what: &str,
+) -> Option<Value> {
+    let arg = |i: usize, name: &str| {
+        keywords
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+            .or_else(|| positional.get(i))
+    };
+    let layout_of = |v: &Value| match v {
+        Value::Tensor(TensorVal::Alts(alts)) if alts.len() == 1 => ctx.resolve(&alts[0]).layout,
+        _ => None,
+    };
+    let query = layout_of(arg(0, "query")?)?;
+    // The value gives the output its last size; of a value of unknown shape, that size
+    // gets a name of its own.
+    let value_dim = match layout_of(arg(2, "value")?).and_then(|v| v.shape.last().cloned()) {
+        Some(dim) => dim,
+        None => {
+            let name = match arg(2, "value")? {
+                Value::Named { name, .. } => name.as_str(),
+                _ => "value",
+            };
+            ctx.root.mint(&format!("{name}.shape[-1]"))
+        }
+    };
+    let d = Decider::new(&ctx.facts.assumptions);
+    let mut kernels: Vec<(Vec<&str>, SymLayout)> = Vec::new();
+    for (kernel, layout) in sdpa_output_layouts(&query, &value_dim, &d)? {
+        match kernels.iter_mut().find(|(_, l)| *l == layout) {
+            Some((names, _)) => names.push(kernel.name()),
+            None => kernels.push((vec![kernel.name()], layout)),
+        }
+    }
+    let single = kernels.len() == 1;
+    let alts = kernels
+        .into_iter()
+        .map(|(names, layout)| {
+            let names = names.join(" or ");
+            let step = Step {
+                span,
+                what: format!("{what} (its {names} kernel)"),
+                layout: Some(layout.clone()),
+                prev: None,
+            };
+            let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
+            if !single {
+                alt.condition = Some(Arc::from(format!(
+                    "`scaled_dot_product_attention` runs its {names} kernel"
+                )));
+            }
+            alt
+        })
+        .collect();
+    Some(Value::Tensor(TensorVal::Alts(alts)))
 }
 
 /// `view`/`reshape` of a contiguous tensor to a target whose element count the analysis

@@ -22,6 +22,7 @@ mod laws;
 #[allow(clippy::module_inception)]
 pub mod layout;
 pub mod reshape;
+pub mod sdpa;
 pub mod size;
 pub mod split;
 #[cfg(test)]

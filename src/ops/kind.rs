@@ -145,9 +145,12 @@ op_kinds! {
     Embedding = "embedding", requires [["input"], ["weight"]];
     /// `nn.Embedding(n, dim)(input)`.
     EmbeddingModule = "embedding_module", requires [["input"], ["embedding_dim"]];
-    /// Outputs whose layout the linter does not model: SDPA (backend-dependent, spec §7),
-    /// conv, pad, interpolate, normalize…
+    /// Outputs whose layout the linter does not model: conv, pad, interpolate, normalize…
     UnknownLayout = "unknown_layout", requires [];
+    /// `scaled_dot_product_attention`: one output layout per kernel family
+    /// (`layout::sdpa`); which kernel runs is a run-time choice, so the op alone says
+    /// nothing and the analysis keeps each as an alternative named by its kernel.
+    Sdpa = "sdpa", requires [["query"], ["value"]];
     /// `torch.einsum(equation, *operands)`: decided for the equations of `layout::einsum`.
     Einsum = "einsum", requires [["equation"], ["operands"]];
     Cat = "cat", requires [["tensors"], ["dim"]];

@@ -146,6 +146,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::EmbeddingModule => matmul::embedding_module(args),
         OpKind::UnknownLayout => fresh::unknown_layout(spec),
         OpKind::Einsum => fresh::einsum(args, d),
+        OpKind::Sdpa => Ok(Transfer::unknown_tensor()),
         OpKind::Cat => join::cat(args, d),
         OpKind::Stack => join::stack(args, d),
         OpKind::Hstack => join::hstack(args, d),
