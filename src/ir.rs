@@ -293,6 +293,33 @@ pub enum CmpOp {
     Not,
 }
 
+impl Stmt {
+    /// Run `f` on each block of statements nested directly in this statement (the bodies
+    /// of `if`, loops, `with`, and every part of a `try`); definitions are not blocks.
+    pub fn for_each_block<'s>(&'s self, mut f: impl FnMut(&'s [Stmt])) {
+        match self {
+            Stmt::If { body, orelse, .. } | Stmt::Loop { body, orelse, .. } => {
+                f(body);
+                f(orelse);
+            }
+            Stmt::With { body, .. } => f(body),
+            Stmt::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+                ..
+            } => {
+                f(body);
+                handlers.iter().for_each(|h| f(h));
+                f(orelse);
+                f(finalbody);
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Expr { kind, span }

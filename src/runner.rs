@@ -122,32 +122,13 @@ impl<'a> FileFacts<'a> {
         for stmt in body {
             match stmt {
                 Stmt::Expr(e) => self.expression_statement(e, language, locals),
-                Stmt::If { body, orelse, .. } | Stmt::Loop { body, orelse, .. } => {
-                    self.statements(body, language, locals);
-                    self.statements(orelse, language, locals);
-                }
-                Stmt::With { body, .. } => self.statements(body, language, locals),
-                Stmt::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finalbody,
-                    ..
-                } => {
-                    self.statements(body, language, locals);
-                    for h in handlers {
-                        self.statements(h, language, locals);
-                    }
-                    self.statements(orelse, language, locals);
-                    self.statements(finalbody, language, locals);
-                }
                 Stmt::FunctionDef(f) => self.function(f, language),
                 Stmt::ClassDef(c) => {
                     for m in &c.methods {
                         self.function(m, language);
                     }
                 }
-                _ => {}
+                _ => stmt.for_each_block(|b| self.statements(b, language, locals)),
             }
         }
     }
@@ -225,42 +206,11 @@ fn assigned_names(body: &[Stmt], out: &mut HashSet<String>) {
         match stmt {
             Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target(t, out)),
             Stmt::AugAssign { target: t, .. } => target(t, out),
-            Stmt::If { body, orelse, .. } => {
-                assigned_names(body, out);
-                assigned_names(orelse, out);
-            }
-            Stmt::Loop {
-                target: t,
-                body,
-                orelse,
-                ..
-            } => {
-                if let Some(t) = t {
-                    target(t, out);
-                }
-                assigned_names(body, out);
-                assigned_names(orelse, out);
-            }
-            Stmt::With { items, body, .. } => {
-                for (_, t) in items {
-                    if let Some(t) = t {
-                        target(t, out);
-                    }
-                }
-                assigned_names(body, out);
-            }
-            Stmt::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-                ..
-            } => {
-                assigned_names(body, out);
-                handlers.iter().for_each(|h| assigned_names(h, out));
-                assigned_names(orelse, out);
-                assigned_names(finalbody, out);
-            }
+            Stmt::Loop { target: Some(t), .. } => target(t, out),
+            Stmt::With { items, .. } => items
+                .iter()
+                .filter_map(|(_, t)| t.as_ref())
+                .for_each(|t| target(t, out)),
             Stmt::Import { module, alias, .. } => {
                 let name = alias
                     .clone()
@@ -275,6 +225,7 @@ fn assigned_names(body: &[Stmt], out: &mut HashSet<String>) {
             }
             _ => {}
         }
+        stmt.for_each_block(|b| assigned_names(b, out));
     }
 }
 

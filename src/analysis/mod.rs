@@ -261,7 +261,7 @@ fn nested_classes(body: &[Stmt], out: &mut Vec<Arc<ir::Class>>, depth: usize) {
                 }
             }
             Stmt::FunctionDef(f) => nested_classes(&f.body, out, depth + 1),
-            _ => for_each_block(s, |b| nested_classes(b, out, depth + 1)),
+            _ => s.for_each_block(|b| nested_classes(b, out, depth + 1)),
         }
     }
 }
@@ -279,32 +279,8 @@ fn nested_functions(body: &[Stmt], out: &mut Vec<Arc<Function>>, depth: usize) {
                 nested_functions(&f.body, out, depth + 1);
             }
             Stmt::ClassDef(_) => {}
-            _ => for_each_block(s, |b| nested_functions(b, out, depth + 1)),
+            _ => s.for_each_block(|b| nested_functions(b, out, depth + 1)),
         }
-    }
-}
-
-/// Run `f` on each block of statements nested directly in `s`.
-fn for_each_block(s: &Stmt, mut f: impl FnMut(&[Stmt])) {
-    match s {
-        Stmt::If { body, orelse, .. } | Stmt::Loop { body, orelse, .. } => {
-            f(body);
-            f(orelse);
-        }
-        Stmt::With { body, .. } => f(body),
-        Stmt::Try {
-            body,
-            handlers,
-            orelse,
-            finalbody,
-            ..
-        } => {
-            f(body);
-            handlers.iter().for_each(|h| f(h));
-            f(orelse);
-            f(finalbody);
-        }
-        _ => {}
     }
 }
 

@@ -591,19 +591,7 @@ fn assigned_names(s: &Stmt) -> Vec<String> {
                 }
                 body.iter().for_each(|s| walk(s, out));
             }
-            Stmt::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-                ..
-            } => {
-                body.iter()
-                    .chain(handlers.iter().flatten())
-                    .chain(orelse)
-                    .chain(finalbody)
-                    .for_each(|s| walk(s, out));
-            }
+            Stmt::Try { .. } => s.for_each_block(|b| b.iter().for_each(|s| walk(s, out))),
             Stmt::FunctionDef(f) => out.push(f.name.clone()),
             Stmt::ClassDef(c) => out.push(c.name.clone()),
             Stmt::Import { alias: Some(a), .. } => out.push(a.clone()),

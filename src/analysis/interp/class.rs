@@ -289,23 +289,9 @@ fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
                 .for_each(|s| tested_names_in_stmt(s, out));
         }
         Stmt::Assert { test, .. } => names_in(test, out),
-        Stmt::Loop { body, orelse, .. } => body
-            .iter()
-            .chain(orelse)
-            .for_each(|s| tested_names_in_stmt(s, out)),
-        Stmt::With { body, .. } => body.iter().for_each(|s| tested_names_in_stmt(s, out)),
-        Stmt::Try {
-            body,
-            handlers,
-            orelse,
-            finalbody,
-            ..
-        } => body
-            .iter()
-            .chain(handlers.iter().flatten())
-            .chain(orelse)
-            .chain(finalbody)
-            .for_each(|s| tested_names_in_stmt(s, out)),
+        Stmt::Loop { .. } | Stmt::With { .. } | Stmt::Try { .. } => {
+            s.for_each_block(|b| b.iter().for_each(|s| tested_names_in_stmt(s, out)))
+        }
         Stmt::Assign { value, .. } | Stmt::AugAssign { value, .. } => exprs.push(value),
         Stmt::Expr(e) => exprs.push(e),
         Stmt::Return { value: Some(e), .. } => exprs.push(e),
@@ -448,37 +434,12 @@ pub fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
             match s {
                 Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
                 Stmt::AugAssign { target, .. } => target_names(target, out),
-                Stmt::If { body, orelse, .. } => {
-                    walk(body, out);
-                    walk(orelse, out);
-                }
-                Stmt::Loop { body, orelse, .. } => {
-                    walk(body, out);
-                    walk(orelse, out);
-                }
-                Stmt::With { body, .. } => walk(body, out),
-                Stmt::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finalbody,
-                    ..
-                } => {
-                    walk(body, out);
-                    handlers.iter().for_each(|h| walk(h, out));
-                    walk(orelse, out);
-                    walk(finalbody, out);
-                }
                 Stmt::Expr(e) => {
                     if let Some(name) = register_buffer_name(e) {
                         out.push(name);
                     }
-                    if let ExprKind::Call { func, .. } = &e.kind {
-                        // `setattr(self, "x", v)` and friends: unknown which attribute.
-                        let _ = func;
-                    }
                 }
-                _ => {}
+                _ => s.for_each_block(|b| walk(b, out)),
             }
         }
     }

@@ -254,30 +254,7 @@ impl LocalUses<'_, '_> {
                 _ => {}
             },
             Stmt::Expr(e) if self.once(e.span) && self.in_place_chain(e) => self.accounted += 1,
-            Stmt::If { body, orelse, .. } => {
-                self.block(body);
-                self.block(orelse);
-            }
-            Stmt::Loop { body, orelse, .. } => {
-                self.block(body);
-                self.block(orelse);
-            }
-            Stmt::With { body, .. } => self.block(body),
-            Stmt::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-                ..
-            } => {
-                self.block(body);
-                for h in handlers {
-                    self.block(h);
-                }
-                self.block(orelse);
-                self.block(finalbody);
-            }
-            _ => {}
+            _ => s.for_each_block(|b| self.block(b)),
         }
     }
 }
