@@ -295,42 +295,6 @@ fn no_rule_is_gated_by_another_rules_tokens() {
     );
 }
 
-/// candle copies any non-contiguous input; torch only when the dims cannot be merged.
-#[test]
-fn sl002_gives_the_reason_of_the_library() {
-    let messages = |path: &str, source: &str| -> Vec<String> {
-        stridelint::check_source(
-            Path::new(path),
-            source.to_string(),
-            &stridelint::Settings::default(),
-        )
-        .into_iter()
-        .filter(|d| d.code == "SL002")
-        .map(|d| d.message)
-        .collect()
-    };
-    let candle = messages(
-        "model.rs",
-        "use candle_core::{Tensor, D};\nfn f(x: &Tensor) -> candle_core::Result<Tensor> {\n    let (b, t, c) = x.dims3()?;\n    x.transpose(1, 2)?.reshape((b, c * t))\n}\n",
-    );
-    assert_eq!(candle.len(), 1, "{candle:?}");
-    assert!(
-        candle[0].contains("candle's `reshape` copies every non-contiguous input, and it is not contiguous (stride(2) = c, where a contiguous tensor has 1)"),
-        "{}",
-        candle[0]
-    );
-    let torch = messages(
-        "model.py",
-        "def f(x):\n    b, t, c = x.shape\n    return x.transpose(1, 2).reshape(b, c * t)\n",
-    );
-    assert_eq!(torch.len(), 1, "{torch:?}");
-    assert!(
-        torch[0].contains("which are not adjacent in memory"),
-        "{}",
-        torch[0]
-    );
-}
-
 fn stridelint(args: &[&str], dir: &Path) -> (String, String, Option<i32>) {
     let output = Command::new(env!("CARGO_BIN_EXE_stridelint"))
         .args(args)

@@ -356,7 +356,7 @@ pub fn apply_op(
     // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
     // tensor: their first argument is a size or data, never the input. `einsum`'s first
     // argument is its equation: it is applied once to all its operands the same way.
-    if recv.is_none() && (spec.kind.is_factory() || spec.kind == OpKind::Einsum) {
+    if recv.is_none() && spec.kind.applied_without_input() {
         return apply_factory(ctx, spec, &positional, &keywords, span, nspan, &what);
     }
     let mut positional = positional;

@@ -241,6 +241,12 @@ impl OpKind {
         )
     }
 
+    /// Kinds applied once to all their arguments rather than to each alternative of a first
+    /// tensor argument: the factories, and `einsum`, whose first argument is its equation.
+    pub fn applied_without_input(self) -> bool {
+        self.is_factory() || self == OpKind::Einsum
+    }
+
     pub fn is_factory(self) -> bool {
         matches!(
             self,
