@@ -206,7 +206,9 @@ fn assigned_names(body: &[Stmt], out: &mut HashSet<String>) {
         match stmt {
             Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target(t, out)),
             Stmt::AugAssign { target: t, .. } => target(t, out),
-            Stmt::Loop { target: Some(t), .. } => target(t, out),
+            Stmt::Loop {
+                target: Some(t), ..
+            } => target(t, out),
             Stmt::With { items, .. } => items
                 .iter()
                 .filter_map(|(_, t)| t.as_ref())
