@@ -22,7 +22,9 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
     replaced by the original bytes minus the deleted `.contiguous()`), one lint run per batch.
     SL001 recall = mutations that raised and got an SL001 at the mutated view / mutations that
     raised. False alarms = SL001 at the mutated view of a mutation that was executed but did not
-    raise, plus SL001 anywhere in a batch run that is neither in the unmodified run (positions
+    raise (except when a dim the finding names as unmergeable had size 1 in the recorded run:
+    every finding holds for named sizes >= 2, as its note says, so that run is outside its claim;
+    listed apart in sl001_outside_sizes.jsonl), plus SL001 anywhere in a batch run that is neither in the unmodified run (positions
     in an edited file mapped through the edit) nor at a raising mutated view.
 
 Why batching does not change the linter's verdicts. stridelint analyses each file on its own:
@@ -41,6 +43,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -183,7 +186,30 @@ def map_through(tree, rel, edit, pos):
     return t.pos(ns) + t.pos(ne)
 
 
-def score_mutations(binary, tree, rows, base_findings, work, check_batching=0):
+MERGED_DIMS = re.compile(r"dims (\d+) \([^()]*(?:\([^()]*\)[^()]*)*\) and (\d+) \(")
+
+
+def outside_size_condition(finding, site):
+    """Why a run of a mutated view that did not raise lies outside what `finding` claims, or None.
+
+    Every finding holds for named sizes >= 2 (its note lists them); the recorded run of the
+    site (`example.input` = shape, strides, offset of the view's input, which the mutation
+    leaves unchanged in shape) shows the sizes torch saw. When a dim the finding names as not
+    mergeable had size 1 there, the view could not fail in that run, and the finding's
+    condition did not hold: such a run is no evidence against it (nor for it)."""
+    example = (site or {}).get("example") or {}
+    shape = (example.get("input") or [None])[0]
+    m = MERGED_DIMS.search(finding or "")
+    if not shape or not m:
+        return None
+    ones = [int(i) for i in m.groups() if int(i) < len(shape) and shape[int(i)] == 1]
+    if not ones:
+        return None
+    return "outside the finding's sizes: dim %d had size 1 in the run %s" % (ones[0], shape)
+
+
+def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, sites=()):
+    site_at = {(s["file"], s["line"], s["col"], s["end_line"], s["end_col"], s["op"]): s for s in sites}
     batches = make_batches(rows)
     by_edit = collections.defaultdict(list)
     for r in rows:
@@ -193,7 +219,7 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0):
         if f["code"] == "SL001":
             base_sl001[f["file"]].add(f["pos"])
     ov = Overlay(tree, os.path.join(work, "overlay"))
-    detected, missed, alarms, unknown_hits = [], [], [], []
+    detected, missed, alarms, unknown_hits, outside = [], [], [], [], []
     per_batch = []
     batch_findings = {}
     lint_s = 0.0
@@ -224,7 +250,13 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0):
                         raising_sites.add((r["file"],) + key)
                         (detected if hit else missed).append(item)
                     elif hit and r["reached"]:
-                        alarms.append(dict(item, kind="mutated view did not raise"))
+                        v = r["view"]
+                        site = site_at.get((r["file"], v["line"], v["col"], v["end_line"], v["end_col"], v["op"]))
+                        why = outside_size_condition(hit[0]["message"], site)
+                        if why:
+                            outside.append(dict(item, kind=why))
+                        else:
+                            alarms.append(dict(item, kind="mutated view did not raise"))
                     elif hit:
                         unknown_hits.append(item)
             # SL001 anywhere else that is new in this batch
@@ -258,7 +290,7 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0):
     finally:
         ov.close()
     return dict(batches=len(batches), edits=sum(per_batch), detected=detected, missed=missed, alarms=alarms,
-                unknown_hits=unknown_hits, lint_seconds=round(lint_s, 1), batching_check=checked)
+                unknown_hits=unknown_hits, outside=outside, lint_seconds=round(lint_s, 1), batching_check=checked)
 
 
 def ratio(a, b):
@@ -317,17 +349,18 @@ def main():
     if not args.no_mutations and os.path.exists(mpath):
         rows = load_jsonl(mpath)
         b = score_mutations(args.bin, tree, rows, findings, os.path.join(ROOT, "target/realcode/score-work"),
-                            args.check_batching)
+                            args.check_batching, sites)
         dump("sl001_detected.jsonl", b["detected"])
         dump("sl001_missed.jsonl", b["missed"])
         dump("sl001_false_alarms.jsonl", b["alarms"])
         dump("sl001_unreached_hits.jsonl", b["unknown_hits"])
+        dump("sl001_outside_sizes.jsonl", b["outside"])
         raised = len(b["detected"]) + len(b["missed"])
         summary["sl001_mutations"] = dict(
             mutations=len(rows), raised=raised, detected=len(b["detected"]), missed=len(b["missed"]),
             recall=ratio(len(b["detected"]), raised), false_alarms=len(b["alarms"]),
             false_alarms_at_mutated_views=sum(x["kind"] == "mutated view did not raise" for x in b["alarms"]),
-            hits_at_unreached_views=len(b["unknown_hits"]), batches=b["batches"], lint_seconds=b["lint_seconds"],
+            hits_at_unreached_views=len(b["unknown_hits"]), outside_sizes=len(b["outside"]), batches=b["batches"], lint_seconds=b["lint_seconds"],
             batching_check=dict(checked=len(b["batching_check"]),
                                 same=sum(x["same"] for x in b["batching_check"])) if b["batching_check"] else None,
         )
@@ -353,6 +386,9 @@ def main():
         print("SL001 mutations: %d raised of %d, detected %d, recall %s, false alarms %d (%d at mutated views); "
               "%d batches" % (m["raised"], m["mutations"], m["detected"], m["recall"], m["false_alarms"],
                               m["false_alarms_at_mutated_views"], m["batches"]))
+        if m["outside_sizes"]:
+            print("SL001 at %d mutated views that did not raise because a dim the finding needs >= 2 was 1 in "
+                  "the run (not counted either way; sl001_outside_sizes.jsonl)" % m["outside_sizes"])
         if m["batching_check"]:
             print("batching check: %d of %d edits give the same findings alone as in their batch" % (
                 m["batching_check"]["same"], m["batching_check"]["checked"]))

@@ -168,6 +168,38 @@ fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
     Value::Tensor(TensorVal::Alts(vec![alt]))
 }
 
+/// A [`OpKind::FormatFollowing`] op (convolution, pooling, …) whose input is contiguous.
+fn follows_contiguous_input(ctx: &ApplyCtx, spec: &OpSpec, input: &TensorAlt) -> bool {
+    spec.kind == OpKind::FormatFollowing
+        && spec.semantics == ops::Semantics::Torch
+        && match &input.layout {
+            None => true,
+            Some(l) => l
+                .is_contiguous(&Decider::new(&ctx.facts.assumptions))
+                .is_yes(),
+        }
+}
+
+/// The contiguous output of unknown shape that a format-following op makes from a
+/// contiguous input; its chain keeps the input's, so a finding still names what the
+/// input's contiguity rests on (a parameter assumed contiguous).
+fn contiguous_from_input(ctx: &mut ApplyCtx, input: &TensorAlt, span: Span, what: &str) -> Value {
+    let origin = ctx.fresh_origin();
+    let step = Step {
+        span,
+        what: format!("{what} {FROM_CONTIGUOUS_INPUT}"),
+        layout: None,
+        prev: input.chain.clone(),
+    };
+    let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
+    alt.origin = Some(origin);
+    alt.condition = input.condition.clone();
+    Value::Tensor(TensorVal::Alts(vec![alt]))
+}
+
+/// How the chain step of [`contiguous_from_input`] ends.
+const FROM_CONTIGUOUS_INPUT: &str = "(contiguous, as its input)";
+
 /// Evaluated call arguments.
 pub struct CallArgs {
     pub positional: Vec<Value>,
@@ -437,6 +469,9 @@ pub fn apply_op(
             pos_args,
             kw_args.clone(),
         ) {
+            Ok(bound) if permutes_parameter_channels_last(spec, &bound, alt) => {
+                (unknown_transfer(), None, None)
+            }
             Ok(bound) => {
                 operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
                 if input_alt.layout.is_none() && list_input.is_none() {
@@ -472,6 +507,11 @@ pub fn apply_op(
                             step_what = format!(
                                     "{what} (assuming its operands of unknown shape broadcast to its first operand's shape)"
                                 );
+                        }
+                    }
+                    if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
+                        if let Some(t2) = decide_by_block_count(spec, &bound, &d) {
+                            t = t2;
                         }
                     }
                     if matches!(t.result, OpResult::Unknown) {
@@ -554,6 +594,9 @@ pub fn apply_op(
         });
         let value = match transfer.result {
             _ if partial.is_some() => partial.unwrap_or(Value::Unknown),
+            OpResult::UnknownTensor if follows_contiguous_input(ctx, spec, &input_alt) => {
+                contiguous_from_input(ctx, &input_alt, span, &what)
+            }
             // The layout is unknown but the op writes a new contiguous tensor.
             OpResult::UnknownTensor | OpResult::Unknown if fresh => {
                 fresh_contiguous(ctx, span, &what)
@@ -648,6 +691,50 @@ fn sdpa_alternatives(
         })
         .collect();
     Some(Value::Tensor(TensorVal::Alts(alts)))
+}
+
+/// `permute(0, 2, 3, 1)` (or `(0, 2, 3, 4, 1)`) of a tensor parameter as received: the
+/// NCHW → NHWC idiom, applied to a feature map. Feature maps arrive channels-last as often
+/// as contiguous (a convolution's output follows its input's memory format, and attention
+/// blocks hand back `transpose(-1, -2).reshape(B, C, H, W)`, which is channels-last), and
+/// then this permute is itself contiguous: the "parameters are contiguous" assumption is
+/// not credible here, so the result is unknown rather than a finding built on it.
+fn permutes_parameter_channels_last(
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    alt: &TensorAlt,
+) -> bool {
+    const CHANNELS_LAST: [&[i64]; 2] = [&[0, 2, 3, 1], &[0, 2, 3, 4, 1]];
+    if spec.kind != OpKind::Permute || !is_parameter_as_received(alt) {
+        return false;
+    }
+    let Some(dims) = bound.get("dims").and_then(ArgValue::as_i64s) else {
+        return false;
+    };
+    let rank = dims.len() as i64;
+    let wrapped: Vec<i64> = dims
+        .iter()
+        .map(|&d| if d < 0 { d + rank } else { d })
+        .collect();
+    CHANNELS_LAST
+        .iter()
+        .any(|idiom| *idiom == wrapped.as_slice())
+}
+
+/// The tensor is a parameter of the analysed function (its layout assumed), as received or
+/// through format-following ops only (`self.conv(x)`: channels-last in, channels-last out).
+fn is_parameter_as_received(alt: &TensorAlt) -> bool {
+    let mut step = alt.chain.as_deref();
+    while let Some(s) = step {
+        if s.prev.is_none() {
+            return s.what.starts_with("parameter `");
+        }
+        if !s.what.ends_with(FROM_CONTIGUOUS_INPUT) {
+            return false;
+        }
+        step = s.prev.as_deref();
+    }
+    false
 }
 
 /// `view`/`reshape` of a contiguous tensor to a target whose element count the analysis
@@ -1078,8 +1165,10 @@ fn decide_harder(
     let d = Decider::new(&distinct);
     let t = ops::apply(spec, &bound, &d);
     match t.result {
-        // Only a failure or a copy is worth stating under the extra assumption.
-        OpResult::Error(_) => {}
+        // Only a failure or a copy is worth stating under the extra assumption; not an
+        // element count that differs only because its sizes are unrelated names (a count
+        // the code got right is the usual case, and `contiguous_view_result` relies on it).
+        OpResult::Error(ref e) if e.kind != ops::OpErrorKind::ElementCount => {}
         OpResult::Tensor(_) if t.copies.is_yes() => {}
         _ => return None,
     }
@@ -1087,6 +1176,60 @@ fn decide_harder(
     used.extend(equation.clone());
     solved.extend(equation);
     Some((t, used, solved_target))
+}
+
+/// `view`/`reshape` whose target the analysis cannot read in full (`view(batch_size,
+/// seq_len, -1)` with sizes of unknown value) but whose number of dims it can: when that is
+/// fewer than the input's blocks ([`too_few_dims_for_blocks`](crate::layout::too_few_dims_for_blocks)), no view exists
+/// whatever the sizes are, so `view` fails and `reshape` copies (if the element count
+/// matches; with any other count both fail). PyTorch semantics only (candle's `reshape`
+/// copies every non-contiguous input anyway).
+fn decide_by_block_count(
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    d: &Decider,
+) -> Option<ops::Transfer<Dim>> {
+    if spec.semantics != ops::Semantics::Torch
+        || !matches!(spec.kind, OpKind::View | OpKind::Reshape)
+    {
+        return None;
+    }
+    let input = bound.get("input").and_then(ArgValue::as_layout)?;
+    let param = if spec.kind == OpKind::View {
+        "size"
+    } else {
+        "shape"
+    };
+    let ArgValue::IntList(items) = bound.get(param)? else {
+        return None;
+    };
+    let items = match items.as_slice() {
+        [ArgValue::IntList(inner)] => inner.as_slice(),
+        items => items,
+    };
+    if items
+        .iter()
+        .any(|item| matches!(item, ArgValue::IntList(_)))
+    {
+        return None;
+    }
+    // Unreadable sizes stand as sizes that may exceed 1: only their number matters.
+    let target: Vec<Dim> = items
+        .iter()
+        .map(|item| match item {
+            ArgValue::Int(size) => size.clone(),
+            _ => Dim::lit(2),
+        })
+        .collect();
+    if !crate::layout::too_few_dims_for_blocks(input, &target, d) {
+        return None;
+    }
+    d.record(Assumption::ElementCountMatches);
+    Some(if spec.kind == OpKind::View {
+        ops::Transfer::error(ops::OpErrorKind::ViewIncompatible, crate::layout::E_VIEW)
+    } else {
+        ops::Transfer::unknown_tensor().with_copy(Tri::Yes, input.numel())
+    })
 }
 
 /// The one target size of a view/reshape that shares no symbol with the input's shape
@@ -1199,6 +1342,7 @@ fn apply_factory(
         _ => Outcome::Unknown,
     };
     let known = matches!(outcome, Outcome::Ok(Some(_)));
+    let undecided = matches!(outcome, Outcome::Unknown);
     let nothing = TensorAlt::new(None, None);
     let factory_outcome = AltOutcome {
         input: nothing.clone(),
@@ -1212,11 +1356,38 @@ fn apply_factory(
         decisions: ctx.decisions.to_vec(),
     };
     ctx.record_with(spec, span, nspan, vec![factory_outcome], !known);
+    if let Some(rank) = contiguous_einsum(spec, positional).filter(|_| undecided) {
+        // Sizes of its own: the operands' are not known.
+        let shape: Vec<Dim> = (0..rank)
+            .map(|i| ctx.root.mint(&format!("torch.einsum.shape[{i}]")))
+            .collect();
+        let layout = SymLayout::contiguous(shape);
+        let step = Step {
+            span,
+            what: format!("{what} (whatever its operands' layouts)"),
+            layout: Some(layout.clone()),
+            prev: None,
+        };
+        return Value::Tensor(TensorVal::single(Some(layout), Some(Arc::new(step))));
+    }
     match result {
         OpResult::Tensor(_) | OpResult::Tensors(_) => {
             result_value(ctx, &nothing, result, span, what, false)
         }
         _ => unknown_result(spec),
+    }
+}
+
+/// `torch.einsum` whose equation alone makes its result contiguous
+/// ([`crate::layout::einsum::contiguous_from_letters`]): known with operands that are not.
+/// Returns the result's rank.
+fn contiguous_einsum(spec: &OpSpec, positional: &[Value]) -> Option<usize> {
+    if spec.kind != OpKind::Einsum || spec.semantics != ops::Semantics::Torch {
+        return None;
+    }
+    match positional.first() {
+        Some(Value::Str(equation)) => crate::layout::einsum::contiguous_from_letters(equation),
+        _ => None,
     }
 }
 

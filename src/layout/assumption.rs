@@ -25,6 +25,9 @@ pub enum Assumption {
     /// A target size the analysis could not relate to the input is the one value the
     /// element count allows (any other value makes the call fail on the element count).
     SolvedSize { name: String, value: String },
+    /// A view/reshape target whose element count the analysis cannot compare with the
+    /// input's has the same count (with any other count the call fails on the count).
+    ElementCountMatches,
     /// A constructor switch (a parameter defaulting to `None`, `True`/`False` or a string,
     /// read by one of its tests) has its default: a method analysed on its own sees the
     /// object the default arguments build.
@@ -42,6 +45,9 @@ impl fmt::Display for Assumption {
             Assumption::Divides { divisor, dividend } => write!(f, "{divisor} divides {dividend}"),
             Assumption::Distinct { a, b } => write!(f, "{a} ≠ {b}"),
             Assumption::SolvedSize { name, value } => write!(f, "{name} = {value}"),
+            Assumption::ElementCountMatches => {
+                write!(f, "the target has the input's element count")
+            }
             Assumption::DefaultArgument { class, name, value } => {
                 write!(f, "`{class}` built with its default `{name}={value}`")
             }

@@ -68,15 +68,7 @@ fn contracted<S: Size>(
     right: &Layout<S>,
     d: &Decider,
 ) -> Option<Layout<S>> {
-    let in_a = |c: char| a.contains(c);
-    let in_b = |c: char| b.contains(c);
-    // Every letter is kept or contracted between both; at least one is contracted.
-    let summed_alone = a.chars().any(|c| !out.contains(c) && !in_b(c))
-        || b.chars().any(|c| !out.contains(c) && !in_a(c));
-    let contracts = a.chars().any(|c| !out.contains(c) && in_b(c));
-    if summed_alone || !contracts || out.chars().any(|c| !in_a(c) && !in_b(c)) {
-        return None;
-    }
+    let memory_order = contraction_memory_order(a, b, out)?;
     // A kept letter both operands have must have one size in both (no broadcasting of a
     // size 1); a contracted one need not be compared: torch raises if they differ.
     let size_of = |c: char| -> Option<S> {
@@ -90,16 +82,6 @@ fn contracted<S: Size>(
             (None, None) => None,
         }
     };
-    let shared: Vec<char> = out.chars().filter(|&c| in_a(c) && in_b(c)).collect();
-    let rest: Vec<char> = out.chars().filter(|c| !shared.contains(c)).collect();
-    let alone_a: Vec<char> = rest.iter().copied().filter(|&c| in_a(c)).collect();
-    let alone_b: Vec<char> = rest.iter().copied().filter(|&c| in_b(c)).collect();
-    let grouped =
-        rest == [alone_a.clone(), alone_b.clone()].concat() || rest == [alone_b, alone_a].concat();
-    if !grouped {
-        return None;
-    }
-    let memory_order: Vec<char> = shared.into_iter().chain(rest).collect();
     let sizes: Vec<S> = memory_order
         .iter()
         .map(|&c| size_of(c))
@@ -113,6 +95,47 @@ fn contracted<S: Size>(
         strides.push(dense.strides[k].clone());
     }
     Some(Layout::new(shape, strides, S::lit(0)))
+}
+
+/// The output letters in the order of the result's memory (outermost first) for a
+/// two-operand contraction the rule decides, from the letters alone.
+fn contraction_memory_order(a: &str, b: &str, out: &str) -> Option<Vec<char>> {
+    let in_a = |c: char| a.contains(c);
+    let in_b = |c: char| b.contains(c);
+    // Every letter is kept or contracted between both; at least one is contracted.
+    let summed_alone = a.chars().any(|c| !out.contains(c) && !in_b(c))
+        || b.chars().any(|c| !out.contains(c) && !in_a(c));
+    let contracts = a.chars().any(|c| !out.contains(c) && in_b(c));
+    if summed_alone || !contracts || out.chars().any(|c| !in_a(c) && !in_b(c)) {
+        return None;
+    }
+    let shared: Vec<char> = out.chars().filter(|&c| in_a(c) && in_b(c)).collect();
+    let rest: Vec<char> = out.chars().filter(|c| !shared.contains(c)).collect();
+    let alone_a: Vec<char> = rest.iter().copied().filter(|&c| in_a(c)).collect();
+    let alone_b: Vec<char> = rest.iter().copied().filter(|&c| in_b(c)).collect();
+    let grouped =
+        rest == [alone_a.clone(), alone_b.clone()].concat() || rest == [alone_b, alone_a].concat();
+    grouped.then(|| shared.into_iter().chain(rest).collect())
+}
+
+/// A two-operand `equation` whose result the rule lays out in the output's own order
+/// (`"bhlt,bhtv->bhlv"`): the result is contiguous whatever the operands' layouts and
+/// sizes are, so it is known even when the operands are not (their ranks must match the
+/// terms, or torch raises).
+/// Returns the output's rank.
+pub fn contiguous_from_letters(equation: &str) -> Option<usize> {
+    let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, out) = equation.split_once("->")?;
+    let terms: Vec<&str> = lhs.split(',').collect();
+    let [a, b] = terms.as_slice() else {
+        return None;
+    };
+    if !(plain_letters(a) && plain_letters(b) && plain_letters(out)) {
+        return None;
+    }
+    contraction_memory_order(a, b, out)
+        .filter(|order| order.iter().copied().eq(out.chars()))
+        .map(|order| order.len())
 }
 
 #[cfg(test)]
@@ -181,5 +204,22 @@ mod tests {
         // A kept letter whose sizes disagree.
         let (x, y) = (contiguous(&[2, 3, 4]), contiguous(&[5, 4, 6]));
         assert_eq!(einsum("bij,bjk->bik", &[&x, &y]), None);
+    }
+
+    #[test]
+    fn contiguity_from_the_letters_alone() {
+        assert_eq!(contiguous_from_letters("bhlt,bhtv->bhlv"), Some(4));
+        assert_eq!(contiguous_from_letters("BHNKG,BHGF->BHNKF"), Some(5));
+        assert_eq!(contiguous_from_letters("bhlk, bhtk -> bhlt"), Some(4));
+        // The letters of the second operand alone may come first.
+        assert_eq!(contiguous_from_letters("bhlt,bhtv->bhvl"), Some(4));
+        // One operand's letters not together: not decided.
+        assert_eq!(contiguous_from_letters("bhij,bhjkl->bhkil"), None);
+        // Shared letters not first.
+        assert_eq!(contiguous_from_letters("bhlt,bhtv->lbhv"), None);
+        // One operand: a permuted view of it, which depends on its layout.
+        assert_eq!(contiguous_from_letters("bhld->bdhl"), None);
+        // A letter summed within one operand.
+        assert_eq!(contiguous_from_letters("bhlt,bhv->bhlv"), None);
     }
 }

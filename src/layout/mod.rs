@@ -56,5 +56,5 @@ pub use reshape::{
 pub use split::{
     chunk, split, split_with_sizes, tensor_split_indices, tensor_split_sections, unbind,
 };
-pub use view::{view_strides, ViewStrides};
+pub use view::{blocks_of_two_or_more, too_few_dims_for_blocks, view_strides, ViewStrides};
 pub use wrap_dim::wrap_dim;

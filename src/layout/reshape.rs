@@ -2,6 +2,7 @@
 //! `ravel`, `contiguous`. Each answers two questions a lint needs: does the call fail, and
 //! does it silently copy.
 
+use super::assumption::Assumption;
 use super::contiguity::{strides_for_format, MemoryFormat};
 use super::decided::product;
 use super::error::{torch_list, LayoutError, LayoutErrorKind};
@@ -9,7 +10,7 @@ use super::infer_size::{infer_size, ShapeError};
 use super::layout::Layout;
 use super::size::{Decider, Size};
 use super::tri::Tri;
-use super::view::{view_strides, ViewStrides};
+use super::view::{too_few_dims_for_blocks, view_strides, ViewStrides};
 use super::wrap_dim::{wrap_dim, wrap_existing_dim};
 
 /// PyTorch's `view` error (E_VIEW), verbatim.
@@ -97,6 +98,14 @@ impl<S: Size> MaybeCopy<S> {
 pub fn view<S: Size>(layout: &Layout<S>, shape: &[S], dec: &Decider) -> ViewOutcome<S> {
     let shape = match infer_size(shape, &layout.numel(), dec) {
         Ok(shape) => shape,
+        // The element count cannot be compared, but no shape of this many dims is a view:
+        // the call fails either way, on the strides if the counts match.
+        Err(ShapeError::Undecided) if too_few_dims_for_blocks(layout, shape, dec) => {
+            dec.record(Assumption::ElementCountMatches);
+            return ViewOutcome::NotViewable {
+                shape: shape.to_vec(),
+            };
+        }
         Err(ShapeError::Undecided) => return ViewOutcome::Unknown,
         Err(error) => return ViewOutcome::InvalidShape(error),
     };
@@ -117,8 +126,36 @@ pub fn reshape<S: Size>(
     shape: &[S],
     dec: &Decider,
 ) -> Result<MaybeCopy<S>, LayoutError> {
-    let shape = infer_size(shape, &layout.numel(), dec)?;
-    Ok(reshape_resolved(layout, shape, dec))
+    let resolved = match infer_size(shape, &layout.numel(), dec) {
+        Err(ShapeError::Undecided) if too_few_dims_for_blocks(layout, shape, dec) => {
+            // If the call returns, the counts match and no view exists: a copy.
+            dec.record(Assumption::ElementCountMatches);
+            return Ok(MaybeCopy::copy(Layout::contiguous(solve_minus_one(
+                shape,
+                &layout.numel(),
+            ))));
+        }
+        resolved => resolved?,
+    };
+    Ok(reshape_resolved(layout, resolved, dec))
+}
+
+/// `shape` with its `-1` (if any) replaced by the element count over the other sizes.
+fn solve_minus_one<S: Size>(shape: &[S], numel: &S) -> Vec<S> {
+    let others = shape
+        .iter()
+        .filter(|size| size.as_lit() != Some(-1))
+        .fold(S::lit(1), |acc, size| acc.mul(size));
+    shape
+        .iter()
+        .map(|size| {
+            if size.as_lit() == Some(-1) {
+                numel.floordiv(&others)
+            } else {
+                size.clone()
+            }
+        })
+        .collect()
 }
 
 /// `reshape` to a shape that needs no `-1` resolution and has the right element count.

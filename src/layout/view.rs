@@ -44,12 +44,80 @@ pub enum ViewStrides<S> {
 /// The loop interleaves chunk detection and hand-out (as ATen does), so with symbolic sizes
 /// a chunk that fails is reported as `NotViewable` even when a later, undecidable chunk
 /// boundary was never examined. Any undecidable comparison that matters gives `Unknown`.
+///
+/// When the hand-out is undecided, the view still fails if the new shape has fewer dims
+/// that may exceed 1 than the input has blocks ([`too_few_dims_for_blocks`]).
 pub fn view_strides<S: Size>(layout: &Layout<S>, new_shape: &[S], dec: &Decider) -> ViewStrides<S> {
     match compute_stride(&layout.shape, &layout.strides, new_shape, dec) {
         Ok(Some(strides)) => ViewStrides::Strides(strides),
         Ok(None) => ViewStrides::NotViewable,
+        Err(Undecided) if too_few_dims_for_blocks(layout, new_shape, dec) => {
+            ViewStrides::NotViewable
+        }
         Err(Undecided) => ViewStrides::Unknown,
     }
+}
+
+/// No view of `layout` as `new_shape` exists, whatever the sizes of `new_shape` are, when
+/// it has fewer dims that may exceed 1 (`-1` counts as one) than `layout` has *blocks*:
+/// computeStride's chunks, the maximal runs of dims that form one evenly strided block.
+/// Every block of ≥ 2 elements must be covered exactly by consecutive new dims, and a block
+/// can only share a new dim with nothing, so it needs a new dim of its own that exceeds 1.
+/// `(B, T, H, D)` strides `(T·H·D, D, T·D, 1)` (heads transposed back) has 4 blocks, so
+/// `view(B, T, -1)` fails for any `B`, `T`: this decides targets whose sizes the analysis
+/// cannot relate to the input. Any undecided block boundary or a possibly empty tensor
+/// (zero-element tensors view to anything) answers false, and so does a decider that
+/// takes different-looking sizes to differ (its boundaries would only hold "unless
+/// `D·T == D`": the count is meant as an exact argument).
+pub fn too_few_dims_for_blocks<S: Size>(
+    layout: &Layout<S>,
+    new_shape: &[S],
+    dec: &Decider,
+) -> bool {
+    if dec.assumptions().distinct_sizes {
+        return false;
+    }
+    let may_exceed_one = new_shape
+        .iter()
+        .filter(|size| !dec.eq_lit(*size, 1).is_yes())
+        .count();
+    match blocks_of_two_or_more(layout, dec) {
+        Some(blocks) => blocks > may_exceed_one,
+        None => false,
+    }
+}
+
+/// How many of `layout`'s computeStride chunks hold ≥ 2 elements (a lower bound: a chunk
+/// whose size might be 1 is not counted); `None` when a chunk boundary is undecided or the
+/// tensor may be empty.
+pub fn blocks_of_two_or_more<S: Size>(layout: &Layout<S>, dec: &Decider) -> Option<usize> {
+    let (shape, strides) = (&layout.shape, &layout.strides);
+    if shape.is_empty() || !dec.eq_lit(&product(shape), 0).is_no() {
+        return None;
+    }
+    let one = S::lit(1);
+    let mut blocks = 0;
+    let mut chunk_base = strides[strides.len() - 1].clone();
+    let mut chunk_numel = one.clone();
+    for d in (0..shape.len()).rev() {
+        chunk_numel = chunk_numel.mul(&shape[d]);
+        let chunk_ends = d == 0 || {
+            let left = d - 1;
+            dec.ne(&shape[left], &one)
+                .and(dec.ne(&strides[left], &chunk_numel.mul(&chunk_base)))
+                .known()?
+        };
+        if chunk_ends {
+            if dec.ne(&chunk_numel, &one).is_yes() {
+                blocks += 1;
+            }
+            if d > 0 {
+                chunk_base = strides[d - 1].clone();
+                chunk_numel = one.clone();
+            }
+        }
+    }
+    Some(blocks)
 }
 
 fn compute_stride<S: Size>(

@@ -7,7 +7,7 @@ use crate::layout::Assumption;
 use super::LintContext;
 use crate::analysis::value::{chain_steps, format_layout, SymLayout};
 use crate::diagnostic::Label;
-use crate::layout::{infer_size, Assumptions, Decider, Dim, Tri};
+use crate::layout::{blocks_of_two_or_more, infer_size, Assumptions, Decider, Dim, Tri};
 
 /// Labels for the steps that produced the input layout, oldest first (at most 6).
 pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
@@ -62,6 +62,12 @@ pub fn notes_for(
             Assumption::SolvedSize { name, value } => solved.push(format!(
                 "`{name}` is taken to be {value}, the one value the element count allows (with any other value the call fails as well)"
             )),
+            Assumption::ElementCountMatches => {
+                let s = "if the target has the input's element count (with any other count the call fails as well)".to_string();
+                if !solved.contains(&s) {
+                    solved.push(s);
+                }
+            }
             other => {
                 let s = other.to_string();
                 if !items.contains(&s) {
@@ -184,6 +190,19 @@ pub fn describe_non_adjacent(
                     ));
                 }
             }
+        }
+    }
+    if resolved.is_none() {
+        if let Some(blocks) = blocks_of_two_or_more(layout, &d)
+            .filter(|&b| b > 1 && target.is_none_or(|t| t.len() < b))
+        {
+            let fewer = match target {
+                Some(t) => format!("the {} dims of the target", t.len()),
+                None => "a target of fewer dims".to_string(),
+            };
+            return Some(format!(
+                "its dims lie in {blocks} blocks of memory that no view can merge, and {fewer} cannot cover them one by one"
+            ));
         }
     }
     let dims: Vec<usize> = (0..layout.shape.len())

@@ -124,6 +124,11 @@ op_kinds! {
     ContiguousResult = "contiguous_result", requires [["input"]];
     /// Same shape, output in the input's `suggest_memory_format()` (batch_norm, group_norm).
     SuggestedFormatResult = "suggested_format_result", requires [["input"]];
+    /// A new tensor of another shape (convolution, pooling, interpolation, padding) that is
+    /// contiguous when its input is (torch 2.15, `scripts/oracle/format_following.py`);
+    /// other inputs are not modelled (channels-last stays channels-last, a transposed
+    /// input of `avg_pool1d` gives neither).
+    FormatFollowing = "format_following", requires [["input"]];
     /// Reductions over `dim` (None = all) with `keepdim`; contiguous output.
     Reduction = "reduction", requires [["input"], ["dim"], ["keepdim"]];
     /// `max`/`min`/`median`/`mode` with a dim → (values, indices); without → a 0-d tensor;

@@ -145,6 +145,9 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::Embedding => matmul::embedding(args),
         OpKind::EmbeddingModule => matmul::embedding_module(args),
         OpKind::UnknownLayout => fresh::unknown_layout(spec),
+        // The shape is not modelled; the analysis knows the output is contiguous when the
+        // input is (it mints the output's sizes).
+        OpKind::FormatFollowing => Ok(Transfer::unknown_tensor()),
         OpKind::Einsum => fresh::einsum(args, d),
         OpKind::Sdpa => Ok(Transfer::unknown_tensor()),
         OpKind::Cat => join::cat(args, d),
