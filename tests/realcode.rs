@@ -159,6 +159,31 @@ fn tables_parse_and_agree_with_meta() {
             .count() as u64,
         u(mm, "raised")
     );
+    assert_eq!(
+        muts.iter()
+            .filter(|r| r["reached"] == Value::Bool(true))
+            .count() as u64,
+        u(mm, "reached")
+    );
+    let per_pattern = mm["per_pattern"]
+        .as_object()
+        .expect("META mutate.per_pattern");
+    let mut counted: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &muts {
+        *counted.entry(s(r, "pattern")).or_default() += 1;
+    }
+    assert_eq!(
+        counted.len(),
+        per_pattern.len(),
+        "patterns in mutations.jsonl vs META"
+    );
+    for (p, n) in &counted {
+        assert_eq!(
+            Some(*n),
+            per_pattern.get(*p).and_then(Value::as_u64),
+            "pattern {p}"
+        );
+    }
     let view_sites: HashSet<Pos> = sites
         .iter()
         .filter(|r| s(r, "op").starts_with("view"))
@@ -189,7 +214,10 @@ fn tables_parse_and_agree_with_meta() {
             removed.len() as u64,
             "{r}"
         );
-        assert!(["chain", "assign"].contains(&s(r, "pattern")), "{r}");
+        assert!(
+            ["chain", "assign", "return"].contains(&s(r, "pattern")),
+            "{r}"
+        );
     }
 }
 

@@ -4,9 +4,17 @@
     .venv-realcode/bin/python scripts/realcode/mutate.py [--tree target/realcode/src]
 
 Candidates (mutations.py): every `.view(...)`/`.view_as(...)` whose receiver is a
-`.contiguous()` call (`chain`), and `x = ....contiguous()` followed by `x.view(...)`
-(`assign`), among the view sites that the record run executed (tests/data/realcode/sites.jsonl
-and the per-job results under target/realcode/results/, which say which models hit each site).
+`.contiguous()` call (`chain`), `x = ....contiguous()` followed by `x.view(...)` (`assign`),
+and the result of a same-file function whose only return is `return ....contiguous()` as the
+receiver (`return`), among the view sites that the record run executed
+(tests/data/realcode/sites.jsonl). Which models hit a site: the per-job results under
+target/realcode/results/ (all of them) when that cache is there, else the `models` field of
+sites.jsonl (the first 8 of `n_models`), with each model's status and shrink level from
+models.jsonl and its job (transformers: the auto-mapping entry) listed from the tree.
+
+`--new-only`: rows already in mutations.jsonl (same file, view and edit) are kept as they are
+and not re-run; only the other candidates run and are merged in (the per-mutation cache under
+target/realcode/mutate/results/ is not needed for the kept rows).
 
 Each mutation runs on its own: one worker slot holds a hardlink copy of the tree
 (`cp -al`, made once per slot, under target/realcode/mutate/); for a mutation, exactly the one
@@ -23,7 +31,8 @@ Output: tests/data/realcode/mutations.jsonl, one row per (edit, view site): file
 view (op, line, col, end_line, end_col) in the original file, mutated_view (same in the mutated
 file), edit (byte_start, byte_end, line, col, removed), raised (the view raised "view size is
 not compatible" in some model), message, reached (the view ran at all in the mutated runs),
-models (those run, in order), n_models_hit.
+models (those run, in order), n_models_hit, and runs (status / reason per model) where the
+verdict is incomplete: the view was not reached, or it did not raise while some run failed.
 """
 
 import argparse
@@ -49,17 +58,57 @@ import runner  # noqa: E402
 NOT_COMPATIBLE = "view size is not compatible"
 
 
+PATTERNS = ("chain", "assign", "return")
+
+
+def _site_key(r):
+    return (r["file"], r["line"], r["col"], r["end_line"], r["end_col"], r["op"])
+
+
+def hits_from_tables(tree, rows, models_path):
+    """Without the record cache: the models of each view site from sites.jsonl (`models`, the
+    first 8; `n_models`), status and level from models.jsonl, the job dicts listed from the tree.
+    Returns (hits, status, levels, jobs, n_hit) like the cache-based path (n_hit: site -> count)."""
+    info = {}
+    for line in open(models_path):
+        m = json.loads(line)
+        info["%s/%s/%s" % (m["package"], m["name"], m["attn"])] = m
+    hits, n_hit = {}, {}
+    for r in rows:
+        if r["op"] in mutations.VIEW_OPS:
+            hits[_site_key(r)] = {m.replace(":", "/") for m in r.get("models") or []}
+            n_hit[_site_key(r)] = r.get("n_models", len(r.get("models") or []))
+    wanted = set().union(*hits.values()) if hits else set()
+    pkgs = sorted({k.split("/")[0] for k in wanted})
+    listed = {j["key"]: j for j in runner.list_jobs_in_child(tree, pkgs, ["MODEL"])} if pkgs else {}
+    missing = sorted(k for k in wanted if k not in listed)
+    if missing:
+        print("%d models of sites.jsonl not listed from the tree (dropped): %s" % (len(missing), missing[:5]),
+              file=sys.stderr)
+    for k in hits:
+        hits[k] = {j for j in hits[k] if j in listed}
+    status = {k: info[k]["status"] if k in info else "unknown" for k in listed}
+    levels = {k: info[k].get("level") if k in info else None for k in listed}
+    return hits, status, levels, listed, n_hit
+
+
 def candidates(tree, sites_path, results_dir):
     rows = [json.loads(line) for line in open(sites_path)]
     by_file = {}
     for r in rows:
         if r["op"] in mutations.VIEW_OPS:
             by_file.setdefault(r["file"], set()).add((r["line"], r["col"], r["end_line"], r["end_col"], r["op"]))
-    results = record.load_results(results_dir)
-    hits = record.site_models(results)
-    status = {k: r["status"] for k, r in results.items()}
-    levels = {k: r.get("level") for k, r in results.items()}
-    jobs = {k: r["job"] for k, r in results.items()}
+    results = record.load_results(results_dir) if os.path.isdir(results_dir) else {}
+    if results:
+        hits = record.site_models(results)
+        status = {k: r["status"] for k, r in results.items()}
+        levels = {k: r.get("level") for k, r in results.items()}
+        jobs = {k: r["job"] for k, r in results.items()}
+        n_hit = None
+    else:
+        print("no record cache at %s: models from sites.jsonl / models.jsonl" % results_dir, file=sys.stderr)
+        hits, status, levels, jobs, n_hit = hits_from_tables(
+            tree, rows, os.path.join(os.path.dirname(sites_path), "models.jsonl"))
     out = []
     for rel in sorted(by_file):
         with open(os.path.join(tree, rel), "rb") as f:
@@ -87,8 +136,19 @@ def candidates(tree, sites_path, results_dir):
                 edit=dict(byte_start=s, byte_end=e, line=line, col=col,
                           removed=data[s:e].decode("utf-8", errors="replace")),
                 _jobs=[dict(jobs[k], level=levels[k]) for k in keys],
+                _n_hit=len(keys) if n_hit is None else n_hit[(rel,) + site],
             ))
     return out
+
+
+def incomplete(res):
+    """Whether a mutation's verdict leaves something out: the view was not reached, or it did not
+    raise and some model's run did not end ok (for instance another view of the same edit raised
+    first), so the view may not have run in all the places it runs unmutated. Such rows carry
+    `runs` (status and reason per model)."""
+    if not res.get("reached"):
+        return True
+    return not res.get("raised") and any(r.get("status") != "ok" for r in (res.get("runs") or {}).values())
 
 
 def preimport(job):
@@ -188,16 +248,35 @@ def main():
     ap.add_argument("--max-models", type=int, default=6)
     ap.add_argument("--list", action="store_true", help="only list the candidates")
     ap.add_argument("--limit-mutations", type=int)
+    ap.add_argument("--new-only", action="store_true",
+                    help="keep the rows already in mutations.jsonl as they are; run only the other candidates")
     args = ap.parse_args()
     tree = os.path.realpath(args.tree)
     t0 = time.time()
     muts = candidates(tree, os.path.join(args.data, "sites.jsonl"), args.results)
     print("%d mutations (%s)" % (len(muts), ", ".join(
-        "%s %d" % (p, sum(m["pattern"] == p for m in muts)) for p in ("chain", "assign"))), file=sys.stderr)
+        "%s %d" % (p, sum(m["pattern"] == p for m in muts)) for p in PATTERNS)), file=sys.stderr)
     if args.list:
         for m in muts:
             print(m["file"], m["view"], m["edit"], m["pattern"], len(m["_jobs"]))
         return
+
+    def row_key(r):
+        v = r["view"]
+        return (r["file"], r["pattern"], v["op"], v["line"], v["col"], v["end_line"], v["end_col"],
+                r["edit"]["byte_start"], r["edit"]["byte_end"])
+
+    kept = []
+    if args.new_only:
+        mpath = os.path.join(args.data, "mutations.jsonl")
+        kept = [json.loads(line) for line in open(mpath)] if os.path.exists(mpath) else []
+        have = {row_key(r) for r in kept}
+        gone = have - {row_key(m) for m in muts}
+        if gone:
+            print("%d kept rows are no longer candidates (kept anyway): %s" % (len(gone), sorted(gone)[:3]),
+                  file=sys.stderr)
+        muts = [m for m in muts if row_key(m) not in have]
+        print("--new-only: %d rows kept, %d new candidates" % (len(kept), len(muts)), file=sys.stderr)
     if args.limit_mutations:
         muts = muts[: args.limit_mutations]
     cache_dir = os.path.join(args.work, "results")
@@ -223,7 +302,9 @@ def main():
                     return
                 i, m = todo.pop(0)
             t = time.time()
-            res = run_one(m, slot, tree, args.limit, args.max_models, i) if m["_jobs"] else dict(error="no models")
+            # (offset by the kept rows: a new run's mtimes differ from the ones the kept rows used)
+            res = run_one(m, slot, tree, args.limit, args.max_models, i + len(kept)) if m["_jobs"] else dict(
+                error="no models")
             res["seconds"] = round(time.time() - t, 2)
             with open(cache_path(m) + ".tmp", "w") as f:
                 json.dump(res, f)
@@ -246,20 +327,28 @@ def main():
         res = json.load(open(p)) if os.path.exists(p) else dict(error="not run")
         row = {k: v for k, v in m.items() if not k.startswith("_")}
         row.update(raised=bool(res.get("raised")), message=res.get("message"), reached=bool(res.get("reached")),
-                   models=res.get("models", []), n_models_hit=len(m["_jobs"]), error=res.get("error"),
+                   models=res.get("models", []), n_models_hit=m["_n_hit"], error=res.get("error"),
                    other_errors=res.get("errors") or None,
-                   runs=res.get("runs") if not res.get("reached") else None)
+                   runs=res.get("runs") if incomplete(res) else None)
         rows.append(row)
+    rows += kept
     rows.sort(key=lambda r: (r["file"], r["view"]["line"], r["view"]["col"], r["edit"]["byte_start"]))
     record.write_jsonl(os.path.join(args.data, "mutations.jsonl"), rows)
     meta_path = os.path.join(args.data, "META.json")
     meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+    old = meta.get("mutate", {})
+    runs = old.get("runs") or ([dict(command=old["command"], mutations=old.get("mutations"),
+                                     seconds=old.get("seconds_this_run"))] if "command" in old else [])
+    command = "scripts/realcode/mutate.py --workers %d --limit %d --max-models %d%s" % (
+        args.workers, args.limit, args.max_models, " --new-only" if args.new_only else "")
+    seconds = round(time.time() - t0)
+    runs = (runs if args.new_only else []) + [dict(command=command, mutations=len(muts), seconds=seconds)]
     meta["mutate"] = dict(
-        command="scripts/realcode/mutate.py --workers %d --limit %d --max-models %d" % (
-            args.workers, args.limit, args.max_models),
-        seconds_this_run=round(time.time() - t0),
+        command=command,
+        runs=runs,
+        seconds_this_run=seconds,
         mutations=len(rows),
-        per_pattern={p: sum(r["pattern"] == p for r in rows) for p in ("chain", "assign")},
+        per_pattern={p: sum(r["pattern"] == p for r in rows) for p in PATTERNS},
         executed=sum(1 for r in rows if r["models"]),
         reached=sum(1 for r in rows if r["reached"]),
         raised=sum(1 for r in rows if r["raised"]),

@@ -1,6 +1,6 @@
 """Finding the `.contiguous()` deletions of the mutation study, and applying them.
 
-Two patterns (Python `ast`, positions checked against the recorded sites):
+Three patterns (Python `ast`, positions checked against the recorded sites):
 
 * `chain`: a `.view(...)` / `.view_as(...)` call whose receiver is a `.contiguous()` call,
   `x.transpose(1, 2).contiguous().view(B, T, C)`: the edit deletes `.contiguous()` (from the
@@ -8,6 +8,17 @@ Two patterns (Python `ast`, positions checked against the recorded sites):
 * `assign`: `x = <expr>.contiguous()` (a single name target) where the closest earlier
   assignment to `x` (textually, in the same function) before a `x.view(...)` / `x.view_as(...)`
   call is that statement: the edit deletes the `.contiguous()` of the assignment.
+* `return`: the receiver of the view is the result of a call of a function defined in the same
+  file, either directly (`f(x).view(...)`, `self.f(x).view(...)`) or through the same closest-
+  binding rule (`y = f(x)` ... `y.view(...)`, the whole right-hand side being the call, a
+  single name target), where that function has exactly one `return` (not counting nested
+  functions, classes and lambdas; no `yield`) and it is `return <expr>.contiguous()`: the edit
+  deletes that `.contiguous()`. `f(...)` must name exactly one module-level `def f` and nothing
+  else at module level, and the calling function must not bind `f` itself; `self.f(...)` must
+  be called in a method whose class defines `f` in its own body, and no class of the file that
+  names that class as a base may define `f` again. One edit can reach several views (a
+  `_shape` helper applied to the query, key and value): each (edit, view) is a row of its own,
+  and a view that runs after another view of the same edit raised is not reached.
 
 Positions: rows 1-based, columns 1-based characters, end exclusive (stridelint's JSON);
 edits are byte offsets into the file.
@@ -97,6 +108,7 @@ def find(data, wanted):
         s, e = text.node_span(call)
         return text.pos(s) + text.pos(e) + (call.func.attr,)
 
+    returns = _Returns(tree)
     for call in _view_calls(tree):
         recv = call.func.value
         if _is_contig_call(recv):
@@ -128,37 +140,156 @@ def find(data, wanted):
                 for n in ast.walk(sub):
                     if n is not sub:
                         inner.add(id(n))
-        stores = {}  # name -> list of (offset, contiguous Assign or None)
+        stores = {}  # name -> list of (offset, contiguous Assign or None, call Assign or None)
         for node in ast.walk(fn):
             if id(node) in inner or not isinstance(node, ast.Name) or not isinstance(node.ctx, (ast.Store, ast.Del)):
                 continue
             off, stmt = bound_at(node)
-            contig = None
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and _is_contig_call(stmt.value):
+            contig = called = None
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 if len(targets) == 1 and targets[0] is node:
-                    contig = stmt
-            stores.setdefault(node.id, []).append((off, contig))
+                    if _is_contig_call(stmt.value):
+                        contig = stmt
+                    elif isinstance(stmt.value, ast.Call):
+                        called = stmt
+            stores.setdefault(node.id, []).append((off, contig, called))
         for call in _view_calls(fn):
             if id(call) in inner:
                 continue
             recv = call.func.value
-            if not isinstance(recv, ast.Name):
+            source = None  # the call whose result is the view's receiver (pattern `return`)
+            if isinstance(recv, ast.Call) and not _is_contig_call(recv):
+                source = recv
+            elif isinstance(recv, ast.Name):
+                start = text.offset(call.lineno, call.col_offset)
+                prior = [p for p in stores.get(recv.id, []) if p[0] <= start]
+                if not prior:
+                    continue
+                o, n, c = max(prior, key=lambda p: p[0])
+                if n is not None:
+                    site = site_of(call)
+                    if site not in wanted:
+                        continue
+                    span = _contig_edit(text, n.value)
+                    if span:
+                        out.append(dict(pattern="assign", view=site, edit=span))
+                    continue
+                if c is not None:
+                    source = c.value
+            if source is None:
                 continue
-            start = text.offset(call.lineno, call.col_offset)
-            prior = [(o, n) for o, n in stores.get(recv.id, []) if o <= start]
-            if not prior:
-                continue
-            o, n = max(prior, key=lambda p: p[0])
-            if n is None:
+            ret = returns.contiguous_result(fn, source)
+            if ret is None:
                 continue
             site = site_of(call)
             if site not in wanted:
                 continue
-            span = _contig_edit(text, n.value)
+            span = _contig_edit(text, ret.value)
             if span:
-                out.append(dict(pattern="assign", view=site, edit=span))
+                out.append(dict(pattern="return", view=site, edit=span))
     return out
+
+
+def _own_nodes(fn):
+    """The nodes of `fn`'s body that belong to it (not to nested functions, classes, lambdas)."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def _single_contig_return(fn):
+    """`fn`'s only `return` statement when it is `return <expr>.contiguous()` (and `fn` does not
+    yield), else None."""
+    rets = []
+    for n in _own_nodes(fn):
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(n, ast.Return):
+            rets.append(n)
+    if len(rets) == 1 and rets[0].value is not None and _is_contig_call(rets[0].value):
+        return rets[0]
+    return None
+
+
+def _binds(node, name):
+    """Whether statement/function `node` binds `name` anywhere (parameters included)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(n, ast.arg) and n.arg == name:
+            return True
+        if n is not node and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                if (a.asname or a.name.split(".")[0]) == name:
+                    return True
+    return False
+
+
+class _Returns:
+    """Resolves `f(...)` / `self.f(...)` calls to functions of the same file (pattern `return`)."""
+
+    def __init__(self, tree):
+        self.module = {}  # name -> [module-level statements binding it]
+        for st in tree.body:
+            names = set()
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(st.name)
+            else:  # (conservative: a def's body is another scope, an `if`'s is not)
+                for n in ast.walk(st):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                        names.add(n.id)
+                    elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        names.add(n.name)
+                    elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                        names.update(a.asname or a.name.split(".")[0] for a in n.names)
+            for name in names:
+                self.module.setdefault(name, []).append(st)
+        self.owner = {}  # id(method) -> its ClassDef
+        self.classes = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                self.classes.append(node)
+                for st in node.body:
+                    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.owner[id(st)] = node
+
+    @staticmethod
+    def _method(cls, name):
+        found = [st for st in cls.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == name]
+        return found[-1] if found else None
+
+    def callee(self, caller, call):
+        f = call.func
+        if isinstance(f, ast.Name):
+            binders = self.module.get(f.id, [])
+            if len(binders) != 1 or not isinstance(binders[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return None
+            if _binds(caller, f.id):
+                return None
+            return binders[0]
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            cls = self.owner.get(id(caller))
+            if cls is None:
+                return None
+            m = self._method(cls, f.attr)
+            if m is None:
+                return None
+            for sub in self.classes:
+                if sub is not cls and any(isinstance(b, ast.Name) and b.id == cls.name for b in sub.bases):
+                    if self._method(sub, f.attr) is not None:
+                        return None
+            return m
+        return None
+
+    def contiguous_result(self, caller, call):
+        g = self.callee(caller, call)
+        return _single_contig_return(g) if g is not None else None
 
 
 def apply(data, edit):

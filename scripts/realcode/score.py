@@ -22,9 +22,11 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
     replaced by the original bytes minus the deleted `.contiguous()`), one lint run per batch.
     SL001 recall = mutations that raised and got an SL001 at the mutated view / mutations that
     raised. False alarms = SL001 at the mutated view of a mutation that was executed but did not
-    raise (except when a dim the finding names as unmergeable had size 1 in the recorded run:
-    every finding holds for named sizes >= 2, as its note says, so that run is outside its claim;
-    listed apart in sl001_outside_sizes.jsonl), plus SL001 anywhere in a batch run that is neither in the unmodified run (positions
+    raise (in runs that all ended ok; `runs` in a row says where one did not: then the SL001 is
+    listed with the unreached ones, truth unknown; and except when a dim the finding names as
+    unmergeable had size 1 in the recorded run: every finding holds for named sizes >= 2, as its
+    note says, so that run is outside its claim; listed apart in sl001_outside_sizes.jsonl), plus
+    SL001 anywhere in a batch run that is neither in the unmodified run (positions
     in an edited file mapped through the edit) nor at a raising mutated view.
 
 Why batching does not change the linter's verdicts. stridelint analyses each file on its own:
@@ -186,6 +188,13 @@ def map_through(tree, rel, edit, pos):
     return t.pos(ns) + t.pos(ne)
 
 
+def complete(r):
+    """A non-raising mutation's verdict covers every model it ran to the end (mutate.py gives
+    `runs` where one did not end ok, e.g. when another view of the same edit raised first)."""
+    return all(v.get("status") == "ok" for v in (r.get("runs") or {}).values())
+
+
+
 MERGED_DIMS = re.compile(r"dims (\d+) \([^()]*(?:\([^()]*\)[^()]*)*\) and (\d+) \(")
 
 
@@ -249,7 +258,7 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, s
                     if r["raised"]:
                         raising_sites.add((r["file"],) + key)
                         (detected if hit else missed).append(item)
-                    elif hit and r["reached"]:
+                    elif hit and r["reached"] and complete(r):
                         v = r["view"]
                         site = site_at.get((r["file"], v["line"], v["col"], v["end_line"], v["end_col"], v["op"]))
                         why = outside_size_condition(hit[0]["message"], site)
