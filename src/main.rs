@@ -442,8 +442,9 @@ fn lint_stdin(name: PathBuf, resolver: &SettingsResolver, result: &mut CheckResu
         return;
     }
     match stridelint::check_bytes(&name, bytes, &settings) {
-        Ok(diagnostics) => {
-            result.diagnostics.extend(diagnostics);
+        Ok(report) => {
+            result.diagnostics.extend(report.diagnostics);
+            result.sites.add(&report.sites);
             result.files_checked += 1;
         }
         Err(e) => result.errors.push(error(e.message)),
@@ -471,8 +472,9 @@ fn run_check(args: CheckArgs) -> ExitCode {
         args.output_format,
         OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped
     );
-    // Cached findings carry no subject layout, so `--verify` always analyses afresh.
-    let cache = (!args.no_cache && args.verify.verify.is_none()).then(|| {
+    // Cached findings carry no subject layout, so `--verify` always analyses afresh; nor
+    // what the analysis reached, so `--statistics` does too.
+    let cache = (!args.no_cache && args.verify.verify.is_none() && !args.statistics).then(|| {
         let dir = args
             .cache_dir
             .clone()
@@ -641,9 +643,9 @@ fn run_check(args: CheckArgs) -> ExitCode {
         OutputFormat::Json | OutputFormat::JsonLines
     );
     let written = if args.statistics && json {
-        report::write_statistics_json(&mut out, &diagnostics, &ctx)
+        report::write_statistics_json(&mut out, &diagnostics, &result.sites, &ctx)
     } else if args.statistics {
-        report::write_statistics(&mut out, &diagnostics, &ctx)
+        report::write_statistics(&mut out, &diagnostics, &result.sites, &ctx)
     } else {
         report::write_report(&mut out, args.output_format, &diagnostics, &ctx)
     };

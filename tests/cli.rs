@@ -561,6 +561,99 @@ fn statistics_and_rule_docs_come_as_json() {
     );
 }
 
+/// Model code with five shape-change sites (two decided, three whose input the analysis
+/// does not know, each for another reason) and one decided matmul.
+const ANALYSED_SITES: &str = "\
+import torch.nn.functional as F
+from mylib import helper
+
+
+def heads(x, n_head):
+    B, T, C = x.shape
+    q = x.view(B, T, n_head, C // n_head).transpose(1, 2)
+    att = q @ q.transpose(-2, -1)
+    y = q.view(B, T, C)
+    return att, y, helper(x).view(B, -1)
+
+
+def features(x, weight, config):
+    h = F.conv2d(x, weight).flatten(2)
+    return h, config.table.view(-1)
+";
+
+#[test]
+fn statistics_count_the_sites_decided_and_why_others_are_unknown() {
+    let dir = project(&[("m.py", ANALYSED_SITES)]);
+    let text = stridelint(dir.path(), &["check", ".", "--statistics"]);
+    assert_eq!(text.status.code(), Some(1));
+    assert_eq!(
+        stdout(&text),
+        "\
+1\tSL001\t[*] view-incompatible
+
+Analysed call sites (decided / reached):
+  view/reshape/flatten/rearrange  2 / 5 decided, 3 unknown
+      1  input from a backend-dependent op
+      1  input from a call the analysis cannot follow
+      1  input read from an unknown object or name
+  matmul family                   1 / 1 decided
+"
+    );
+    // Normal output shows none of it.
+    let plain = stdout(&stridelint(dir.path(), &["check", "."]));
+    assert!(!plain.contains("Analysed call sites"), "{plain}");
+    assert!(!plain.contains("cannot follow"), "{plain}");
+
+    let json = stridelint(
+        dir.path(),
+        &["check", ".", "--statistics", "--output-format", "json"],
+    );
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("JSON");
+    // The rule rows come first, as before; the families follow.
+    assert_eq!(rows[0]["code"], "SL001");
+    assert_eq!(rows[1]["sites"], "shape-change");
+    assert_eq!(
+        (
+            &rows[1]["reached"],
+            &rows[1]["decided"],
+            &rows[1]["unknown"]
+        ),
+        (&5.into(), &2.into(), &3.into())
+    );
+    assert_eq!(
+        rows[1]["reasons"][1],
+        serde_json::json!({"reason": "input from a call the analysis cannot follow", "count": 1})
+    );
+    assert_eq!(rows[2]["sites"], "matmul");
+    assert_eq!(rows[2]["decided"], 1);
+    assert_eq!(rows.as_array().unwrap().len(), 3);
+}
+
+/// With the cache on, `--statistics` still analyses every file: the cache stores findings,
+/// not what the analysis reached.
+#[test]
+fn statistics_are_the_same_on_a_warm_cache() {
+    let dir = project(&[("m.py", ANALYSED_SITES)]);
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_stridelint"))
+            .current_dir(dir.path())
+            .args(["check", ".", "--statistics"])
+            .env_remove("STRIDELINT_CACHE_DIR")
+            .output()
+            .unwrap()
+    };
+    let warm = Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .current_dir(dir.path())
+        .args(["check", "."])
+        .env_remove("STRIDELINT_CACHE_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(warm.status.code(), Some(1));
+    let first = stdout(&run());
+    assert!(first.contains("2 / 5 decided"), "{first}");
+    assert_eq!(stdout(&run()), first);
+}
+
 #[test]
 fn show_files_and_show_settings_lint_nothing() {
     let dir = project(&[

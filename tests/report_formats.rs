@@ -14,6 +14,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use stridelint::coverage::{OpFamily, SiteCounts};
 use stridelint::diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Severity};
 use stridelint::ir::Span;
 use stridelint::report::{
@@ -323,12 +324,18 @@ mod snapshots {
         let mut diagnostics = sample();
         let model = diagnostics[0].file.clone();
         diagnostics.push(hidden_copy(&model));
+        let mut sites = SiteCounts::default();
+        sites.record(OpFamily::ShapeChange, None);
+        sites.record(OpFamily::ShapeChange, Some("input of unknown rank"));
+        sites.record(OpFamily::ShapeChange, Some("input of unknown rank"));
+        sites.record(OpFamily::ShapeChange, Some("undecided comparison of sizes"));
+        sites.record(OpFamily::Matmul, None);
         let mut out = Vec::new();
-        write_statistics(&mut out, &diagnostics, &ctx(false, false)).unwrap();
+        write_statistics(&mut out, &diagnostics, &sites, &ctx(false, false)).unwrap();
         insta::assert_snapshot!("statistics", String::from_utf8(out).unwrap());
 
         let mut out = Vec::new();
-        write_statistics_json(&mut out, &diagnostics, &ctx(false, false)).unwrap();
+        write_statistics_json(&mut out, &diagnostics, &sites, &ctx(false, false)).unwrap();
         insta::assert_snapshot!("statistics_json", String::from_utf8(out).unwrap());
     }
 }
@@ -361,7 +368,7 @@ mod behaviour {
             serde_json::from_str(&render(OutputFormat::Sarif, &[], &ctx(false, false))).unwrap();
         assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
         let mut out = Vec::new();
-        write_statistics(&mut out, &[], &ctx(false, false)).unwrap();
+        write_statistics(&mut out, &[], &SiteCounts::default(), &ctx(false, false)).unwrap();
         assert!(out.is_empty());
     }
 

@@ -28,6 +28,7 @@ use crate::ir::{Language, Span};
 use crate::layout::{Assumption, CandleBackend};
 use crate::ops::OpKind;
 
+pub mod coverage;
 mod explain;
 pub mod prefilter;
 mod run;
