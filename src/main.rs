@@ -656,11 +656,17 @@ fn run_check(args: CheckArgs) -> ExitCode {
         }
     }
     if human && !args.quiet && !args.statistics {
-        let errors = diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count();
-        let warnings = diagnostics.len() - errors;
+        let count = |severity: Severity| {
+            diagnostics
+                .iter()
+                .filter(|d| d.severity == severity)
+                .count()
+        };
+        let (errors, warnings, infos) = (
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info),
+        );
         // A run that could not read a path or a configuration (exit 2) has not passed.
         let _ = if diagnostics.is_empty() && !result.errors.is_empty() {
             Ok(())
@@ -673,10 +679,15 @@ fn run_check(args: CheckArgs) -> ExitCode {
         } else {
             writeln!(
                 out,
-                "Found {} ({}, {}) in {}.",
+                "Found {} ({}, {}{}) in {}.",
                 plural(diagnostics.len(), "finding"),
                 plural(errors, "error"),
                 plural(warnings, "warning"),
+                if infos > 0 {
+                    format!(", {}", plural(infos, "info"))
+                } else {
+                    String::new()
+                },
                 plural(result.files_checked, "file")
             )
         };
@@ -693,7 +704,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
     if !result.errors.is_empty() {
         ExitCode::from(2)
-    } else if (!diagnostics.is_empty() && !args.exit_zero) || any_fixed {
+    } else if (diagnostics.iter().any(|d| d.severity.fails_run()) && !args.exit_zero) || any_fixed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
