@@ -413,7 +413,8 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
     };
     // The pre-filter: a file that names no op any rule reports on cannot produce an op
     // finding. It is still parsed when SL999 may report its syntax errors.
-    let may_report = lints::prefilter::may_report(language, &file.text);
+    let may_report = lints::prefilter::may_report(language, &file.text)
+        || lints::sl900_reveal_layout::may_request(&file.text);
     let syntax_only = !may_report;
     if syntax_only && !settings.is_enabled(SYNTAX_ERROR_CODE) {
         // No finding is possible, so every stridelint code in a suppression is unused.

@@ -654,6 +654,80 @@ fn statistics_are_the_same_on_a_warm_cache() {
     assert_eq!(stdout(&run()), first);
 }
 
+/// SL900 answers `reveal_layout(x)` and `# stridelint: reveal` with infos, which alone
+/// leave the run passing. The strides are torch's (fixtures/python/reveal_layout.py checks
+/// them: `(120, 4, 24, 1)`, offset 8, for B, T, C, n_head = 2, 5, 8, 2).
+#[test]
+fn reveal_layout_reports_infos_that_do_not_fail_the_run() {
+    let model = "\
+from debug_helpers import reveal_layout
+
+
+def split_heads(x, n_head):
+    B, T, C = x.size()
+    k = x.view(B, T, n_head, C // n_head).transpose(1, 2)
+    reveal_layout(k)
+    flat = k.flatten(2)  # stridelint: reveal
+    return reveal_layout(helper(x))
+";
+    let dir = project(&[("m.py", model)]);
+    let out = stridelint(
+        dir.path(),
+        &[
+            "check",
+            ".",
+            "--select",
+            "SL900",
+            "--output-format",
+            "concise",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).is_empty(),
+        "no malformed directive: {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "m.py:7:5: SL900 layout of `k`: (B, n_head, T, C/n_head) strides (C·T, C/n_head, C, 1) offset 0, not contiguous",
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("m.py:8:12: SL900 layout of `k.flatten(2)`: (B, n_head, C·T/n_head) strides (C·T, C·T/n_head, 1) offset 0, contiguous"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        "m.py:9:12: SL900 layout of `helper(x)`: unknown: input from a call the analysis cannot follow",
+        "{text}"
+    );
+    assert_eq!(
+        lines[3],
+        "Found 3 findings (0 errors, 0 warnings, 3 infos) in 1 file."
+    );
+    let sarif = stdout(&stridelint(
+        dir.path(),
+        &[
+            "check",
+            ".",
+            "--select",
+            "SL900",
+            "--output-format",
+            "sarif",
+        ],
+    ));
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    assert_eq!(sarif["runs"][0]["results"][0]["level"], "note");
+    let doc = Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .args(["rule", "SL900"])
+        .output()
+        .unwrap();
+    assert!(stdout(&doc).starts_with("# SL900 reveal-layout"));
+}
+
 #[test]
 fn show_files_and_show_settings_lint_nothing() {
     let dir = project(&[

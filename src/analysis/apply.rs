@@ -16,7 +16,7 @@ use crate::layout::{infer_size, Assumption, Decider, Dim, ShapeError, Tri};
 use crate::ops::schema::{ParamSpec, ParamType, Variadic};
 use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
 
-use super::event::{AltOutcome, OpEvent, Outcome};
+use super::event::{AltOutcome, OpEvent, Outcome, REVEAL_OP};
 use super::frame::{CallContext, Facts, RootState};
 use super::tables::OpTables;
 use super::value::{join, Origin, Step, SymLayout, TensorAlt, TensorVal, UnknownReason, Value};
@@ -212,6 +212,51 @@ pub fn unknown_result(spec: &OpSpec, why: UnknownReason) -> Value {
     } else {
         Value::Unknown(why)
     }
+}
+
+/// A `reveal_layout(x)` call (lint SL900): one event whose outcomes are `x`'s alternatives
+/// as the path holds them; the value is returned unchanged, as `reveal_type` does.
+pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Value {
+    let value = resolve_value(ctx.shapes, as_tensor(value, span));
+    let alts = match &value {
+        Value::Tensor(TensorVal::Alts(alts)) => alts.clone(),
+        _ => vec![TensorAlt::new(None, None)],
+    };
+    let unknown_input = match &value {
+        Value::Tensor(TensorVal::Alts(_)) => None,
+        other => Some(input_unknown_reason(Some(other))),
+    };
+    let outcomes = alts
+        .into_iter()
+        .map(|input| AltOutcome {
+            outcome: Outcome::Ok(input.layout.clone()),
+            input,
+            target: None,
+            copies: Tri::No,
+            copied_numel: None,
+            copied_reshape: None,
+            assumptions: Vec::new(),
+            operands: Vec::new(),
+            decisions: ctx.decisions.to_vec(),
+        })
+        .collect();
+    ctx.events.push(OpEvent {
+        span,
+        name_span: nspan,
+        op: REVEAL_OP.to_string(),
+        kind: REVEAL_OP.to_string(),
+        tags: Vec::new(),
+        outcomes,
+        unknown_input,
+        divisibility: ctx.facts.divisibility.clone(),
+        assumptions: ctx.facts.assumptions.clone(),
+        semantics: ops::Semantics::Torch,
+        from_caller: ctx.context.is_some(),
+        context: ctx.context.clone(),
+        path: ctx.path.clone(),
+        write: None,
+    });
+    value
 }
 
 /// Why an op's input value carries no layout: what the value itself says, or what kind of

@@ -12,6 +12,9 @@ use super::frame::CallContext;
 // made it), so that `value` needs nothing from here.
 pub use super::value::{AltOutcome, CopiedBy, Outcome, UnknownReason};
 
+/// The op name of the event a `reveal_layout(x)` call records (lint SL900).
+pub const REVEAL_OP: &str = "reveal_layout";
+
 #[derive(Debug, Clone)]
 pub struct OpEvent {
     /// The whole call expression.

@@ -10,6 +10,7 @@ use crate::ops::{self, ArgValue, OpKind};
 
 use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs};
 use super::super::env::Env;
+use super::super::event::REVEAL_OP;
 use super::super::value::{
     ClassDef, Instance, NnModuleVal, TensorAlt, TensorVal, UnknownReason, Value,
 };
@@ -212,6 +213,10 @@ impl Interpreter<'_> {
                 }
                 let target = self.lookup(n, env);
                 let a = self.eval_args(args, env);
+                // `reveal_layout(x)` of no function of the analysed code: SL900's request.
+                if n == REVEAL_OP && matches!(target, Value::Unknown(_) | Value::Import(_)) {
+                    return self.reveal(a, call.span, nspan, env);
+                }
                 match target {
                     Value::Unknown(_) if is_builtin(n) => self.builtin(n, a, call.span),
                     other => self.call_value(other, a, call.span, nspan, env),
@@ -327,6 +332,9 @@ impl Interpreter<'_> {
         nspan: Span,
         env: &mut Env,
     ) -> Value {
+        if path.rsplit('.').next() == Some(REVEAL_OP) {
+            return self.reveal(a, span, nspan, env);
+        }
         if let Some(spec) = self.tables.function(path) {
             if a.opaque_spread {
                 return applying::unknown_result(spec, UnknownReason::Unmodelled);
@@ -347,6 +355,16 @@ impl Interpreter<'_> {
             };
         }
         Value::Unknown(UnknownReason::UnresolvedCall)
+    }
+
+    /// `reveal_layout(x)`: records what the path holds for `x` and returns it.
+    fn reveal(&mut self, a: CallArgs, span: Span, nspan: Span, env: &mut Env) -> Value {
+        let arg = a
+            .positional
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Unknown(UnknownReason::Unmodelled));
+        self.with_apply_ctx(env, |ctx| applying::reveal(ctx, arg, span, nspan))
     }
 
     fn call_module(
