@@ -107,6 +107,9 @@ struct StoredEntry {
 pub struct CachedDiagnostic {
     code: String,
     error: bool,
+    /// An info (neither error nor warning); absent in entries written before infos existed.
+    #[serde(default)]
+    info: bool,
     message: String,
     span: (u32, u32),
     chain: Vec<((u32, u32), String)>,
@@ -130,6 +133,7 @@ impl CachedDiagnostic {
         CachedDiagnostic {
             code: d.code.to_string(),
             error: d.severity == Severity::Error,
+            info: d.severity == Severity::Info,
             message: d.message.clone(),
             span: (d.span.start, d.span.end),
             chain: d
@@ -161,6 +165,8 @@ impl CachedDiagnostic {
             code,
             severity: if self.error {
                 Severity::Error
+            } else if self.info {
+                Severity::Info
             } else {
                 Severity::Warning
             },

@@ -13,6 +13,8 @@ use crate::source::SourceFile;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// What the analysis tells on request (`reveal_layout`): never a failure of the run.
+    Info,
     Warning,
     Error,
 }
@@ -22,7 +24,13 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Info => "info",
         }
+    }
+
+    /// Does a finding of this severity fail the run (exit code 1)?
+    pub fn fails_run(self) -> bool {
+        self != Severity::Info
     }
 }
 

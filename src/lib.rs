@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod cache;
+pub mod coverage;
 pub mod diagnostic;
 pub mod discover;
 pub mod fix;
@@ -120,6 +121,25 @@ pub struct CheckResult {
     pub diagnostics: Vec<Diagnostic>,
     pub errors: Vec<FileError>,
     pub files_checked: usize,
+    /// What the analysis reached and decided (files served from the cache add nothing).
+    pub sites: coverage::SiteCounts,
+}
+
+/// What linting one file gives.
+#[derive(Debug, Default)]
+pub struct FileReport {
+    pub diagnostics: Vec<Diagnostic>,
+    /// The file's analysed sites (none when the file was not analysed).
+    pub sites: coverage::SiteCounts,
+}
+
+impl From<Vec<Diagnostic>> for FileReport {
+    fn from(diagnostics: Vec<Diagnostic>) -> Self {
+        FileReport {
+            diagnostics,
+            sites: Default::default(),
+        }
+    }
 }
 
 /// Code of the rule under which syntax errors are reported.
@@ -177,7 +197,7 @@ pub fn check_files(
     settings: &settings::SettingsResolver,
     options: &CheckOptions,
 ) -> CheckResult {
-    let per_file: Vec<Result<Vec<Diagnostic>, FileError>> = files
+    let per_file: Vec<Result<FileReport, FileError>> = files
         .par_iter()
         .map(|path| {
             let result = settings
@@ -196,7 +216,10 @@ pub fn check_files(
     };
     for r in per_file {
         match r {
-            Ok(d) => result.diagnostics.extend(d),
+            Ok(report) => {
+                result.diagnostics.extend(report.diagnostics);
+                result.sites.add(&report.sites);
+            }
             Err(e) => result.errors.push(e),
         }
     }
@@ -222,7 +245,7 @@ impl From<settings::ConfigError> for FileError {
 
 /// Read and lint one file.
 pub fn check_file(path: &Path, settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
-    check_file_cached(path, settings, None)
+    check_file_cached(path, settings, None).map(|report| report.diagnostics)
 }
 
 /// Read and lint one file, through `cache` when given.
@@ -230,7 +253,7 @@ fn check_file_cached(
     path: &Path,
     settings: &Settings,
     cache: Option<&cache::Cache>,
-) -> Result<Vec<Diagnostic>, FileError> {
+) -> Result<FileReport, FileError> {
     let text = read_source(path)?;
     let key = cache.map(|_| cache::CacheKey::new(text.as_bytes(), settings));
     let hit = cache
@@ -239,7 +262,7 @@ fn check_file_cached(
     // A clean file from the cache is not even loaded, unless it may hold a malformed
     // directive, which is reported again on every run.
     if hit.as_ref().is_some_and(Vec::is_empty) && !suppression::may_hold_directive(&text) {
-        return Ok(Vec::new());
+        return Ok(FileReport::default());
     }
     let file = Arc::new(load_source(path, text).map_err(|message| FileError {
         location: None,
@@ -252,13 +275,13 @@ fn check_file_cached(
     });
     if let Some(restored) = restored {
         warn_malformed(&file, settings);
-        return Ok(restored);
+        return Ok(restored.into());
     }
-    let diagnostics = check_source_file(file, settings);
+    let report = check_source_report(file, settings);
     if let (Some(cache), Some(key)) = (cache, key) {
-        cache.put(path, key, &diagnostics);
+        cache.put(path, key, &report.diagnostics);
     }
-    Ok(diagnostics)
+    Ok(report)
 }
 
 /// A file's text, if it is one stridelint can lint (a regular file, not too large, not
@@ -312,7 +335,7 @@ pub fn check_bytes(
     path: &Path,
     bytes: Vec<u8>,
     settings: &Settings,
-) -> Result<Vec<Diagnostic>, FileError> {
+) -> Result<FileReport, FileError> {
     let err = |message: String| FileError {
         location: None,
         path: path.to_path_buf(),
@@ -320,7 +343,7 @@ pub fn check_bytes(
     };
     let text = decode_source(bytes).map_err(err)?;
     let file = load_source(path, text).map_err(err)?;
-    Ok(check_source_file(Arc::new(file), settings))
+    Ok(check_source_report(Arc::new(file), settings))
 }
 
 /// The source file the linter sees: a notebook (`.ipynb`) becomes its joined code cells.
@@ -346,15 +369,22 @@ pub fn check_source(path: &Path, text: String, settings: &Settings) -> Vec<Diagn
 /// Lint one loaded source file (see [`load_source`]). A malformed suppression comment is
 /// reported on stderr as a warning (it suppresses nothing).
 pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
+    check_source_report(file, settings).diagnostics
+}
+
+/// [`check_source_file`], with the file's analysed sites.
+pub fn check_source_report(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
     if settings.ignore_noqa {
         return check_loaded(file, settings);
     }
     warn_malformed(&file, settings);
     let suppressions = file.suppressions();
-    let mut diagnostics = check_loaded(file.clone(), settings);
+    let mut report = check_loaded(file.clone(), settings);
     // `# stridelint: noqa: SL001` suppresses SL001 in the whole file (SL100 included).
-    diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
-    diagnostics
+    report
+        .diagnostics
+        .retain(|d| !suppressions.file_suppresses(d.code));
+    report
 }
 
 /// Print a warning for each malformed suppression comment of `file` (none under
@@ -373,7 +403,7 @@ fn warn_malformed(file: &SourceFile, settings: &Settings) {
     }
 }
 
-fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
+fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
     // The language is chosen by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
     let is_rust = file.path.extension().is_some_and(|e| e == "rs");
     let language = if is_rust {
@@ -383,14 +413,15 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
     };
     // The pre-filter: a file that names no op any rule reports on cannot produce an op
     // finding. It is still parsed when SL999 may report its syntax errors.
-    let may_report = lints::prefilter::may_report(language, &file.text);
+    let may_report = lints::prefilter::may_report(language, &file.text)
+        || lints::sl900_reveal_layout::may_request(&file.text);
     let syntax_only = !may_report;
     if syntax_only && !settings.is_enabled(SYNTAX_ERROR_CODE) {
         // No finding is possible, so every stridelint code in a suppression is unused.
-        return unused_suppression::check(&file, &[], settings);
+        return unused_suppression::check(&file, &[], settings).into();
     }
     if !settings.ignore_noqa && file.is_file_exempt() {
-        return Vec::new();
+        return FileReport::default();
     }
     // syn is not error tolerant: a Rust file that does not parse is reported and skipped.
     let parsed = if is_rust {
@@ -403,13 +434,15 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
         diagnostics.push(runner::syntax_error(&file, e.span, &e.message, is_rust));
     }
     if syntax_only && diagnostics.is_empty() {
-        return unused_suppression::check(&file, &[], settings);
+        return unused_suppression::check(&file, &[], settings).into();
     }
     if debug_flags().parse_only {
-        return diagnostics;
+        return diagnostics.into();
     }
+    let mut sites = coverage::SiteCounts::default();
     if !syntax_only {
         let events = analyze(&file, &parsed.module, settings);
+        sites = lints::coverage::count_sites(&events, language);
         diagnostics.extend(runner::lint(
             &file,
             &parsed.module,
@@ -421,7 +454,7 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
     // A rule the file exempts itself from (`# stridelint: noqa: SL001`) is not reported,
     // so the line directives that would hide it are not used either.
     if settings.ignore_noqa {
-        return diagnostics;
+        return FileReport { diagnostics, sites };
     }
     let suppressions = file.suppressions();
     diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
@@ -442,7 +475,7 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diagnostic> {
             settings,
         ));
     }
-    diagnostics
+    FileReport { diagnostics, sites }
 }
 
 /// The interpreter's events for a parsed file (with the debugging aids of [`debug_flags`]).
@@ -464,7 +497,7 @@ fn analyze(
         for ev in &events {
             let loc = file.location(ev.span.start as usize);
             eprintln!(
-                "{}:{}:{} {} ({}) unknown_input={} from_caller={}",
+                "{}:{}:{} {} ({}) unknown_input={:?} from_caller={}",
                 file.path.display(),
                 loc.row,
                 loc.column,

@@ -442,8 +442,9 @@ fn lint_stdin(name: PathBuf, resolver: &SettingsResolver, result: &mut CheckResu
         return;
     }
     match stridelint::check_bytes(&name, bytes, &settings) {
-        Ok(diagnostics) => {
-            result.diagnostics.extend(diagnostics);
+        Ok(report) => {
+            result.diagnostics.extend(report.diagnostics);
+            result.sites.add(&report.sites);
             result.files_checked += 1;
         }
         Err(e) => result.errors.push(error(e.message)),
@@ -471,8 +472,9 @@ fn run_check(args: CheckArgs) -> ExitCode {
         args.output_format,
         OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped
     );
-    // Cached findings carry no subject layout, so `--verify` always analyses afresh.
-    let cache = (!args.no_cache && args.verify.verify.is_none()).then(|| {
+    // Cached findings carry no subject layout, so `--verify` always analyses afresh; nor
+    // what the analysis reached, so `--statistics` does too.
+    let cache = (!args.no_cache && args.verify.verify.is_none() && !args.statistics).then(|| {
         let dir = args
             .cache_dir
             .clone()
@@ -641,9 +643,9 @@ fn run_check(args: CheckArgs) -> ExitCode {
         OutputFormat::Json | OutputFormat::JsonLines
     );
     let written = if args.statistics && json {
-        report::write_statistics_json(&mut out, &diagnostics, &ctx)
+        report::write_statistics_json(&mut out, &diagnostics, &result.sites, &ctx)
     } else if args.statistics {
-        report::write_statistics(&mut out, &diagnostics, &ctx)
+        report::write_statistics(&mut out, &diagnostics, &result.sites, &ctx)
     } else {
         report::write_report(&mut out, args.output_format, &diagnostics, &ctx)
     };
@@ -654,11 +656,17 @@ fn run_check(args: CheckArgs) -> ExitCode {
         }
     }
     if human && !args.quiet && !args.statistics {
-        let errors = diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count();
-        let warnings = diagnostics.len() - errors;
+        let count = |severity: Severity| {
+            diagnostics
+                .iter()
+                .filter(|d| d.severity == severity)
+                .count()
+        };
+        let (errors, warnings, infos) = (
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info),
+        );
         // A run that could not read a path or a configuration (exit 2) has not passed.
         let _ = if diagnostics.is_empty() && !result.errors.is_empty() {
             Ok(())
@@ -671,10 +679,15 @@ fn run_check(args: CheckArgs) -> ExitCode {
         } else {
             writeln!(
                 out,
-                "Found {} ({}, {}) in {}.",
+                "Found {} ({}, {}{}) in {}.",
                 plural(diagnostics.len(), "finding"),
                 plural(errors, "error"),
                 plural(warnings, "warning"),
+                if infos > 0 {
+                    format!(", {}", plural(infos, "info"))
+                } else {
+                    String::new()
+                },
                 plural(result.files_checked, "file")
             )
         };
@@ -691,7 +704,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
     if !result.errors.is_empty() {
         ExitCode::from(2)
-    } else if (!diagnostics.is_empty() && !args.exit_zero) || any_fixed {
+    } else if (diagnostics.iter().any(|d| d.severity.fails_run()) && !args.exit_zero) || any_fixed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -2,7 +2,8 @@
 //! ask about the source ([`lints::SourceFacts`], answered here from the text and the IR),
 //! and turns their findings into [`Diagnostic`]s with the rule's code and severity. The
 //! runner-checked rules are made here too: SL999 (syntax errors) in [`syntax_error`];
-//! SL100 in `crate::unused_suppression`.
+//! SL900 (the layouts a file asks to see) in [`reveals`]; SL100 in
+//! `crate::unused_suppression`.
 //!
 //! Architecture invariant: the lints never see the source text; everything they need from
 //! it is a method of [`lints::SourceFacts`] implemented here.
@@ -33,7 +34,7 @@ pub fn lint(
         language: module.language,
         source: &facts,
     };
-    lints::run_lints(events, &ctx)
+    let mut diagnostics: Vec<Diagnostic> = lints::run_lints(events, &ctx)
         .into_iter()
         .map(|r| Diagnostic {
             code: r.rule.code,
@@ -48,6 +49,86 @@ pub fn lint(
             unsafe_fix: r.unsafe_fix,
             verify: None,
             subject: r.subject,
+        })
+        .collect();
+    diagnostics.extend(reveals(file, events));
+    diagnostics
+}
+
+/// SL900: the layouts the file asks to see — each `reveal_layout(x)` call's argument, and
+/// the result of the outermost op call on each line with a `# stridelint: reveal` comment.
+/// One info per call, from the function analysed on its own where it was (a caller's
+/// context otherwise).
+pub fn reveals(file: &Arc<SourceFile>, events: &[OpEvent]) -> Vec<Diagnostic> {
+    use lints::sl900_reveal_layout::{reveal, Revealed, REVEAL_OP};
+    let text = &file.text;
+    let written = |span: Span| -> String {
+        let s = text.get(span.range()).unwrap_or("");
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let line_of = |offset: u32| file.location(offset as usize).row.saturating_sub(1);
+    // The chosen event of each requested call: the open context's where there is one.
+    fn choose<'e>(ev: &'e OpEvent, what: Revealed, chosen: &mut Vec<(&'e OpEvent, Revealed)>) {
+        match chosen
+            .iter_mut()
+            .find(|(c, _)| c.span == ev.span && c.op == ev.op)
+        {
+            Some(c) if c.0.from_caller && !ev.from_caller => c.0 = ev,
+            Some(_) => {}
+            None => chosen.push((ev, what)),
+        }
+    }
+    let mut chosen: Vec<(&OpEvent, Revealed)> = Vec::new();
+    for ev in events.iter().filter(|ev| ev.op == REVEAL_OP) {
+        choose(ev, Revealed::Input, &mut chosen);
+    }
+    for &line in &file.suppressions().reveal_lines {
+        let outermost = events
+            .iter()
+            .filter(|ev| ev.op != REVEAL_OP && line_of(ev.span.end.saturating_sub(1)) == line)
+            .max_by_key(|ev| (ev.span.end - ev.span.start, ev.span.end));
+        if let Some(outer) = outermost {
+            for ev in events
+                .iter()
+                .filter(|ev| ev.span == outer.span && ev.op == outer.op)
+            {
+                choose(ev, Revealed::Result, &mut chosen);
+            }
+        }
+    }
+    let rule = lints::registered("SL900");
+    chosen
+        .into_iter()
+        .map(|(ev, what)| {
+            let subject = match what {
+                // The argument of `reveal_layout(...)`, as written.
+                Revealed::Input => written(Span {
+                    start: ev.name_span.end,
+                    end: ev.span.end,
+                })
+                .trim()
+                .strip_prefix('(')
+                .and_then(|s| s.strip_suffix(')'))
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+                Revealed::Result => written(ev.span),
+            };
+            let finding = reveal(ev, &subject, what);
+            Diagnostic {
+                code: rule.code,
+                severity: rule.severity,
+                message: finding.message,
+                file: file.clone(),
+                span: finding.span,
+                chain: finding.chain,
+                notes: Vec::new(),
+                help: finding.help,
+                fix: None,
+                unsafe_fix: None,
+                verify: None,
+                subject: None,
+            }
         })
         .collect()
 }

@@ -20,6 +20,9 @@
 //! - `# stridelint: noqa` on a line of its own skips the whole file, and
 //!   `# stridelint: noqa: SL001` suppresses only SL001 in the file.
 //!
+//! - `# stridelint: reveal` asks for the layout of the line's outermost op call (SL900;
+//!   no suppression, but read by this one comment lexer).
+//!
 //! Any other comment that starts with `stridelint:` — a bare `# stridelint: ignore`, an
 //! empty code list, a misspelt directive, a file-level directive after code — is
 //! *malformed*: it suppresses nothing and is reported as a warning.
@@ -394,6 +397,8 @@ pub struct Suppressions {
     /// `# stridelint: noqa: SL001`: these codes (upper case) are suppressed in the file.
     pub file_codes: Vec<String>,
     pub malformed: Vec<Malformed>,
+    /// 0-based lines with a `# stridelint: reveal` comment (lint SL900), in order.
+    pub reveal_lines: Vec<usize>,
 }
 
 impl Suppressions {
@@ -424,6 +429,7 @@ impl Suppressions {
                     }),
                     Parsed::File { codes, .. } => found.file_codes.extend(codes),
                     Parsed::Malformed(m) => found.malformed.push(m),
+                    Parsed::Reveal { range } => found.reveal_lines.push(line_of(range.start)),
                 }
             }
         }
@@ -493,6 +499,10 @@ pub enum Parsed {
         codes: Vec<String>,
     },
     Malformed(Malformed),
+    /// `stridelint: reveal`: show the layout of the line's outermost op call (SL900).
+    Reveal {
+        range: Range<usize>,
+    },
 }
 
 /// The directives in the comment at `comment` (a range of `text` that [`lex`] found): at
@@ -662,6 +672,11 @@ fn parse_at(s: &str, marker: usize, body: usize) -> Option<Parsed> {
             codes: Vec::new(),
         });
     }
+    if word_at(s, q, "reveal") {
+        return Some(Parsed::Reveal {
+            range: marker..q + "reveal".len(),
+        });
+    }
     if word_at(s, q, "ignore") {
         let open = blanks(s, q + "ignore".len());
         if s.as_bytes().get(open) != Some(&b'[') {
@@ -778,6 +793,18 @@ mod tests {
         assert!(line_covers("x  # noqa", "SL002"));
         assert!(line_covers("x  # noqa: sl001", "SL001"));
         assert!(!line_covers("x  # noqa: SL001", "SL002"));
+    }
+
+    #[test]
+    fn a_reveal_comment_is_a_directive_of_its_line() {
+        let s = |text: &str| {
+            let line_of = |offset: usize| text[..offset].matches('\n').count();
+            Suppressions::new(text, Language::Python, line_of)
+        };
+        let found = s("x = 1\ny = x.t()  # stridelint: reveal\nz = 2  # stridelint: revealed\n");
+        assert_eq!(found.reveal_lines, vec![1]);
+        assert_eq!(found.malformed.len(), 1, "`revealed` is no directive");
+        assert!(s("y = '# stridelint: reveal'\n").reveal_lines.is_empty());
     }
 
     #[test]

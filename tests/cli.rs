@@ -561,6 +561,173 @@ fn statistics_and_rule_docs_come_as_json() {
     );
 }
 
+/// Model code with five shape-change sites (two decided, three whose input the analysis
+/// does not know, each for another reason) and one decided matmul.
+const ANALYSED_SITES: &str = "\
+import torch.nn.functional as F
+from mylib import helper
+
+
+def heads(x, n_head):
+    B, T, C = x.shape
+    q = x.view(B, T, n_head, C // n_head).transpose(1, 2)
+    att = q @ q.transpose(-2, -1)
+    y = q.view(B, T, C)
+    return att, y, helper(x).view(B, -1)
+
+
+def features(x, weight, config):
+    h = F.conv2d(x, weight).flatten(2)
+    return h, config.table.view(-1)
+";
+
+#[test]
+fn statistics_count_the_sites_decided_and_why_others_are_unknown() {
+    let dir = project(&[("m.py", ANALYSED_SITES)]);
+    let text = stridelint(dir.path(), &["check", ".", "--statistics"]);
+    assert_eq!(text.status.code(), Some(1));
+    assert_eq!(
+        stdout(&text),
+        "\
+1\tSL001\t[*] view-incompatible
+
+Analysed call sites (decided / reached):
+  view/reshape/flatten/rearrange  2 / 5 decided, 3 unknown
+      1  input from a backend-dependent op
+      1  input from a call the analysis cannot follow
+      1  input read from an unknown object or name
+  matmul family                   1 / 1 decided
+"
+    );
+    // Normal output shows none of it.
+    let plain = stdout(&stridelint(dir.path(), &["check", "."]));
+    assert!(!plain.contains("Analysed call sites"), "{plain}");
+    assert!(!plain.contains("cannot follow"), "{plain}");
+
+    let json = stridelint(
+        dir.path(),
+        &["check", ".", "--statistics", "--output-format", "json"],
+    );
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("JSON");
+    // The rule rows come first, as before; the families follow.
+    assert_eq!(rows[0]["code"], "SL001");
+    assert_eq!(rows[1]["sites"], "shape-change");
+    assert_eq!(
+        (
+            &rows[1]["reached"],
+            &rows[1]["decided"],
+            &rows[1]["unknown"]
+        ),
+        (&5.into(), &2.into(), &3.into())
+    );
+    assert_eq!(
+        rows[1]["reasons"][1],
+        serde_json::json!({"reason": "input from a call the analysis cannot follow", "count": 1})
+    );
+    assert_eq!(rows[2]["sites"], "matmul");
+    assert_eq!(rows[2]["decided"], 1);
+    assert_eq!(rows.as_array().unwrap().len(), 3);
+}
+
+/// With the cache on, `--statistics` still analyses every file: the cache stores findings,
+/// not what the analysis reached.
+#[test]
+fn statistics_are_the_same_on_a_warm_cache() {
+    let dir = project(&[("m.py", ANALYSED_SITES)]);
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_stridelint"))
+            .current_dir(dir.path())
+            .args(["check", ".", "--statistics"])
+            .env_remove("STRIDELINT_CACHE_DIR")
+            .output()
+            .unwrap()
+    };
+    let warm = Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .current_dir(dir.path())
+        .args(["check", "."])
+        .env_remove("STRIDELINT_CACHE_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(warm.status.code(), Some(1));
+    let first = stdout(&run());
+    assert!(first.contains("2 / 5 decided"), "{first}");
+    assert_eq!(stdout(&run()), first);
+}
+
+/// SL900 answers `reveal_layout(x)` and `# stridelint: reveal` with infos, which alone
+/// leave the run passing. The strides are torch's (fixtures/python/reveal_layout.py checks
+/// them: `(120, 4, 24, 1)`, offset 8, for B, T, C, n_head = 2, 5, 8, 2).
+#[test]
+fn reveal_layout_reports_infos_that_do_not_fail_the_run() {
+    let model = "\
+from debug_helpers import reveal_layout
+
+
+def split_heads(x, n_head):
+    B, T, C = x.size()
+    k = x.view(B, T, n_head, C // n_head).transpose(1, 2)
+    reveal_layout(k)
+    flat = k.flatten(2)  # stridelint: reveal
+    return reveal_layout(helper(x))
+";
+    let dir = project(&[("m.py", model)]);
+    let out = stridelint(
+        dir.path(),
+        &[
+            "check",
+            ".",
+            "--select",
+            "SL900",
+            "--output-format",
+            "concise",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).is_empty(),
+        "no malformed directive: {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "m.py:7:5: SL900 layout of `k`: (B, n_head, T, C/n_head) strides (C·T, C/n_head, C, 1) offset 0, not contiguous",
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("m.py:8:12: SL900 layout of `k.flatten(2)`: (B, n_head, C·T/n_head) strides (C·T, C·T/n_head, 1) offset 0, contiguous"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        "m.py:9:12: SL900 layout of `helper(x)`: unknown: input from a call the analysis cannot follow",
+        "{text}"
+    );
+    assert_eq!(
+        lines[3],
+        "Found 3 findings (0 errors, 0 warnings, 3 infos) in 1 file."
+    );
+    let sarif = stdout(&stridelint(
+        dir.path(),
+        &[
+            "check",
+            ".",
+            "--select",
+            "SL900",
+            "--output-format",
+            "sarif",
+        ],
+    ));
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    assert_eq!(sarif["runs"][0]["results"][0]["level"], "note");
+    let doc = Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .args(["rule", "SL900"])
+        .output()
+        .unwrap();
+    assert!(stdout(&doc).starts_with("# SL900 reveal-layout"));
+}
+
 #[test]
 fn show_files_and_show_settings_lint_nothing() {
     let dir = project(&[

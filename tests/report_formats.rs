@@ -14,6 +14,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use stridelint::coverage::{OpFamily, SiteCounts};
 use stridelint::diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Severity};
 use stridelint::ir::Span;
 use stridelint::report::{
@@ -323,18 +324,61 @@ mod snapshots {
         let mut diagnostics = sample();
         let model = diagnostics[0].file.clone();
         diagnostics.push(hidden_copy(&model));
+        let mut sites = SiteCounts::default();
+        sites.record(OpFamily::ShapeChange, None);
+        sites.record(OpFamily::ShapeChange, Some("input of unknown rank"));
+        sites.record(OpFamily::ShapeChange, Some("input of unknown rank"));
+        sites.record(OpFamily::ShapeChange, Some("undecided comparison of sizes"));
+        sites.record(OpFamily::Matmul, None);
         let mut out = Vec::new();
-        write_statistics(&mut out, &diagnostics, &ctx(false, false)).unwrap();
+        write_statistics(&mut out, &diagnostics, &sites, &ctx(false, false)).unwrap();
         insta::assert_snapshot!("statistics", String::from_utf8(out).unwrap());
 
         let mut out = Vec::new();
-        write_statistics_json(&mut out, &diagnostics, &ctx(false, false)).unwrap();
+        write_statistics_json(&mut out, &diagnostics, &sites, &ctx(false, false)).unwrap();
         insta::assert_snapshot!("statistics_json", String::from_utf8(out).unwrap());
     }
 }
 
 mod behaviour {
     use super::*;
+
+    /// An info (what the analysis tells on request) is each format's mildest level, and
+    /// never a failure: SARIF `note`, GitHub `::notice`, GitLab `info`, reviewdog `INFO`, a
+    /// passing JUnit test case, an Azure log line rather than an issue.
+    #[test]
+    fn an_info_is_each_formats_mildest_level() {
+        let mut info = hidden_copy(&Arc::new(SourceFile::new(
+            "models/gpt.py",
+            MODEL.to_owned(),
+        )));
+        info.severity = Severity::Info;
+        info.fix = None;
+        let one = std::slice::from_ref(&info);
+        let sarif: serde_json::Value =
+            serde_json::from_str(&render(OutputFormat::Sarif, one, &ctx(false, false))).unwrap();
+        assert_eq!(sarif["runs"][0]["results"][0]["level"], "note");
+        assert!(render(OutputFormat::Github, one, &ctx(false, false)).starts_with("::notice "));
+        let gitlab: serde_json::Value =
+            serde_json::from_str(&render(OutputFormat::Gitlab, one, &ctx(false, false))).unwrap();
+        assert_eq!(gitlab[0]["severity"], "info");
+        let rdjson: serde_json::Value =
+            serde_json::from_str(&render(OutputFormat::Rdjson, one, &ctx(false, false))).unwrap();
+        assert_eq!(rdjson["diagnostics"][0]["severity"], "INFO");
+        let junit = render(OutputFormat::Junit, one, &ctx(false, false));
+        assert!(
+            junit.contains(r#"failures="0""#) && !junit.contains("<failure"),
+            "{junit}"
+        );
+        assert!(junit.contains("<system-out>"), "{junit}");
+        let azure = render(OutputFormat::Azure, one, &ctx(false, false));
+        assert!(!azure.contains("##vso[task.logissue"), "{azure}");
+        assert!(azure.contains("SL002"), "{azure}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render(OutputFormat::Json, one, &ctx(false, false))).unwrap();
+        assert_eq!(json[0]["severity"], "info");
+        assert!(!Severity::Info.fails_run() && Severity::Warning.fails_run());
+    }
 
     #[test]
     fn every_format_accepts_an_empty_list() {
@@ -361,7 +405,7 @@ mod behaviour {
             serde_json::from_str(&render(OutputFormat::Sarif, &[], &ctx(false, false))).unwrap();
         assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
         let mut out = Vec::new();
-        write_statistics(&mut out, &[], &ctx(false, false)).unwrap();
+        write_statistics(&mut out, &[], &SiteCounts::default(), &ctx(false, false)).unwrap();
         assert!(out.is_empty());
     }
 

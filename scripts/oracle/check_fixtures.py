@@ -421,7 +421,8 @@ def judge(path: Path, run_error: str | None) -> list[LineVerdict]:
 
     verdicts = []
     for number, text in enumerate(lines, start=1):
-        expected = expected_codes(text)
+        # Markers of rules torch has nothing to judge on (SL900's infos) are not checked here.
+        expected = expected_codes(text) & set(JUDGES)
         expected_on_path = expected_codes(text, EXPECT_ON_PATH_RE)
         suppression = suppressed_codes(text)
         records = by_line.get(number, [])

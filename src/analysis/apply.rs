@@ -16,10 +16,10 @@ use crate::layout::{infer_size, Assumption, Decider, Dim, ShapeError, Tri};
 use crate::ops::schema::{ParamSpec, ParamType, Variadic};
 use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
 
-use super::event::{AltOutcome, OpEvent, Outcome};
+use super::event::{AltOutcome, OpEvent, Outcome, REVEAL_OP};
 use super::frame::{CallContext, Facts, RootState};
 use super::tables::OpTables;
-use super::value::{join, Origin, Step, SymLayout, TensorAlt, TensorVal, Value};
+use super::value::{join, Origin, Step, SymLayout, TensorAlt, TensorVal, UnknownReason, Value};
 
 /// What applying an op needs besides the op and its arguments.
 pub struct ApplyCtx<'a> {
@@ -65,10 +65,14 @@ impl ApplyCtx<'_> {
     }
 
     fn record(&mut self, spec: &OpSpec, span: Span, nspan: Span, outcomes: Vec<AltOutcome>) {
-        let unknown_input = outcomes.is_empty()
-            || outcomes
-                .iter()
-                .any(|o| o.input.layout.is_none() && matches!(o.outcome, Outcome::Unknown));
+        let unknown_rank = outcomes
+            .iter()
+            .any(|o| o.input.layout.is_none() && matches!(o.outcome, Outcome::Unknown));
+        let unknown_input = if outcomes.is_empty() {
+            Some(UnknownReason::Unmodelled)
+        } else {
+            unknown_rank.then_some(UnknownReason::UnknownRank)
+        };
         self.record_with(spec, span, nspan, outcomes, unknown_input);
     }
 
@@ -78,7 +82,7 @@ impl ApplyCtx<'_> {
         span: Span,
         nspan: Span,
         outcomes: Vec<AltOutcome>,
-        unknown_input: bool,
+        unknown_input: Option<UnknownReason>,
     ) {
         self.events.push(OpEvent {
             span,
@@ -96,6 +100,16 @@ impl ApplyCtx<'_> {
             path: self.path.clone(),
             write: None,
         });
+    }
+}
+
+/// Why the result of `spec` is unknown when its transfer function leaves it so: the
+/// tables leave the layout to the backend, or the op's outcome was not decided.
+pub fn result_unknown(spec: &OpSpec) -> UnknownReason {
+    if spec.kind == OpKind::UnknownLayout {
+        UnknownReason::BackendDependent
+    } else {
+        UnknownReason::UndecidedOp
     }
 }
 
@@ -224,11 +238,66 @@ impl CallArgs {
     }
 }
 
-pub fn unknown_result(spec: &OpSpec) -> Value {
+pub fn unknown_result(spec: &OpSpec, why: UnknownReason) -> Value {
     if spec.returns_tensor() {
-        Value::unknown_tensor()
+        Value::unknown_tensor(why)
     } else {
-        Value::Unknown
+        Value::Unknown(why)
+    }
+}
+
+/// A `reveal_layout(x)` call (lint SL900): one event whose outcomes are `x`'s alternatives
+/// as the path holds them; the value is returned unchanged, as `reveal_type` does.
+pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Value {
+    let value = resolve_value(ctx.shapes, as_tensor(value, span));
+    let alts = match &value {
+        Value::Tensor(TensorVal::Alts(alts)) => alts.clone(),
+        _ => vec![TensorAlt::new(None, None)],
+    };
+    let unknown_input = match &value {
+        Value::Tensor(TensorVal::Alts(_)) => None,
+        other => Some(input_unknown_reason(Some(other))),
+    };
+    let outcomes = alts
+        .into_iter()
+        .map(|input| AltOutcome {
+            outcome: Outcome::Ok(input.layout.clone()),
+            input,
+            target: None,
+            copies: Tri::No,
+            copied_numel: None,
+            copied_reshape: None,
+            assumptions: Vec::new(),
+            operands: Vec::new(),
+            decisions: ctx.decisions.to_vec(),
+        })
+        .collect();
+    ctx.events.push(OpEvent {
+        span,
+        name_span: nspan,
+        op: REVEAL_OP.to_string(),
+        kind: REVEAL_OP.to_string(),
+        tags: Vec::new(),
+        outcomes,
+        unknown_input,
+        divisibility: ctx.facts.divisibility.clone(),
+        assumptions: ctx.facts.assumptions.clone(),
+        semantics: ops::Semantics::Torch,
+        from_caller: ctx.context.is_some(),
+        context: ctx.context.clone(),
+        path: ctx.path.clone(),
+        write: None,
+    });
+    value
+}
+
+/// Why an op's input value carries no layout: what the value itself says, or what kind of
+/// value it is instead of a tensor.
+pub fn input_unknown_reason(input: Option<&Value>) -> UnknownReason {
+    match input {
+        Some(Value::Unknown(why) | Value::Tensor(TensorVal::Unknown(why))) => *why,
+        Some(Value::Named { param: None, .. }) => UnknownReason::UnknownObject,
+        _ => UnknownReason::NotATensor,
     }
 }
 
@@ -421,7 +490,8 @@ pub fn apply_op(
             operands: Vec::new(),
             decisions: ctx.decisions.to_vec(),
         };
-        ctx.record_with(spec, span, nspan, vec![unknown], true);
+        let why = input_unknown_reason(recv.as_ref().or(positional.first()));
+        ctx.record_with(spec, span, nspan, vec![unknown], Some(why));
         let args = method_args(&recv, &positional);
         if let Some(v) = partial_product(ctx, spec, None, args.first(), span, &what) {
             return v;
@@ -429,7 +499,7 @@ pub fn apply_op(
         if fresh_output(spec, args, &keywords) {
             return fresh_contiguous(ctx, span, &what);
         }
-        return unknown_result(spec);
+        return unknown_result(spec, why);
     };
     let alts: Vec<TensorAlt> = alts.iter().map(|a| ctx.resolve(a)).collect();
     let (pos_converted, kw_args) =
@@ -593,7 +663,7 @@ pub fn apply_op(
             _ => None,
         });
         let value = match transfer.result {
-            _ if partial.is_some() => partial.unwrap_or(Value::Unknown),
+            _ if partial.is_some() => partial.unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
             OpResult::UnknownTensor if follows_contiguous_input(ctx, spec, &input_alt) => {
                 contiguous_from_input(ctx, &input_alt, span, &what)
             }
@@ -603,7 +673,15 @@ pub fn apply_op(
             }
             r => {
                 let same_shape = keeps_shape(spec, &operands_of(&outcomes));
-                result_value(ctx, &input_alt, r, span, &step_what, same_shape)
+                result_value(
+                    ctx,
+                    &input_alt,
+                    r,
+                    span,
+                    &step_what,
+                    same_shape,
+                    result_unknown(spec),
+                )
             }
         };
         let value = super::copies::carry_copy(
@@ -1355,7 +1433,13 @@ fn apply_factory(
         operands: Vec::new(),
         decisions: ctx.decisions.to_vec(),
     };
-    ctx.record_with(spec, span, nspan, vec![factory_outcome], !known);
+    ctx.record_with(
+        spec,
+        span,
+        nspan,
+        vec![factory_outcome],
+        (!known).then_some(UnknownReason::Unmodelled),
+    );
     if let Some(rank) = contiguous_einsum(spec, positional).filter(|_| undecided) {
         // Sizes of its own: the operands' are not known.
         let shape: Vec<Dim> = (0..rank)
@@ -1371,10 +1455,16 @@ fn apply_factory(
         return Value::Tensor(TensorVal::single(Some(layout), Some(Arc::new(step))));
     }
     match result {
-        OpResult::Tensor(_) | OpResult::Tensors(_) => {
-            result_value(ctx, &nothing, result, span, what, false)
-        }
-        _ => unknown_result(spec),
+        OpResult::Tensor(_) | OpResult::Tensors(_) => result_value(
+            ctx,
+            &nothing,
+            result,
+            span,
+            what,
+            false,
+            result_unknown(spec),
+        ),
+        _ => unknown_result(spec, result_unknown(spec)),
     }
 }
 
@@ -1548,6 +1638,7 @@ pub fn result_value(
     span: Span,
     what: &str,
     same_shape: bool,
+    unknown: UnknownReason,
 ) -> Value {
     match r {
         OpResult::Tensor(l) => {
@@ -1598,11 +1689,11 @@ pub fn result_value(
                 };
                 Value::Tensor(TensorVal::Alts(vec![alt]))
             } else {
-                Value::unknown_tensor()
+                Value::unknown_tensor(unknown)
             }
         }
         OpResult::Size(a) => from_arg(a),
-        OpResult::Error(_) | OpResult::Unknown => Value::Unknown,
+        OpResult::Error(_) | OpResult::Unknown => Value::Unknown(unknown),
     }
 }
 
@@ -1621,16 +1712,16 @@ fn from_arg(a: ArgValue<Dim>) -> Value {
         ArgValue::None => Value::NoneVal,
         ArgValue::Tensor(l) => Value::Tensor(match l {
             Some(l) => TensorVal::single(Some(l), None),
-            None => TensorVal::Unknown,
+            None => TensorVal::Unknown(UnknownReason::Unmodelled),
         }),
-        _ => Value::Unknown,
+        _ => Value::Unknown(UnknownReason::Unmodelled),
     }
 }
 
 pub fn join_all(results: Vec<Value>) -> Value {
     let mut it = results.into_iter();
     let Some(first) = it.next() else {
-        return Value::Unknown;
+        return Value::Unknown(UnknownReason::Unmodelled);
     };
     it.fold(first, |acc, v| join(&acc, &v))
 }

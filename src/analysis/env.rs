@@ -7,7 +7,8 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use super::value::{
-    join, same_value, Bindings, Origin, SymLayout, TensorVal, Value, MAX_ALTERNATIVES,
+    join, same_value, Bindings, Origin, SymLayout, TensorVal, UnknownReason, Value,
+    MAX_ALTERNATIVES,
 };
 
 /// Local bindings. `None` marks a path that cannot continue (after `return`/`raise`).
@@ -152,9 +153,9 @@ fn join_maps(a: &Bindings, b: &Bindings) -> Bindings {
 
 fn unbound_on_one_path(v: &Value) -> Value {
     if v.is_tensor() {
-        Value::unknown_tensor()
+        Value::unknown_tensor(UnknownReason::PathsDisagree)
     } else {
-        Value::Unknown
+        Value::Unknown(UnknownReason::PathsDisagree)
     }
 }
 

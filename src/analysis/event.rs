@@ -10,7 +10,10 @@ use crate::ops::Semantics;
 use super::frame::CallContext;
 // Defined beside the layouts they carry (a tensor's alternative remembers the copy that
 // made it), so that `value` needs nothing from here.
-pub use super::value::{AltOutcome, CopiedBy, Outcome};
+pub use super::value::{AltOutcome, CopiedBy, Outcome, UnknownReason};
+
+/// The op name of the event a `reveal_layout(x)` call records (lint SL900).
+pub const REVEAL_OP: &str = "reveal_layout";
 
 #[derive(Debug, Clone)]
 pub struct OpEvent {
@@ -26,9 +29,9 @@ pub struct OpEvent {
     pub tags: Vec<String>,
     /// One entry per input alternative.
     pub outcomes: Vec<AltOutcome>,
-    /// Some analysis reached this call with an input whose layout is unknown: no certain
-    /// finding can be made here.
-    pub unknown_input: bool,
+    /// Some analysis reached this call with an input whose layout is unknown, and why: no
+    /// certain finding can be made here.
+    pub unknown_input: Option<UnknownReason>,
     /// Divisibility assumptions (`h divides C`) made by `//` in the analysed function.
     pub divisibility: Arc<Vec<Assumption>>,
     /// The assumptions the decisions were made under (settings + exact quotients), so a
@@ -68,7 +71,7 @@ pub struct LostWrite {
 impl OpEvent {
     /// True when every alternative satisfies `pred` (and there is at least one).
     pub fn all(&self, pred: impl Fn(&AltOutcome) -> bool) -> bool {
-        !self.unknown_input && !self.outcomes.is_empty() && self.outcomes.iter().all(pred)
+        self.unknown_input.is_none() && !self.outcomes.is_empty() && self.outcomes.iter().all(pred)
     }
 
     /// Did a caller context reach this call with an input layout that rests on no
@@ -84,7 +87,7 @@ impl OpEvent {
 
     pub fn known_from_caller(&self) -> bool {
         self.from_caller
-            && !self.unknown_input
+            && self.unknown_input.is_none()
             && !self.outcomes.is_empty()
             && self.outcomes.iter().all(|o| {
                 o.input.layout.is_some()

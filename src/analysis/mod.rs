@@ -168,7 +168,7 @@ fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
         match index.get(&key) {
             Some(&i) => {
                 let into = &mut out[i];
-                into.unknown_input |= ev.unknown_input;
+                into.unknown_input = into.unknown_input.or(ev.unknown_input);
                 for d in ev.divisibility.iter().cloned() {
                     if !into.divisibility.contains(&d) {
                         Arc::make_mut(&mut into.divisibility).push(d);
@@ -319,7 +319,11 @@ fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
             ev.span.start,
             ev.span.end,
             ev.op.clone(),
-            format!("{}{}{fingerprint}", ev.unknown_input, ev.write.is_some()),
+            format!(
+                "{}{}{fingerprint}",
+                ev.unknown_input.is_some(),
+                ev.write.is_some()
+            ),
         );
         if seen.insert(key) {
             out.push(ev);

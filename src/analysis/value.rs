@@ -91,8 +91,8 @@ impl TensorAlt {
 pub enum TensorVal {
     /// The tensor has one of these layouts (at least one entry).
     Alts(Vec<TensorAlt>),
-    /// Nothing is known about the layout.
-    Unknown,
+    /// Nothing is known about the layout, for this reason.
+    Unknown(UnknownReason),
 }
 
 impl TensorVal {
@@ -102,7 +102,7 @@ impl TensorVal {
     pub fn alts(&self) -> Option<&[TensorAlt]> {
         match self {
             TensorVal::Alts(a) => Some(a),
-            TensorVal::Unknown => None,
+            TensorVal::Unknown(_) => None,
         }
     }
 }
@@ -142,7 +142,76 @@ pub enum Value {
     Slice(Box<[Value; 3]>),
     /// `...` in a subscript.
     Ellipsis,
-    Unknown,
+    /// Nothing is known, for this reason.
+    Unknown(UnknownReason),
+}
+
+/// Why the analysis does not know a value, or could not decide what an op does with it:
+/// set where the unknown value arises (the value carries it on, through assignments and
+/// calls) and where an op's outcome is left undecided, so `--statistics` can say what the
+/// analysis did not understand. One byte: values that carry it grow no larger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum UnknownReason {
+    /// The result of a call the analysis cannot follow (`foo(...)`: neither an op of the
+    /// tables nor a function of the analysed code).
+    UnresolvedCall,
+    /// An attribute or name of something the analysis knows nothing about (`config.x`, an
+    /// attribute another method reassigns, a global bound elsewhere).
+    UnknownObject,
+    /// The output of an op whose result layout the tables leave to the backend
+    /// (convolution, pooling, interpolation: kind `unknown_layout`).
+    BackendDependent,
+    /// The result of an op whose outcome the analysis could not decide on its input.
+    UndecidedOp,
+    /// The paths that reach the value disagree on what it is (a tensor on one, `None` on
+    /// another), or give it more layouts than are tracked.
+    PathsDisagree,
+    /// A construct the interpreter does not model (a comprehension, an element of a list
+    /// of unknown length, an in-place change of layout, `*args`).
+    Unmodelled,
+    /// The op's input is not a tensor as far as the analysis knows (a number, a module, a
+    /// name that is no parameter).
+    NotATensor,
+    /// The input is a tensor whose rank is unknown (sizes never read).
+    UnknownRank,
+    /// Another operand of the op (`other` of a matmul) has an unknown layout.
+    UnknownOperand,
+    /// The target shape cannot be read (`view(*shape)`, a shape computed elsewhere).
+    UnreadableTarget,
+    /// A size of the target shape is not related to the input's sizes.
+    UnrelatedTargetSize,
+    /// The algebra cannot decide a comparison of sizes the outcome depends on.
+    UndecidedComparison,
+}
+
+impl UnknownReason {
+    /// How `--statistics` and `reveal_layout` name the reason.
+    pub fn describe(self) -> &'static str {
+        match self {
+            UnknownReason::UnresolvedCall => "input from a call the analysis cannot follow",
+            UnknownReason::UnknownObject => "input read from an unknown object or name",
+            UnknownReason::BackendDependent => "input from a backend-dependent op",
+            UnknownReason::UndecidedOp => "input from an op whose outcome is undecided",
+            UnknownReason::PathsDisagree => "paths disagree on the input",
+            UnknownReason::Unmodelled => "input from a construct the analysis does not model",
+            UnknownReason::NotATensor => "input not known to be a tensor",
+            UnknownReason::UnknownRank => "input of unknown rank",
+            UnknownReason::UnknownOperand => "another operand of unknown layout",
+            UnknownReason::UnreadableTarget => "a target shape the analysis cannot read",
+            UnknownReason::UnrelatedTargetSize => "a target size unrelated to the input's sizes",
+            UnknownReason::UndecidedComparison => "undecided comparison of sizes",
+        }
+    }
+
+    /// Of two paths' reasons, the one a join keeps: the same reason stays; otherwise the
+    /// paths disagree.
+    pub fn join(self, other: UnknownReason) -> UnknownReason {
+        if self == other {
+            self
+        } else {
+            UnknownReason::PathsDisagree
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -196,8 +265,8 @@ pub struct Instance {
     pub id: u32,
 }
 impl Value {
-    pub fn unknown_tensor() -> Value {
-        Value::Tensor(TensorVal::Unknown)
+    pub fn unknown_tensor(why: UnknownReason) -> Value {
+        Value::Tensor(TensorVal::Unknown(why))
     }
     pub fn int(v: i64) -> Value {
         Value::Int(Dim::lit(v))
@@ -230,8 +299,17 @@ pub fn join(a: &Value, b: &Value) -> Value {
         (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(x, y) => a.clone(),
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):
         // the result may be either, which no certain finding can rest on.
-        (Value::Tensor(_), _) | (_, Value::Tensor(_)) => Value::unknown_tensor(),
-        _ => Value::Unknown,
+        (Value::Tensor(TensorVal::Unknown(why)), _)
+        | (_, Value::Tensor(TensorVal::Unknown(why))) => Value::unknown_tensor(*why),
+        (Value::Tensor(_), Value::Unknown(why)) | (Value::Unknown(why), Value::Tensor(_)) => {
+            Value::unknown_tensor(*why)
+        }
+        (Value::Tensor(_), _) | (_, Value::Tensor(_)) => {
+            Value::unknown_tensor(UnknownReason::PathsDisagree)
+        }
+        (Value::Unknown(x), Value::Unknown(y)) => Value::Unknown(x.join(*y)),
+        (Value::Unknown(why), _) | (_, Value::Unknown(why)) => Value::Unknown(*why),
+        _ => Value::Unknown(UnknownReason::PathsDisagree),
     }
 }
 
@@ -256,12 +334,13 @@ fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
                 }
             }
             if out.len() > MAX_ALTERNATIVES {
-                TensorVal::Unknown
+                TensorVal::Unknown(UnknownReason::PathsDisagree)
             } else {
                 TensorVal::Alts(out)
             }
         }
-        _ => TensorVal::Unknown,
+        (TensorVal::Unknown(x), TensorVal::Unknown(y)) => TensorVal::Unknown(x.join(*y)),
+        (TensorVal::Unknown(why), _) | (_, TensorVal::Unknown(why)) => TensorVal::Unknown(*why),
     }
 }
 
@@ -301,7 +380,7 @@ fn joined_origin(p: Origin, q: Origin) -> Origin {
 /// Structural equality used to detect loop fixpoints (chains are ignored).
 pub fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Tensor(TensorVal::Unknown), Value::Tensor(TensorVal::Unknown)) => true,
+        (Value::Tensor(TensorVal::Unknown(_)), Value::Tensor(TensorVal::Unknown(_))) => true,
         (Value::Tensor(TensorVal::Alts(x)), Value::Tensor(TensorVal::Alts(y))) => {
             x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| p.same_layout(q)))
         }
@@ -321,7 +400,7 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::Instance(x), Value::Instance(y)) => Arc::ptr_eq(x, y),
         (Value::Float, Value::Float)
         | (Value::NoneVal, Value::NoneVal)
-        | (Value::Unknown, Value::Unknown) => true,
+        | (Value::Unknown(_), Value::Unknown(_)) => true,
         _ => false,
     }
 }

@@ -28,6 +28,7 @@ use crate::ir::{Language, Span};
 use crate::layout::{Assumption, CandleBackend};
 use crate::ops::OpKind;
 
+pub mod coverage;
 mod explain;
 pub mod prefilter;
 mod run;
@@ -39,6 +40,7 @@ pub mod sl005_candle_matmul_strides;
 pub mod sl006_requires_contiguous;
 pub mod sl007_contiguous_discarded;
 pub mod sl010_write_to_copy;
+pub mod sl900_reveal_layout;
 
 pub use explain::{chain_labels, describe_non_adjacent, notes_for};
 pub use run::{run_lints, Reported};
@@ -260,6 +262,17 @@ pub static RULES: &[Rule] = &[
         fix: FixAvailability::Always,
         judge: Judge::NotApplicable,
         check: Check::Runner("unused_suppression::check"),
+    },
+    Rule {
+        code: "SL900",
+        name: "reveal-layout",
+        severity: Severity::Info,
+        summary: "`reveal_layout(x)` / `# stridelint: reveal`: the layout the analysis holds there (an info)",
+        doc: rule_doc!("SL900"),
+        reports_on: &[Reports::File],
+        fix: FixAvailability::None,
+        judge: Judge::NotApplicable,
+        check: Check::Runner("runner::reveals"),
     },
     Rule {
         code: "SL999",

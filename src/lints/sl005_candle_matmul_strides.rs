@@ -30,7 +30,7 @@ pub const CANDLE_MATMUL_TAG: &str = "candle-matmul";
 const RHS_PARAM: &str = "other";
 
 pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
-    if !ev.tags.iter().any(|t| t == CANDLE_MATMUL_TAG) || ev.unknown_input {
+    if !ev.tags.iter().any(|t| t == CANDLE_MATMUL_TAG) || ev.unknown_input.is_some() {
         return None;
     }
     let d = Decider::new(&ev.assumptions);
@@ -135,7 +135,7 @@ mod tests {
                 operands: vec![(RHS_PARAM.into(), Some(rhs))],
                 decisions: Vec::new(),
             }],
-            unknown_input: false,
+            unknown_input: None,
             divisibility: Default::default(),
             assumptions: Default::default(),
             semantics: crate::ops::Semantics::Candle,

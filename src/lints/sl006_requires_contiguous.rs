@@ -83,7 +83,8 @@ mod tests {
                 operands: Vec::new(),
                 decisions: Vec::new(),
             }],
-            unknown_input,
+            unknown_input: unknown_input
+                .then_some(crate::analysis::event::UnknownReason::UnknownRank),
             divisibility: Default::default(),
             assumptions: Default::default(),
             semantics: crate::ops::Semantics::Candle,

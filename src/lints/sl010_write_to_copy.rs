@@ -33,7 +33,7 @@ fn certain(c: &CopiedBy) -> bool {
 
 /// The copy every alternative of the write's target is, when the write is lost.
 fn lost_copy<'e>(ev: &'e OpEvent, write: &LostWrite) -> Option<&'e CopiedBy> {
-    if ev.unknown_input || ev.outcomes.is_empty() {
+    if ev.unknown_input.is_some() || ev.outcomes.is_empty() {
         return None;
     }
     let mut first = None;

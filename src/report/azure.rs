@@ -32,6 +32,19 @@ pub(super) fn write(
         let kind = match diagnostic.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            // Azure's issues are errors or warnings only: an info is a plain log line.
+            Severity::Info => {
+                writeln!(
+                    w,
+                    "{}:{}:{}: {} {}",
+                    paths.display_absolute(diagnostic.file.path()),
+                    start.row,
+                    start.column,
+                    diagnostic.code,
+                    message
+                )?;
+                continue;
+            }
         };
         writeln!(
             w,

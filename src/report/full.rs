@@ -67,6 +67,7 @@ fn rendered(diagnostic: &Diagnostic, ctx: &ReportContext) -> Rendered<()> {
     let severity = match diagnostic.severity {
         Severity::Error => RenderedSeverity::Error,
         Severity::Warning => RenderedSeverity::Warning,
+        Severity::Info => RenderedSeverity::Note,
     };
     let header = match ctx.rule(diagnostic.code) {
         Some(rule) => format!("{} [{}] {}", diagnostic.code, rule.name, diagnostic.message),

@@ -37,6 +37,7 @@ pub(super) fn write(
         let command = match diagnostic.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Info => "notice",
         };
         let file = escape_property(&paths.github(diagnostic.file.path()));
         write!(w, "::{command} file={file},line={}", start.row)?;

@@ -56,6 +56,7 @@ pub(super) fn write(
                 severity: match diagnostic.severity {
                     Severity::Error => "major",
                     Severity::Warning => "minor",
+                    Severity::Info => "info",
                 },
                 fingerprint,
                 location: Location {

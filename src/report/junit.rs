@@ -22,7 +22,10 @@ pub(super) fn write(
 ) -> io::Result<()> {
     writeln!(w, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     let total = diagnostics.len().max(1);
-    let failures = diagnostics.len();
+    let failures = diagnostics
+        .iter()
+        .filter(|d| d.severity.fails_run())
+        .count();
     writeln!(
         w,
         r#"<testsuites name="stridelint" tests="{total}" failures="{failures}" errors="0">"#
@@ -52,9 +55,10 @@ pub(super) fn write(
     }
     for (path, findings) in &by_file {
         let count = findings.len();
+        let failed = findings.iter().filter(|d| d.severity.fails_run()).count();
         writeln!(
             w,
-            r#"    <testsuite name="{}" tests="{count}" disabled="0" errors="0" failures="{count}" package="{PACKAGE}">"#,
+            r#"    <testsuite name="{}" tests="{count}" disabled="0" errors="0" failures="{failed}" package="{PACKAGE}">"#,
             escape_xml(path)
         )?;
         let classname = escape_xml(&class_name(Path::new(path)));
@@ -72,12 +76,24 @@ pub(super) fn write(
                 start.row,
                 start.column
             )?;
+            // An info passes: its text is the test case's output, not a failure.
+            let element = if diagnostic.severity.fails_run() {
+                format!(
+                    r#"<failure message="{message}" type="{}">"#,
+                    diagnostic.severity.as_str()
+                )
+            } else {
+                "<system-out>".to_string()
+            };
+            let close = if diagnostic.severity.fails_run() {
+                "</failure>"
+            } else {
+                "</system-out>"
+            };
             writeln!(
                 w,
-                r#"            <failure message="{message}" type="{}">{cell}line {}, col {}, {message}</failure>"#,
-                diagnostic.severity.as_str(),
-                start.row,
-                start.column
+                "            {element}{cell}line {}, col {}, {message}{close}",
+                start.row, start.column
             )?;
             writeln!(w, "        </testcase>")?;
         }

@@ -39,16 +39,24 @@ pub fn write_markdown_summary(
         writeln!(w, "No findings in {files}.")?;
         return writeln!(w);
     }
-    let errors = diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
+    let count = |severity: Severity| {
+        diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    };
+    let infos = count(Severity::Info);
     writeln!(
         w,
-        "**{}** ({}, {}) in {files}.",
+        "**{}** ({}, {}{}) in {files}.",
         plural(diagnostics.len(), "finding"),
-        plural(errors, "error"),
-        plural(diagnostics.len() - errors, "warning")
+        plural(count(Severity::Error), "error"),
+        plural(count(Severity::Warning), "warning"),
+        if infos > 0 {
+            format!(", {}", plural(infos, "info"))
+        } else {
+            String::new()
+        }
     )?;
     writeln!(w)?;
 

@@ -54,6 +54,7 @@ pub(super) fn write(
                     severity: match diagnostic.severity {
                         Severity::Error => "ERROR",
                         Severity::Warning => "WARNING",
+                        Severity::Info => "INFO",
                     },
                     code: Code {
                         value: diagnostic.code,

@@ -95,6 +95,7 @@ fn level(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Info => "note",
     }
 }
 

@@ -8,6 +8,22 @@
 //! ```
 //!
 //! The `[*]`/`[ ]` column appears only when some rule's findings are all safely fixable.
+//!
+//! After the table, a block on what the analysis understood (see `crate::coverage`): per
+//! family of ops the layout rules are about, the call sites it reached, decided and left
+//! unknown, with the most frequent reasons for "unknown":
+//!
+//! ```text
+//! Analysed call sites (decided / reached):
+//!   view/reshape/flatten/rearrange  9 / 12 decided, 3 unknown
+//!       2  input from a call the analysis cannot follow
+//!       1  input of unknown rank
+//!   matmul family                   4 / 4 decided
+//! ```
+//!
+//! The JSON variant keeps the array of rule rows and appends one row per family
+//! (`{"sites", "reached", "decided", "unknown", "reasons": [{"reason", "count"}]}`),
+//! so consumers of the rule rows (which have `code`) keep working.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -15,7 +31,11 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{has_safe_fix, style, ReportContext};
+use crate::coverage::{FamilyCounts, OpFamily, SiteCounts};
 use crate::diagnostic::Diagnostic;
+
+/// How many reasons for "unknown" the text block lists per family.
+const TOP_REASONS: usize = 5;
 
 /// One row of the statistics table; also the object of the JSON variant (Ruff's keys).
 #[derive(Debug, Serialize)]
@@ -28,8 +48,25 @@ struct Statistic<'a> {
     fixable: bool,
 }
 
-/// Writes the table; writes nothing when there are no findings (as Ruff).
+/// Writes the table, then the block on the analysed sites; nothing when there are no
+/// findings (as Ruff) and no site was reached.
 pub fn write_statistics(
+    w: &mut dyn Write,
+    diagnostics: &[Diagnostic],
+    sites: &SiteCounts,
+    ctx: &ReportContext,
+) -> io::Result<()> {
+    write_rule_table(w, diagnostics, ctx)?;
+    if sites.is_empty() {
+        return Ok(());
+    }
+    if !diagnostics.is_empty() {
+        writeln!(w)?;
+    }
+    write_sites(w, sites)
+}
+
+fn write_rule_table(
     w: &mut dyn Write,
     diagnostics: &[Diagnostic],
     ctx: &ReportContext,
@@ -71,14 +108,99 @@ pub fn write_statistics(
     out.flush()
 }
 
-/// The same rows as a JSON array of `{code, name, count, fixable}` (`[]` when empty, so
-/// a consumer always gets valid JSON).
+/// The analysed-sites block (see the module documentation).
+fn write_sites(w: &mut dyn Write, sites: &SiteCounts) -> io::Result<()> {
+    writeln!(w, "Analysed call sites (decided / reached):")?;
+    let reached: Vec<(OpFamily, &FamilyCounts)> = OpFamily::ALL
+        .iter()
+        .filter_map(|f| sites.families.get(f).map(|c| (*f, c)))
+        .filter(|(_, c)| c.reached > 0)
+        .collect();
+    let label_width = reached
+        .iter()
+        .map(|(f, _)| f.label().len())
+        .max()
+        .unwrap_or(0);
+    let count_width = reached
+        .iter()
+        .map(|(_, c)| c.reached.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for (family, counts) in reached {
+        write!(
+            w,
+            "  {:<label_width$}  {:>count_width$} / {} decided",
+            family.label(),
+            counts.decided,
+            counts.reached
+        )?;
+        if counts.unknown == 0 {
+            writeln!(w)?;
+            continue;
+        }
+        writeln!(w, ", {} unknown", counts.unknown)?;
+        for (reason, n) in counts.top_reasons().into_iter().take(TOP_REASONS) {
+            writeln!(w, "      {n:>count_width$}  {reason}")?;
+        }
+    }
+    Ok(())
+}
+
+/// One family's row of the JSON variant.
+#[derive(Serialize)]
+struct SiteRow<'a> {
+    sites: OpFamily,
+    reached: usize,
+    decided: usize,
+    unknown: usize,
+    /// Most frequent first.
+    reasons: Vec<ReasonRow<'a>>,
+}
+
+/// A row of the JSON array: a rule's or a family's.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum JsonRow<'a> {
+    Rule(Statistic<'a>),
+    Sites(SiteRow<'a>),
+}
+
+#[derive(Serialize)]
+struct ReasonRow<'a> {
+    reason: &'a str,
+    count: usize,
+}
+
+/// One JSON array: the rule rows `{code, name, count, fixable}`, then one row per family
+/// of analysed sites (`[]` when there is neither, so a consumer always gets valid JSON).
 pub fn write_statistics_json(
     w: &mut dyn Write,
     diagnostics: &[Diagnostic],
+    sites: &SiteCounts,
     ctx: &ReportContext,
 ) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &statistics(diagnostics, ctx))?;
+    let mut rows: Vec<JsonRow> = statistics(diagnostics, ctx)
+        .into_iter()
+        .map(JsonRow::Rule)
+        .collect();
+    for family in OpFamily::ALL {
+        let Some(counts) = sites.families.get(&family).filter(|c| c.reached > 0) else {
+            continue;
+        };
+        let row = SiteRow {
+            sites: family,
+            reached: counts.reached,
+            decided: counts.decided,
+            unknown: counts.unknown,
+            reasons: counts
+                .top_reasons()
+                .into_iter()
+                .map(|(reason, count)| ReasonRow { reason, count })
+                .collect(),
+        };
+        rows.push(JsonRow::Sites(row));
+    }
+    serde_json::to_writer_pretty(&mut *w, &rows)?;
     writeln!(w)
 }
 

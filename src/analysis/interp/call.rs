@@ -10,7 +10,10 @@ use crate::ops::{self, ArgValue, OpKind};
 
 use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs};
 use super::super::env::Env;
-use super::super::value::{ClassDef, Instance, NnModuleVal, TensorAlt, TensorVal, Value};
+use super::super::event::REVEAL_OP;
+use super::super::value::{
+    ClassDef, Instance, NnModuleVal, TensorAlt, TensorVal, UnknownReason, Value,
+};
 use super::{Callee, Interpreter};
 
 /// `self.register_buffer("name", value)` → `name`.
@@ -123,9 +126,9 @@ impl Interpreter<'_> {
                 if matches!(recv, Value::Tuple(_)) && LIST_MUTATORS.contains(&attr.as_str()) {
                     // `shape.append(n)`: the list changed; its value is no longer known.
                     if let ExprKind::Name(name) = &value.kind {
-                        env.set(name, Value::Unknown);
+                        env.set(name, Value::Unknown(UnknownReason::Unmodelled));
                     }
-                    return Value::Unknown;
+                    return Value::Unknown(UnknownReason::Unmodelled);
                 }
                 if self.is_unknown_in_place(attr)
                     && (recv.is_tensor() || matches!(recv, Value::Named { param: Some(_), .. }))
@@ -133,7 +136,7 @@ impl Interpreter<'_> {
                     // `x.t_()`, `x.unsqueeze_(0)`, `x.set_(...)`: the receiver's layout may
                     // have changed in place; forget it.
                     forget_receiver(value, env);
-                    return Value::unknown_tensor();
+                    return Value::unknown_tensor(UnknownReason::Unmodelled);
                 }
                 match recv {
                     Value::Import(path) => {
@@ -148,7 +151,7 @@ impl Interpreter<'_> {
                             let t = param_as_tensor(name, Some(origin), value.span);
                             self.tensor_method(attr, t, a, call.span, nspan, env)
                         } else {
-                            Value::Unknown
+                            Value::Unknown(UnknownReason::UnresolvedCall)
                         }
                     }
                     Value::Instance(_) => {
@@ -162,10 +165,26 @@ impl Interpreter<'_> {
                     // as a tensor (`.reshape(...)`, `.transpose(...)`): the call is still
                     // reached on this path, with an unknown input, so a finding about the
                     // call on another path says which path it is on.
-                    Value::Unknown if self.names_layout_op(attr) => {
-                        self.tensor_method(attr, Value::unknown_tensor(), a, call.span, nspan, env)
-                    }
-                    _ => Value::Unknown,
+                    // An attribute of an object the analysis does not know (`config.table`,
+                    // `self.cache` of a library base) used as a tensor: the same.
+                    Value::Named { param: None, .. } if self.names_layout_op(attr) => self
+                        .tensor_method(
+                            attr,
+                            Value::unknown_tensor(UnknownReason::UnknownObject),
+                            a,
+                            call.span,
+                            nspan,
+                            env,
+                        ),
+                    Value::Unknown(why) if self.names_layout_op(attr) => self.tensor_method(
+                        attr,
+                        Value::unknown_tensor(why),
+                        a,
+                        call.span,
+                        nspan,
+                        env,
+                    ),
+                    _ => Value::Unknown(UnknownReason::UnresolvedCall),
                 }
             }
             ExprKind::Name(n) => {
@@ -187,15 +206,19 @@ impl Interpreter<'_> {
                                 {
                                     return self.size_quotient(&a, &b, call.span, env);
                                 }
-                                return Value::Unknown;
+                                return Value::Unknown(UnknownReason::Unmodelled);
                             }
                         }
                     }
                 }
                 let target = self.lookup(n, env);
                 let a = self.eval_args(args, env);
+                // `reveal_layout(x)` of no function of the analysed code: SL900's request.
+                if n == REVEAL_OP && matches!(target, Value::Unknown(_) | Value::Import(_)) {
+                    return self.reveal(a, call.span, nspan, env);
+                }
                 match target {
-                    Value::Unknown if is_builtin(n) => self.builtin(n, a, call.span),
+                    Value::Unknown(_) if is_builtin(n) => self.builtin(n, a, call.span),
                     other => self.call_value(other, a, call.span, nspan, env),
                 }
             }
@@ -220,7 +243,7 @@ impl Interpreter<'_> {
             Value::NnModule(m) => self.call_module(&m, a, span, nspan, env),
             Value::Function(f, bound) => {
                 if a.opaque_spread {
-                    return Value::Unknown;
+                    return Value::Unknown(UnknownReason::Unmodelled);
                 }
                 let mut a = a;
                 // Rust's `Self::method(self, x)`: the receiver is passed explicitly, but the
@@ -262,10 +285,10 @@ impl Interpreter<'_> {
                         };
                         self.call_function(callee, ordered(a), span, env)
                     }
-                    _ => Value::Unknown,
+                    _ => Value::Unknown(UnknownReason::UnresolvedCall),
                 }
             }
-            _ => Value::Unknown,
+            _ => Value::Unknown(UnknownReason::UnresolvedCall),
         }
     }
 
@@ -281,14 +304,14 @@ impl Interpreter<'_> {
     /// `name`, run on the same object.
     fn call_super(&mut self, name: &str, a: CallArgs, span: Span, env: &mut Env) -> Value {
         let (Some(class), Some(this)) = (self.frame.class.clone(), self.frame.this.clone()) else {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::UnresolvedCall);
         };
         let Some((f, owner)) = class.super_method(name) else {
             // A library base (`nn.Module.__init__`): nothing the analysis follows.
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::UnresolvedCall);
         };
         if a.opaque_spread {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::Unmodelled);
         }
         let owner = find_class(&class, owner);
         let callee = Callee {
@@ -309,9 +332,12 @@ impl Interpreter<'_> {
         nspan: Span,
         env: &mut Env,
     ) -> Value {
+        if path.rsplit('.').next() == Some(REVEAL_OP) {
+            return self.reveal(a, span, nspan, env);
+        }
         if let Some(spec) = self.tables.function(path) {
             if a.opaque_spread {
-                return applying::unknown_result(spec);
+                return applying::unknown_result(spec, UnknownReason::Unmodelled);
             }
             return self.with_apply_ctx(env, |ctx| {
                 applying::apply_op(ctx, spec, None, a.positional, a.keywords, span, nspan)
@@ -325,10 +351,20 @@ impl Interpreter<'_> {
                 applying::convert_args(&env.shapes, &mspec.init, None, &a.positional, &a.keywords);
             return match ops::bind_module(mspec, positional, keywords) {
                 Ok(args) => Value::NnModule(Arc::new(NnModuleVal { spec: mspec, args })),
-                Err(_) => Value::Unknown,
+                Err(_) => Value::Unknown(UnknownReason::Unmodelled),
             };
         }
-        Value::Unknown
+        Value::Unknown(UnknownReason::UnresolvedCall)
+    }
+
+    /// `reveal_layout(x)`: records what the path holds for `x` and returns it.
+    fn reveal(&mut self, a: CallArgs, span: Span, nspan: Span, env: &mut Env) -> Value {
+        let arg = a
+            .positional
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Unknown(UnknownReason::Unmodelled));
+        self.with_apply_ctx(env, |ctx| applying::reveal(ctx, arg, span, nspan))
     }
 
     fn call_module(
@@ -340,7 +376,7 @@ impl Interpreter<'_> {
         env: &mut Env,
     ) -> Value {
         let Some(input) = a.positional.first().cloned() else {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::Unmodelled);
         };
         let input = applying::resolve_value(&env.shapes, as_tensor(input, span));
         // A module that fixes its input's last size (`nn.Linear(in_features, ...)`) tells us
@@ -365,7 +401,7 @@ impl Interpreter<'_> {
             return if fresh {
                 self.contiguous_unknown(span)
             } else {
-                Value::unknown_tensor()
+                Value::unknown_tensor(applying::input_unknown_reason(Some(&input)))
             };
         };
         let mut results = Vec::new();
@@ -391,7 +427,15 @@ impl Interpreter<'_> {
                 ops::OpResult::Unknown | ops::OpResult::UnknownTensor if fresh => {
                     self.contiguous_unknown(span)
                 }
-                r => applying::result_value(&mut self.apply_ctx(env), alt, r, span, &what, false),
+                r => applying::result_value(
+                    &mut self.apply_ctx(env),
+                    alt,
+                    r,
+                    span,
+                    &what,
+                    false,
+                    applying::result_unknown(&m.spec.call),
+                ),
             };
             results.push(value);
         }
@@ -418,10 +462,10 @@ impl Interpreter<'_> {
         env: &mut Env,
     ) -> Value {
         let Some(spec) = self.tables.method(method) else {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::Unmodelled);
         };
         if a.opaque_spread {
-            return applying::unknown_result(spec);
+            return applying::unknown_result(spec, UnknownReason::Unmodelled);
         }
         let mut positional = a.positional;
         // Rust's `IndexOp::i` takes one index per dim as a single tuple, `x.i((.., 0..2))`:
@@ -489,7 +533,7 @@ impl Interpreter<'_> {
     /// `x.T`, `x.mT`, `x.shape`, `x.ndim` ...
     pub fn tensor_property(&mut self, t: Value, attr: &str, span: Span, env: &mut Env) -> Value {
         let Some(spec) = self.tables.attribute(attr) else {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::Unmodelled);
         };
         self.with_apply_ctx(env, |ctx| {
             applying::apply_op(ctx, spec, Some(t), Vec::new(), Vec::new(), span, span)
@@ -509,7 +553,7 @@ impl Interpreter<'_> {
             items.push(self.index_item(ix, env));
         }
         let Some(spec) = self.tables.method("__getitem__") else {
-            return Value::unknown_tensor();
+            return Value::unknown_tensor(UnknownReason::Unmodelled);
         };
         self.with_apply_ctx(env, |ctx| {
             applying::apply_op(ctx, spec, Some(t), items, Vec::new(), e.span, e.span)
@@ -569,7 +613,7 @@ impl Interpreter<'_> {
                 name,
                 param: Some(origin),
             } => param_as_tensor(&name, Some(origin), span),
-            Value::Named { .. } => Value::unknown_tensor(),
+            Value::Named { .. } => Value::unknown_tensor(UnknownReason::NotATensor),
             x => x,
         };
         self.tensor_method(
@@ -612,14 +656,14 @@ impl Interpreter<'_> {
                         let first = sizes[0].clone();
                         Value::Int(sizes[1..].iter().fold(first, pick))
                     }
-                    _ => Value::Unknown,
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
                 }
             }
             ("getattr", [_, Value::Str(_), Value::Int(_)]) => {
                 // The attribute or the default: some size, fixed for the object.
                 Value::Int(self.mint_for(span))
             }
-            _ => Value::Unknown,
+            _ => Value::Unknown(UnknownReason::Unmodelled),
         }
     }
 }
@@ -637,10 +681,10 @@ fn math_call(name: &str, a: &CallArgs) -> Value {
                     _ => None,
                 })
                 .map(Value::Int)
-                .unwrap_or(Value::Unknown),
-            _ => Value::Unknown,
+                .unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
+            _ => Value::Unknown(UnknownReason::Unmodelled),
         },
-        _ => Value::Unknown,
+        _ => Value::Unknown(UnknownReason::Unmodelled),
     }
 }
 
@@ -678,11 +722,13 @@ fn find_class(class: &Arc<ClassDef>, owner: &ClassDef) -> Arc<ClassDef> {
 
 fn forget_receiver(recv: &Expr, env: &mut Env) {
     match &recv.kind {
-        ExprKind::Name(n) => env.set(n, Value::unknown_tensor()),
+        ExprKind::Name(n) => env.set(n, Value::unknown_tensor(UnknownReason::Unmodelled)),
         ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
         {
-            env.self_attrs
-                .insert(attr.as_str().into(), Value::unknown_tensor());
+            env.self_attrs.insert(
+                attr.as_str().into(),
+                Value::unknown_tensor(UnknownReason::Unmodelled),
+            );
         }
         _ => {}
     }

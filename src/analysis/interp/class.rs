@@ -16,7 +16,7 @@ use crate::layout::Assumption;
 use super::super::apply::CallArgs;
 use super::super::env::{join_opt, Env};
 use super::super::frame::Facts;
-use super::super::value::{Bindings, ClassDef, Instance, Value};
+use super::super::value::{Bindings, ClassDef, Instance, UnknownReason, Value};
 use super::call::register_buffer_name;
 use super::{fingerprint, same_params, Callee, Interpreter};
 
@@ -130,7 +130,7 @@ impl Interpreter<'_> {
         _env: &mut Env,
     ) -> Value {
         if a.opaque_spread {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::Unmodelled);
         }
         let args: Vec<(String, Value)> = a
             .positional

@@ -7,7 +7,7 @@ use crate::layout::{Assumption, Decider, Dim, Tri};
 
 use super::super::apply::{param_as_tensor, resolve_alt};
 use super::super::env::{join_tagged, Env};
-use super::super::value::{join, TensorVal, Value};
+use super::super::value::{join, TensorVal, UnknownReason, Value};
 use super::stmt::branch_taken;
 use super::stmt::size_query_receiver;
 use super::{Interpreter, MAX_EXPR_DEPTH};
@@ -35,13 +35,13 @@ impl Interpreter<'_> {
             "torch" | "einops" | "math" => Value::Import(name.to_string()),
             "F" => Value::Import("torch.nn.functional".into()),
             "nn" => Value::Import("torch.nn".into()),
-            _ => Value::Unknown,
+            _ => Value::Unknown(UnknownReason::UnknownObject),
         }
     }
 
     pub fn eval(&mut self, e: &Expr, env: &mut Env) -> Value {
         if self.expr_depth > MAX_EXPR_DEPTH {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::Unmodelled);
         }
         self.expr_depth += 1;
         let mut v = self.eval_inner(e, env);
@@ -60,7 +60,7 @@ impl Interpreter<'_> {
             ExprKind::Str(s) => Value::Str(s.clone()),
             ExprKind::Bool(b) => Value::Bool(Some(*b)),
             ExprKind::None => Value::NoneVal,
-            ExprKind::Ellipsis => Value::Unknown,
+            ExprKind::Ellipsis => Value::Unknown(UnknownReason::Unmodelled),
             ExprKind::Tuple(items) | ExprKind::List(items) => self.eval_sequence(items, env),
             ExprKind::Starred(inner) => self.eval(inner, env),
             ExprKind::Attr { value, attr } => self.eval_attr(value, attr, e.span, env),
@@ -80,7 +80,7 @@ impl Interpreter<'_> {
                 match self.language {
                     // A Rust range is a value: `x.i((.., 0..2))` passes it to an op.
                     Language::Rust => Value::Slice(Box::new(parts)),
-                    Language::Python => Value::Unknown,
+                    Language::Python => Value::Unknown(UnknownReason::Unmodelled),
                 }
             }
             ExprKind::BinOp { op, left, right } => {
@@ -92,7 +92,7 @@ impl Interpreter<'_> {
                 Value::Int(d) => Value::Int(Dim::lit(0).sub(&d)),
                 Value::Float => Value::Float,
                 v @ Value::Tensor(_) => self.tensor_unary("neg", v, e.span, env),
-                _ => Value::Unknown,
+                _ => Value::Unknown(UnknownReason::Unmodelled),
             },
             ExprKind::IfExp { test, body, orelse } => match self.eval_condition(test, env) {
                 Some(true) => self.eval(body, env),
@@ -110,7 +110,7 @@ impl Interpreter<'_> {
             ExprKind::Compare { left, op, right } => {
                 let l = self.eval(left, env);
                 let r = if *op == CmpOp::Not {
-                    Value::Unknown
+                    Value::Unknown(UnknownReason::Unmodelled)
                 } else {
                     self.eval(right, env)
                 };
@@ -125,7 +125,7 @@ impl Interpreter<'_> {
                 }
                 Value::Bool(self.compare_values(*op, &l, &r))
             }
-            ExprKind::Unknown => Value::Unknown,
+            ExprKind::Unknown => Value::Unknown(UnknownReason::Unmodelled),
         }
     }
 
@@ -281,7 +281,7 @@ impl Interpreter<'_> {
             if let ExprKind::Starred(inner) = &it.kind {
                 match self.eval(inner, env) {
                     Value::Tuple(vs) => out.extend(vs),
-                    _ => return Value::Unknown,
+                    _ => return Value::Unknown(UnknownReason::Unmodelled),
                 }
             } else if self.language == Language::Rust
                 && matches!(&it.kind, ExprKind::Tuple(unit) if unit.is_empty())
@@ -344,7 +344,8 @@ impl Interpreter<'_> {
                 }
             }
             t @ Value::Tensor(_) => self.tensor_property(t, attr, span, env),
-            _ => Value::Unknown,
+            Value::Unknown(why) => Value::Unknown(why),
+            _ => Value::Unknown(UnknownReason::Unmodelled),
         }
     }
 
@@ -368,7 +369,7 @@ impl Interpreter<'_> {
                         }
                     }
                 }
-                Value::Unknown
+                Value::Unknown(UnknownReason::Unmodelled)
             }
             // `window_size[0]` of a parameter that may be a tuple of sizes or a tensor: one
             // element, just as unknown — a size named as written, or a contiguous tensor if it
@@ -394,14 +395,14 @@ impl Interpreter<'_> {
                         name: format!("{name}[{}]", self.text(ix.span)),
                         param: None,
                     },
-                    _ => Value::Unknown,
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
                 }
             }
             _ => {
                 for ix in index {
                     self.eval(ix, env);
                 }
-                Value::Unknown
+                Value::Unknown(UnknownReason::Unmodelled)
             }
         }
     }
@@ -412,7 +413,7 @@ impl Interpreter<'_> {
         }
         // A parameter next to a float may be a tensor (`x - 0.5`); next to a size it is taken
         // for a size (`n // 2`), as before.
-        let floaty = |v: &Value| matches!(v, Value::Float | Value::Unknown);
+        let floaty = |v: &Value| matches!(v, Value::Float | Value::Unknown(_));
         let (l, r) = match (floaty(&l), floaty(&r)) {
             (false, false) => (self.as_size(l), self.as_size(r)),
             _ => (self.as_number(l), self.as_number(r)),
@@ -426,7 +427,7 @@ impl Interpreter<'_> {
                 Some(k) if (0..=64).contains(&k) => {
                     Value::Tuple((0..k).flat_map(|_| a.iter().cloned()).collect())
                 }
-                _ => Value::Unknown,
+                _ => Value::Unknown(UnknownReason::Unmodelled),
             },
             (_, Value::Int(a), Value::Int(b)) => match op {
                 BinOp::Add => Value::Int(a.add(&b)),
@@ -438,19 +439,19 @@ impl Interpreter<'_> {
                     (Some(x), Some(y)) if (0..63).contains(&y) => x
                         .checked_pow(y as u32)
                         .map(Value::int)
-                        .unwrap_or(Value::Unknown),
-                    _ => Value::Unknown,
+                        .unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
                 },
                 // True division of sizes yields a float in Python.
                 BinOp::Div => Value::Float,
-                _ => Value::Unknown,
+                _ => Value::Unknown(UnknownReason::Unmodelled),
             },
             // A float with a number is a float; with anything else (a parameter or a value of
             // unknown type, which may be a tensor) the result is unknown.
             (_, Value::Float | Value::Int(_), Value::Float) | (_, Value::Float, Value::Int(_)) => {
                 Value::Float
             }
-            _ => Value::Unknown,
+            _ => Value::Unknown(UnknownReason::Unmodelled),
         }
     }
 
@@ -603,10 +604,10 @@ fn slice_tuple(
         }
     };
     let (Some(mut a), Some(mut b), Some(step)) = (lit(lo, 0), lit(hi, n), lit(st, 1)) else {
-        return Value::Unknown;
+        return Value::Unknown(UnknownReason::Unmodelled);
     };
     if step != 1 {
-        return Value::Unknown;
+        return Value::Unknown(UnknownReason::Unmodelled);
     }
     if a < 0 {
         a += n;

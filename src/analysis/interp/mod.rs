@@ -43,7 +43,7 @@ use super::rank;
 use super::tables::OpTables;
 use super::value::{
     join, same_value, substitute, Bindings, ClassDef, Instance, Origin, Step, SymLayout, TensorAlt,
-    TensorVal, Value,
+    TensorVal, UnknownReason, Value,
 };
 
 pub use class::ClassTable;
@@ -396,7 +396,7 @@ impl<'a> Interpreter<'a> {
         let mut out = Vec::new();
         for p in &f.params {
             let v = if p.variadic {
-                Value::Unknown
+                Value::Unknown(UnknownReason::Unmodelled)
             } else if let Some(names) = &p.shape_annotation {
                 self.annotated_tensor(&p.name, names, p.span)
             } else if let Some(rank) = ranks.get(&p.name) {
@@ -480,7 +480,10 @@ impl<'a> Interpreter<'a> {
                 None => end.self_attrs.clone(),
             });
         }
-        (ret.unwrap_or(Value::Unknown), exits)
+        (
+            ret.unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
+            exits,
+        )
     }
 
     /// A call into a function of the analysed code with the caller's argument values (see
@@ -506,7 +509,7 @@ impl<'a> Interpreter<'a> {
             || self.call_stack.len() > MAX_CALL_DEPTH
             || !self.burn()
         {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::UnresolvedCall);
         }
         // The context is the arguments as the caller has them (binding gives the unknown ones
         // fresh names, which would make equal contexts look different).
@@ -549,7 +552,7 @@ impl<'a> Interpreter<'a> {
         );
         let count = self.contexts.entry(key_ptr as usize).or_insert(0);
         if *count >= MAX_CONTEXTS {
-            return Value::Unknown;
+            return Value::Unknown(UnknownReason::UnresolvedCall);
         }
         *count += 1;
 
@@ -630,7 +633,7 @@ impl<'a> Interpreter<'a> {
             .map(|(_, v)| v.clone());
         for p in &f.params {
             if p.variadic {
-                params.push((p.name.clone(), Value::Unknown));
+                params.push((p.name.clone(), Value::Unknown(UnknownReason::Unmodelled)));
                 continue;
             }
             let v = args
@@ -640,7 +643,7 @@ impl<'a> Interpreter<'a> {
                 .or_else(|| positional.next())
                 .unwrap_or_else(|| literal_default(p.default.as_ref()));
             let v = match v {
-                Value::Unknown | Value::Tensor(TensorVal::Unknown) => {
+                Value::Unknown(_) | Value::Tensor(TensorVal::Unknown(_)) => {
                     let ranks = ranks.get_or_insert_with(|| rank::param_ranks(f));
                     match ranks.get(&p.name) {
                         Some(rank) => self.ranked_param(&p.name, &rank.names, rank.span),
@@ -661,7 +664,7 @@ impl<'a> Interpreter<'a> {
 /// The value of a parameter default the interpreter can read (`k=1`, `x=None`, `dims=(1, 5)`).
 fn literal_default(default: Option<&crate::ir::Expr>) -> Value {
     let Some(d) = default else {
-        return Value::Unknown;
+        return Value::Unknown(UnknownReason::Unmodelled);
     };
     match &d.kind {
         ExprKind::Int(v) => Value::int(*v),
@@ -671,13 +674,13 @@ fn literal_default(default: Option<&crate::ir::Expr>) -> Value {
         ExprKind::Str(s) => Value::Str(s.clone()),
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             let vals: Vec<Value> = items.iter().map(|e| literal_default(Some(e))).collect();
-            if vals.iter().any(|v| matches!(v, Value::Unknown)) {
-                Value::Unknown
+            if vals.iter().any(|v| matches!(v, Value::Unknown(_))) {
+                Value::Unknown(UnknownReason::Unmodelled)
             } else {
                 Value::Tuple(vals)
             }
         }
-        _ => Value::Unknown,
+        _ => Value::Unknown(UnknownReason::Unmodelled),
     }
 }
 

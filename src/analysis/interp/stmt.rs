@@ -17,7 +17,7 @@ use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
 use super::super::env::{join_all_envs, join_envs, join_opt, same_env, Env, SettledTest};
-use super::super::value::{join, Step, SymLayout, TensorVal, Value};
+use super::super::value::{join, Step, SymLayout, TensorVal, UnknownReason, Value};
 use super::{Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
 
 impl Interpreter<'_> {
@@ -242,7 +242,7 @@ impl Interpreter<'_> {
                 for (e, t) in items {
                     self.eval(e, &mut env);
                     if let Some(t) = t {
-                        self.assign(t, Value::Unknown, &mut env);
+                        self.assign(t, Value::Unknown(UnknownReason::Unmodelled), &mut env);
                     }
                 }
                 self.exec_paths(body, vec![env])
@@ -287,7 +287,7 @@ impl Interpreter<'_> {
                     Target::Attr {
                         value: obj, attr, ..
                     } => self.eval_attr(obj, attr, *span, &mut env),
-                    _ => Value::Unknown,
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
                 };
                 self.note_item_write(target, Some(*op), &mut env);
                 let rhs = self.eval(value, &mut env);
@@ -383,7 +383,7 @@ impl Interpreter<'_> {
             Stmt::ClassDef(c) => {
                 let v = match self.classes.get(&c.name) {
                     Some(def) if Arc::ptr_eq(&def.class, c) => Value::Class(def),
-                    _ => Value::Unknown,
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
                 };
                 env.set(&c.name, v);
                 Some(env)
@@ -450,7 +450,7 @@ impl Interpreter<'_> {
             let mark = self.events.len();
             let mut entry = head.clone();
             if let Some(t) = target {
-                self.assign(t, Value::Unknown, &mut entry);
+                self.assign(t, Value::Unknown(UnknownReason::Unmodelled), &mut entry);
             }
             let end = self.exec_block(body, Some(entry));
             let next = match &end {
@@ -554,13 +554,15 @@ impl Interpreter<'_> {
                 }
             }
             Target::Tuple(items, _) => self.assign_tuple(items, v, env),
-            Target::Starred(inner, _) => self.assign(inner, Value::Unknown, env),
+            Target::Starred(inner, _) => {
+                self.assign(inner, Value::Unknown(UnknownReason::Unmodelled), env)
+            }
             // `xs[i] = v` changes a list (its value is no longer known); a tensor's item
             // write (`x[:, 0] = v`) keeps its layout.
             Target::Item { value, .. } => {
                 if let ExprKind::Name(name) = &value.kind {
                     if matches!(self.lookup(name, env), Value::Tuple(_)) {
-                        env.set(name, Value::Unknown);
+                        env.set(name, Value::Unknown(UnknownReason::Unmodelled));
                     }
                 }
             }
@@ -602,9 +604,11 @@ impl Interpreter<'_> {
             }
             (other, _) => {
                 // Unpacking a tensor along dim 0 (`q, k, v = qkv`) or an unknown value.
-                let elem = match other {
-                    Value::Tensor(_) => Value::unknown_tensor(),
-                    _ => Value::Unknown,
+                let elem = match &other {
+                    Value::Tensor(TensorVal::Unknown(why)) => Value::unknown_tensor(*why),
+                    Value::Unknown(why) => Value::Unknown(*why),
+                    Value::Tensor(_) => Value::unknown_tensor(UnknownReason::Unmodelled),
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
                 };
                 for t in items {
                     self.assign(t, elem.clone(), env);
@@ -718,9 +722,9 @@ fn widen(head: &Env, next: &Env) -> Env {
             .is_some_and(|h| super::super::value::same_value(h, v));
         if !stable {
             let unknown = if v.is_tensor() {
-                Value::unknown_tensor()
+                Value::unknown_tensor(UnknownReason::PathsDisagree)
             } else {
-                Value::Unknown
+                Value::Unknown(UnknownReason::PathsDisagree)
             };
             out.vars.insert(k.clone(), unknown);
         }
@@ -731,7 +735,8 @@ fn widen(head: &Env, next: &Env) -> Env {
             .get(k)
             .is_some_and(|h| super::super::value::same_value(h, v));
         if !stable {
-            out.self_attrs.insert(k.clone(), Value::Unknown);
+            out.self_attrs
+                .insert(k.clone(), Value::Unknown(UnknownReason::PathsDisagree));
         }
     }
     out
