@@ -577,7 +577,7 @@ def heads(x, n_head):
 
 
 def features(x, weight, config):
-    h = F.conv2d(x, weight).flatten(2)
+    h = F.unfold(x, weight).flatten(2)
     return h, config.table.view(-1)
 ";
 

@@ -794,9 +794,7 @@ fn permutes_parameter_channels_last(
         .iter()
         .map(|&d| if d < 0 { d + rank } else { d })
         .collect();
-    CHANNELS_LAST
-        .iter()
-        .any(|idiom| *idiom == wrapped.as_slice())
+    CHANNELS_LAST.contains(&wrapped.as_slice())
 }
 
 /// The tensor is a parameter of the analysed function (its layout assumed), as received or
