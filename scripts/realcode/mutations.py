@@ -154,6 +154,14 @@ def find(data, wanted):
                     elif isinstance(stmt.value, ast.Call):
                         called = stmt
             stores.setdefault(node.id, []).append((off, contig, called))
+        def emit(pattern, call, contig_call):
+            """One mutation: delete `contig_call`'s `.contiguous()` in front of the view `call`."""
+            site = site_of(call)
+            if site in wanted:
+                span = _contig_edit(text, contig_call)
+                if span:
+                    out.append(dict(pattern=pattern, view=site, edit=span))
+
         for call in _view_calls(fn):
             if id(call) in inner:
                 continue
@@ -168,26 +176,15 @@ def find(data, wanted):
                     continue
                 o, n, c = max(prior, key=lambda p: p[0])
                 if n is not None:
-                    site = site_of(call)
-                    if site not in wanted:
-                        continue
-                    span = _contig_edit(text, n.value)
-                    if span:
-                        out.append(dict(pattern="assign", view=site, edit=span))
+                    emit("assign", call, n.value)
                     continue
                 if c is not None:
                     source = c.value
             if source is None:
                 continue
             ret = returns.contiguous_result(fn, source)
-            if ret is None:
-                continue
-            site = site_of(call)
-            if site not in wanted:
-                continue
-            span = _contig_edit(text, ret.value)
-            if span:
-                out.append(dict(pattern="return", view=site, edit=span))
+            if ret is not None:
+                emit("return", call, ret.value)
     return out
 
 

@@ -143,11 +143,14 @@ pub fn resolve_value(shapes: &HashMap<Origin, SymLayout>, v: Value) -> Value {
     }
 }
 
+/// How the chain step of a parameter used as a tensor begins.
+const PARAMETER_STEP: &str = "parameter ";
+
 /// A parameter used as a tensor: contiguous, shape unknown (assumption 1).
 pub fn param_as_tensor(name: &str, origin: Option<Origin>, span: Span) -> Value {
     let step = Step {
         span,
-        what: format!("parameter `{name}` (assumed contiguous)"),
+        what: format!("{PARAMETER_STEP}`{name}` (assumed contiguous)"),
         layout: None,
         prev: None,
     };
@@ -260,16 +263,9 @@ pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Valu
     };
     let outcomes = alts
         .into_iter()
-        .map(|input| AltOutcome {
-            outcome: Outcome::Ok(input.layout.clone()),
-            input,
-            target: None,
-            copies: Tri::No,
-            copied_numel: None,
-            copied_reshape: None,
-            assumptions: Vec::new(),
-            operands: Vec::new(),
-            decisions: ctx.decisions.to_vec(),
+        .map(|input| {
+            let layout = Outcome::Ok(input.layout.clone());
+            AltOutcome::bare(input, layout, Tri::No, ctx.decisions.to_vec())
         })
         .collect();
     ctx.events.push(OpEvent {
@@ -479,17 +475,12 @@ pub fn apply_op(
         // fresh contiguous tensor (`matmul`, `softmax`, `.contiguous()`).
         // One outcome of unknown input, so that the path is still seen to reach the call
         // (a failure on another path is then reported on that path only).
-        let unknown = AltOutcome {
-            input: TensorAlt::new(None, None),
-            target: None,
-            outcome: Outcome::Unknown,
-            copies: Tri::Unknown,
-            copied_numel: None,
-            copied_reshape: None,
-            assumptions: Vec::new(),
-            operands: Vec::new(),
-            decisions: ctx.decisions.to_vec(),
-        };
+        let unknown = AltOutcome::bare(
+            TensorAlt::new(None, None),
+            Outcome::Unknown,
+            Tri::Unknown,
+            ctx.decisions.to_vec(),
+        );
         let why = input_unknown_reason(recv.as_ref().or(positional.first()));
         ctx.record_with(spec, span, nspan, vec![unknown], Some(why));
         let args = method_args(&recv, &positional);
@@ -803,7 +794,7 @@ fn is_parameter_as_received(alt: &TensorAlt) -> bool {
     let mut step = alt.chain.as_deref();
     while let Some(s) = step {
         if s.prev.is_none() {
-            return s.what.starts_with("parameter `");
+            return s.what.starts_with(PARAMETER_STEP);
         }
         if !s.what.ends_with(FROM_CONTIGUOUS_INPUT) {
             return false;
@@ -1197,11 +1188,7 @@ fn decide_harder(
     if !matches!(spec.kind, OpKind::View | OpKind::Reshape) {
         return None;
     }
-    let param = if spec.kind == OpKind::View {
-        "size"
-    } else {
-        "shape"
-    };
+    let param = target_param(spec);
     let input = bound.get("input").and_then(ArgValue::as_layout)?.clone();
     let target = ops::target_shape(spec, bound)?;
     let mut bound = bound.clone();
@@ -1254,6 +1241,15 @@ fn decide_harder(
     Some((t, used, solved_target))
 }
 
+/// The parameter that holds a `view`'s or `reshape`'s target shape.
+fn target_param(spec: &OpSpec) -> &'static str {
+    if spec.kind == OpKind::View {
+        "size"
+    } else {
+        "shape"
+    }
+}
+
 /// `view`/`reshape` whose target the analysis cannot read in full (`view(batch_size,
 /// seq_len, -1)` with sizes of unknown value) but whose number of dims it can: when that is
 /// fewer than the input's blocks ([`too_few_dims_for_blocks`](crate::layout::too_few_dims_for_blocks)), no view exists
@@ -1271,12 +1267,7 @@ fn decide_by_block_count(
         return None;
     }
     let input = bound.get("input").and_then(ArgValue::as_layout)?;
-    let param = if spec.kind == OpKind::View {
-        "size"
-    } else {
-        "shape"
-    };
-    let ArgValue::IntList(items) = bound.get(param)? else {
+    let ArgValue::IntList(items) = bound.get(target_param(spec))? else {
         return None;
     };
     let items = match items.as_slice() {

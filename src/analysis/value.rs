@@ -518,6 +518,24 @@ pub struct AltOutcome {
     pub decisions: Vec<Arc<str>>,
 }
 
+impl AltOutcome {
+    /// An outcome with nothing beyond its input, result and copy: no target, operands or
+    /// assumptions (an undecided op, a revealed value).
+    pub fn bare(input: TensorAlt, outcome: Outcome, copies: Tri, decisions: Vec<Arc<str>>) -> Self {
+        AltOutcome {
+            input,
+            target: None,
+            outcome,
+            copies,
+            copied_numel: None,
+            copied_reshape: None,
+            assumptions: Vec::new(),
+            operands: Vec::new(),
+            decisions,
+        }
+    }
+}
+
 /// The op that made a tensor as a copy of its input (SL010): a result of an op that
 /// certainly copies, carried by the result's alternative (and its views) so that a later
 /// write to it can say where its memory came from.

@@ -5,6 +5,7 @@
 use super::decided::{known, product, Undecided};
 use super::layout::{contiguous_strides, Layout};
 use super::size::{Decider, Size};
+use super::tri::Tri;
 
 /// The answer of [`view_strides`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -101,12 +102,8 @@ pub fn blocks_of_two_or_more<S: Size>(layout: &Layout<S>, dec: &Decider) -> Opti
     let mut chunk_numel = one.clone();
     for d in (0..shape.len()).rev() {
         chunk_numel = chunk_numel.mul(&shape[d]);
-        let chunk_ends = d == 0 || {
-            let left = d - 1;
-            dec.ne(&shape[left], &one)
-                .and(dec.ne(&strides[left], &chunk_numel.mul(&chunk_base)))
-                .known()?
-        };
+        let chunk_ends = d == 0
+            || left_is_separate(shape, strides, d - 1, &chunk_numel, &chunk_base, dec).known()?;
         if chunk_ends {
             if dec.ne(&chunk_numel, &one).is_yes() {
                 blocks += 1;
@@ -118,6 +115,21 @@ pub fn blocks_of_two_or_more<S: Size>(layout: &Layout<S>, dec: &Decider) -> Opti
         }
     }
     Some(blocks)
+}
+
+/// Does dim `left` start a new chunk, left of the chunk of `chunk_numel` elements whose
+/// innermost stride is `chunk_base`? Not when its size is 1 (a size-1 dim never breaks a
+/// block) or its stride continues the block.
+fn left_is_separate<S: Size>(
+    shape: &[S],
+    strides: &[S],
+    left: usize,
+    chunk_numel: &S,
+    chunk_base: &S,
+    dec: &Decider,
+) -> Tri {
+    dec.ne(&shape[left], &S::lit(1))
+        .and(dec.ne(&strides[left], &chunk_numel.mul(chunk_base)))
 }
 
 fn compute_stride<S: Size>(
@@ -141,13 +153,15 @@ fn compute_stride<S: Size>(
     let mut chunk_numel = one.clone();
     for old_d in (0..old_shape.len()).rev() {
         chunk_numel = chunk_numel.mul(&old_shape[old_d]);
-        let chunk_ends = old_d == 0 || {
-            let left = old_d - 1;
-            let left_is_separate = dec
-                .ne(&old_shape[left], &one)
-                .and(dec.ne(&old_strides[left], &chunk_numel.mul(&chunk_base)));
-            known(left_is_separate)?
-        };
+        let chunk_ends = old_d == 0
+            || known(left_is_separate(
+                old_shape,
+                old_strides,
+                old_d - 1,
+                &chunk_numel,
+                &chunk_base,
+                dec,
+            ))?;
         if !chunk_ends {
             continue;
         }
@@ -308,5 +322,56 @@ mod tests {
             strides(&[0], &[1], &[0, 3, 0, 1]),
             ViewStrides::Strides(vec![3, 1, 1, 1])
         );
+    }
+
+    #[test]
+    fn fewer_dims_than_blocks_fail_whatever_the_target_sizes() {
+        use crate::layout::{Assumptions, Dim};
+        let (b, t, h, d) = (Dim::sym("B"), Dim::sym("T"), Dim::sym("H"), Dim::sym("D"));
+        // (B, H, T, D) contiguous, heads transposed back: (B, T, H, D) in four blocks.
+        let strides = vec![h.mul(&t).mul(&d), d.clone(), t.mul(&d), Dim::lit(1)];
+        let transposed = Layout::new(
+            vec![b.clone(), t.clone(), h.clone(), d.clone()],
+            strides,
+            Dim::lit(0),
+        );
+        let (n, m) = (Dim::sym("n"), Dim::sym("m"));
+        let target = [b.clone(), n.clone(), m.clone()];
+        let sizes_two = Assumptions::default();
+        let dec = Decider::new(&sizes_two);
+        assert_eq!(blocks_of_two_or_more(&transposed, &dec), Some(4));
+        assert!(too_few_dims_for_blocks(&transposed, &target, &dec));
+        assert_eq!(
+            view_strides(&transposed, &target, &dec),
+            ViewStrides::NotViewable
+        );
+        // Four dims of size > 1 may cover four blocks: not decided by the count.
+        assert!(!too_few_dims_for_blocks(
+            &transposed,
+            &[b.clone(), n.clone(), m.clone(), Dim::sym("k")],
+            &dec
+        ));
+        // A size-1 target dim covers no block.
+        assert!(too_few_dims_for_blocks(
+            &transposed,
+            &[b.clone(), n.clone(), Dim::lit(1), m.clone()],
+            &dec
+        ));
+        // Contiguous: one block.
+        let contiguous = Layout::contiguous(vec![b.clone(), t.clone(), h.clone(), d.clone()]);
+        assert_eq!(blocks_of_two_or_more(&contiguous, &dec), Some(1));
+        assert!(!too_few_dims_for_blocks(
+            &contiguous,
+            std::slice::from_ref(&n),
+            &dec
+        ));
+        // Sizes that may be 1 leave the boundaries undecided.
+        let sizes_one = Assumptions {
+            min_symbolic_size: 1,
+            ..Assumptions::default()
+        };
+        let dec = Decider::new(&sizes_one);
+        assert_eq!(blocks_of_two_or_more(&transposed, &dec), None);
+        assert!(!too_few_dims_for_blocks(&transposed, &target, &dec));
     }
 }

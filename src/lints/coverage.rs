@@ -139,15 +139,13 @@ mod tests {
             kind: kind.into(),
             tags: Vec::new(),
             outcomes: vec![AltOutcome {
-                input: TensorAlt::new(Some(input), None),
                 target,
-                outcome: Outcome::Unknown,
-                copies: Tri::Unknown,
-                copied_numel: None,
-                copied_reshape: None,
-                assumptions: Vec::new(),
-                operands: Vec::new(),
-                decisions: Vec::new(),
+                ..AltOutcome::bare(
+                    TensorAlt::new(Some(input), None),
+                    Outcome::Unknown,
+                    Tri::Unknown,
+                    Vec::new(),
+                )
             }],
             unknown_input: unknown,
             divisibility: Default::default(),
