@@ -9,7 +9,9 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
 
 (a) Unmodified tree: `check TREE --no-cache --output-format json --exit-zero`.
     SL002 at an executed site that copied at least once: true positive; at an executed site
-    that never copied: false positive; recall = TP / executed reshape-family sites (reshape,
+    that never copied: false positive, except when a dim the finding merges had size 1 in the
+    site's recorded run (the finding holds for named sizes >= 2, as its note says; listed apart
+    in sl002_outside_sizes.jsonl, as for SL001 below); recall = TP / executed reshape-family sites (reshape,
     reshape_as, flatten, ravel, rearrange) that copied, precision = TP / (TP + FP). SL002 at
     positions no model executed: listed apart (truth unknown). SL001 at executed sites: listed
     (false alarms; an SL001 at a site where torch raised "view size is not compatible" is counted
@@ -97,7 +99,7 @@ def score_unmodified(findings, sites):
     for s in sites:
         by_line[(s["file"], s["line"])].append(s)
     copying = {k for k, s in by_pos.items() if s["op"] in RESHAPE_OPS and s["copied"]}
-    tp, fp, unexec, line_only, sl001, sl001_raising = [], [], [], [], [], []
+    tp, fp, outside, unexec, line_only, sl001, sl001_raising = [], [], [], [], [], [], []
     sl001_unexec = 0
     found = set()
     for f in findings:
@@ -106,9 +108,13 @@ def score_unmodified(findings, sites):
         if f["code"] == "SL002":
             if s is not None:
                 found.add(key)
-                (tp if s["copied"] else fp).append(dict(brief(f), op=s["op"], executed=s["executed"],
-                                                        copied=s["copied"], example=s["example"],
-                                                        models=s["models"]))
+                row = dict(brief(f), op=s["op"], executed=s["executed"], copied=s["copied"],
+                           example=s["example"], models=s["models"])
+                why = None if s["copied"] else outside_size_condition(f["message"], s)
+                if why:
+                    outside.append(dict(row, why=why))
+                else:
+                    (tp if s["copied"] else fp).append(row)
             else:
                 near = [x for x in by_line.get((f["file"], f["pos"][0]), []) if x["op"] in RESHAPE_OPS]
                 if near:
@@ -129,7 +135,7 @@ def score_unmodified(findings, sites):
                     line_only.append(dict(brief(f), sites=[[x["line"], x["col"], x["end_line"], x["end_col"], x["op"],
                                                            x["raised"]] for x in near]))
     missed = [by_pos[k] for k in sorted(copying - found)]
-    return dict(tp=tp, fp=fp, unexecuted=unexec, line_only=line_only, sl001_executed=sl001,
+    return dict(tp=tp, fp=fp, outside=outside, unexecuted=unexec, line_only=line_only, sl001_executed=sl001,
                 sl001_raising=sl001_raising,
                 sl001_unexecuted=sl001_unexec, missed=missed, copying=len(copying))
 
@@ -204,17 +210,17 @@ def outside_size_condition(finding, site):
     Every finding holds for named sizes >= 2 (its note lists them); the recorded run of the
     site (`example.input` = shape, strides, offset of the view's input, which the mutation
     leaves unchanged in shape) shows the sizes torch saw. When a dim the finding names as not
-    mergeable had size 1 there, the view could not fail in that run, and the finding's
+    mergeable had size 1 (or 0) there, the view could not fail in that run, and the finding's
     condition did not hold: such a run is no evidence against it (nor for it)."""
     example = (site or {}).get("example") or {}
     shape = (example.get("input") or [None])[0]
     m = MERGED_DIMS.search(finding or "")
     if not shape or not m:
         return None
-    ones = [int(i) for i in m.groups() if int(i) < len(shape) and shape[int(i)] == 1]
+    ones = [int(i) for i in m.groups() if int(i) < len(shape) and shape[int(i)] <= 1]
     if not ones:
         return None
-    return "outside the finding's sizes: dim %d had size 1 in the run %s" % (ones[0], shape)
+    return "outside the finding's sizes: dim %d had size %d in the run %s" % (ones[0], shape[ones[0]], shape)
 
 
 def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, sites=()):
@@ -333,6 +339,7 @@ def main():
 
     dump("sl002_tp.jsonl", a["tp"])
     dump("sl002_fp.jsonl", a["fp"])
+    dump("sl002_outside_sizes.jsonl", a["outside"])
     dump("sl002_missed.jsonl", a["missed"])
     dump("sl002_unexecuted.jsonl", a["unexecuted"])
     dump("line_only.jsonl", a["line_only"])
@@ -342,7 +349,7 @@ def main():
         binary=args.bin, findings=len(findings), lint_seconds=round(lint_s, 1),
         sl002=dict(tp=tp, fp=fp, copying_sites=a["copying"], missed=len(a["missed"]),
                    recall=ratio(tp, a["copying"]), precision=ratio(tp, tp + fp),
-                   unexecuted=len(a["unexecuted"])),
+                   unexecuted=len(a["unexecuted"]), outside_sizes=len(a["outside"])),
         sl001_unmodified=dict(at_executed_sites=len(a["sl001_executed"]), at_unexecuted=a["sl001_unexecuted"],
                               at_sites_that_raised=len(a["sl001_raising"])),
         line_only=len(a["line_only"]),
@@ -387,6 +394,8 @@ def main():
     print("stridelint %s: %d findings on the unmodified tree (%.1f s)" % (args.bin, len(findings), lint_s))
     print("SL002: TP %d  FP %d  missed %d of %d copying sites  recall %s  precision %s  (+%d at unexecuted sites)" % (
         s2["tp"], s2["fp"], s2["missed"], s2["copying_sites"], s2["recall"], s2["precision"], s2["unexecuted"]))
+    print("SL002 at %d sites that never copied because a dim the finding merges had size 1 in the run "
+          "(not counted either way; sl002_outside_sizes.jsonl)" % s2["outside_sizes"])
     print("SL001 on the unmodified tree: %d at executed sites, %d elsewhere" % (
         summary["sl001_unmodified"]["at_executed_sites"], summary["sl001_unmodified"]["at_unexecuted"]))
     print("findings matching an executed site on the line only: %d" % summary["line_only"])

@@ -25,6 +25,7 @@ HOST_PY=${HOST_PY:-python3}
 TORCH=torch==2.15.0
 TORCHVISION=torchvision==0.29.2   # the newest on PyPI; pure-Python parts are all timm needs
 BASE_PINS=(einops==0.8.2 numpy==2.4.6)
+TOOL_PINS=(ruff==0.17.6 jaxtyping==0.3.11)
 DEP_PINS=(
   huggingface_hub==2.4.0 tokenizers==0.23.3 safetensors==0.8.0 regex==2026.11.19 PyYAML==6.0.4
   packaging==26.4 tqdm==4.70.1 typer==0.29.2 requests==2.34.2 importlib_metadata==10.2.0
@@ -67,6 +68,8 @@ fi
 has einops && has numpy || "$PY" -m pip install -q "${BASE_PINS[@]}"
 "$PY" -m pip install -q "${DEP_PINS[@]}"
 has torchvision || "$PY" -m pip install -q --no-deps "$TORCHVISION"
+# What the benchmark (ruff, side by side) and the fixture judge (jaxtyping fixtures) need.
+{ has jaxtyping && has ruff; } || "$PY" -m pip install -q "${TOOL_PINS[@]}"
 
 # The packages must come from the tree, not from the interpreter's site-packages.
 PYTHONPATH="$TREE" HF_HUB_OFFLINE=1 "$PY" - "$TREE" <<'PY'

@@ -1088,6 +1088,26 @@ fn assume_required_equalities(
                 }
             }
         }
+        // `split([a, b, c], dim)`: the sizes must sum to the dim's size.
+        OpKind::Split => {
+            let input = bound.get("input").and_then(ArgValue::as_layout)?;
+            let ArgValue::IntList(items) = bound.get("split_size")? else {
+                return None;
+            };
+            let dim = bound.get("dim").and_then(ArgValue::as_i64)?;
+            let d_ix = crate::layout::wrap_dim::wrap_dim(dim, input.rank()).ok()?;
+            if d_ix >= input.rank() {
+                return None;
+            }
+            let sum = items
+                .iter()
+                .map(ArgValue::as_size)
+                .try_fold(Dim::lit(0), |acc, s| Some(acc.add(&s?)))?;
+            let size = &input.shape[d_ix];
+            if undecided(size, &sum) {
+                equal.push((sum, size.clone()));
+            }
+        }
         _ => return None,
     }
     if equal.is_empty() {
@@ -1429,10 +1449,10 @@ fn apply_factory(
         vec![factory_outcome],
         (!known).then_some(UnknownReason::Unmodelled),
     );
-    if let Some(rank) = contiguous_einsum(spec, positional).filter(|_| undecided) {
-        // Sizes of its own: the operands' are not known.
+    if let Some(rank) = contiguous_whatever_the_args(spec, positional).filter(|_| undecided) {
+        // Sizes of its own: the arguments' are not known.
         let shape: Vec<Dim> = (0..rank)
-            .map(|i| ctx.root.mint(&format!("torch.einsum.shape[{i}]")))
+            .map(|i| ctx.root.mint(&format!("torch.{}.shape[{i}]", spec.name)))
             .collect();
         let layout = SymLayout::contiguous(shape);
         let step = Step {
@@ -1457,15 +1477,20 @@ fn apply_factory(
     }
 }
 
-/// `torch.einsum` whose equation alone makes its result contiguous
-/// ([`crate::layout::einsum::contiguous_from_letters`]): known with operands that are not.
-/// Returns the result's rank.
-fn contiguous_einsum(spec: &OpSpec, positional: &[Value]) -> Option<usize> {
-    if spec.kind != OpKind::Einsum || spec.semantics != ops::Semantics::Torch {
+/// The rank of a factory's result that is contiguous whatever its arguments are:
+/// `torch.arange`/`torch.linspace` (1-d, of a length the analysis may not know), and
+/// `torch.einsum` whose equation alone makes it contiguous
+/// ([`crate::layout::einsum::contiguous_from_letters`]), whatever its operands' layouts.
+fn contiguous_whatever_the_args(spec: &OpSpec, positional: &[Value]) -> Option<usize> {
+    if spec.semantics != ops::Semantics::Torch {
         return None;
     }
-    match positional.first() {
-        Some(Value::Str(equation)) => crate::layout::einsum::contiguous_from_letters(equation),
+    match spec.kind {
+        OpKind::Arange | OpKind::Linspace => Some(1),
+        OpKind::Einsum => match positional.first() {
+            Some(Value::Str(equation)) => crate::layout::einsum::contiguous_from_letters(equation),
+            _ => None,
+        },
         _ => None,
     }
 }

@@ -172,6 +172,10 @@ fn compute_stride<S: Size>(
             let below = dec.lt(&taken, &chunk_numel);
             let keep_taking = if below.is_yes() {
                 true
+            } else if below.is_no() && dec.ne(&taken, &chunk_numel).is_yes() {
+                // Past the chunk already: more dims of size 1 leave `taken` as it is, so
+                // the chunk can never be matched, whether the next size is 1 or not.
+                return Ok(None);
             } else {
                 known(below.or(dec.eq(candidate, &one)))?
             };

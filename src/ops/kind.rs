@@ -107,6 +107,8 @@ op_kinds! {
     Chunk = "chunk", requires [["input"], ["chunks"], ["dim"]];
     TensorSplit = "tensor_split", requires [["input"], ["indices_or_sections"], ["dim"]];
     Unbind = "unbind", requires [["input"], ["dim"]];
+    /// `torch.meshgrid(*tensors, indexing)`: one expanded view per input (spec §5).
+    Meshgrid = "meshgrid", requires [["tensors"], ["indexing"]];
     Diagonal = "diagonal", requires [["input"], ["offset"], ["dim1"], ["dim2"]];
     Unfold = "unfold", requires [["input"], ["dimension"], ["size"], ["step"]];
     AsStrided = "as_strided", requires [["input"], ["size"], ["stride"], ["storage_offset"]];

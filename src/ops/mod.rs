@@ -74,7 +74,7 @@ pub use crate::layout::{Decider, Layout, Size, Tri};
 pub use bind::{bind, bind_module_call, bind_module_init, BindError, BoundArgs};
 pub use kind::{OpKind, Semantics};
 pub use schema::{DefaultValue, ParamSpec, ParamType, Variadic};
-pub use table::{ModuleSpec, OpSpec, OpTable, TableError};
+pub use table::{InputDims, InputSize, ModuleSpec, OpSpec, OpTable, TableError};
 pub use transfer::{OpError, OpErrorKind, OpResult, Transfer};
 pub use value::{ArgValue, SliceArg};
 
@@ -124,6 +124,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::Chunk => split::chunk(args, d),
         OpKind::TensorSplit => split::tensor_split(args, d),
         OpKind::Unbind => split::unbind(args, d),
+        OpKind::Meshgrid => geometry::meshgrid(args, d),
         OpKind::Diagonal => geometry::diagonal(args, d),
         OpKind::Unfold => geometry::unfold(args, d),
         OpKind::AsStrided => geometry::as_strided(args, d),

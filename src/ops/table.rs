@@ -109,7 +109,27 @@ pub struct ModuleSpec {
     /// The call: `forward`'s parameters and the kind; its transfer function may read
     /// constructor arguments too (see [`super::bind::bind_module_call`]).
     pub call: OpSpec,
+    /// Constructor arguments the call's input sizes must equal (the call fails otherwise),
+    /// so that the analysis learns them: `nn.Linear(in_features, …)` fixes the last size.
+    pub input_sizes: Vec<InputSize>,
     pub doc: String,
+}
+
+/// One constructor argument that fixes sizes of the call's input (`input_sizes` in a table:
+/// `"in_features: -1"`, `"normalized_shape: trailing"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputSize {
+    pub param: String,
+    pub at: InputDims,
+}
+
+/// Where the sizes a constructor argument fixes sit in the input.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InputDims {
+    /// One dim (negative: from the end).
+    Dim(i64),
+    /// The argument is a size or a list of sizes: the input's last dims.
+    Trailing,
 }
 
 /// The op knowledge of one library (or of several merged tables).
@@ -211,7 +231,31 @@ struct RawModule {
     #[serde(default)]
     tags: Vec<String>,
     #[serde(default)]
+    input_sizes: Vec<String>,
+    #[serde(default)]
     doc: String,
+}
+
+/// `"in_features: -1"` / `"normalized_shape: trailing"`, naming a constructor parameter.
+fn parse_input_size(entry: &str, init: &[ParamSpec]) -> Result<InputSize, String> {
+    let (param, at) = entry
+        .split_once(':')
+        .ok_or_else(|| format!("`{entry}`: expected `parameter: dim` or `parameter: trailing`"))?;
+    let (param, at) = (param.trim(), at.trim());
+    if !init.iter().any(|p| p.answers_to(param)) {
+        return Err(format!("`{param}` is not a constructor parameter"));
+    }
+    let at = match at {
+        "trailing" => InputDims::Trailing,
+        n => InputDims::Dim(
+            n.parse()
+                .map_err(|_| format!("`{entry}`: `{n}` is neither a dim nor `trailing`"))?,
+        ),
+    };
+    Ok(InputSize {
+        param: param.to_string(),
+        at,
+    })
 }
 
 impl OpTable {
@@ -471,11 +515,18 @@ impl OpTable {
             doc: raw.doc.clone(),
             source: file,
         };
+        let input_sizes = raw
+            .input_sizes
+            .iter()
+            .map(|entry| parse_input_size(entry, &init))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|m| err("input_sizes", m))?;
         Ok(ModuleSpec {
             name: raw.name,
             classes: raw.classes.iter().map(|c| self.qualify(c)).collect(),
             init,
             call,
+            input_sizes,
             doc: raw.doc,
         })
     }

@@ -212,7 +212,12 @@ impl Interpreter<'_> {
                     }
                 }
                 let target = self.lookup(n, env);
+                // The arguments may use the assigned variable's name for sizes of their own.
+                let hint = self.frame.name_hint.clone();
                 let a = self.eval_args(args, env);
+                if n == "int" {
+                    self.frame.name_hint = hint;
+                }
                 // `reveal_layout(x)` of no function of the analysed code: SL900's request.
                 if n == REVEAL_OP && matches!(target, Value::Unknown(_) | Value::Import(_)) {
                     return self.reveal(a, call.span, nspan, env);
@@ -379,19 +384,20 @@ impl Interpreter<'_> {
             return Value::Unknown(UnknownReason::Unmodelled);
         };
         let input = applying::resolve_value(&env.shapes, as_tensor(input, span));
-        // A module that fixes its input's last size (`nn.Linear(in_features, ...)`) tells us
-        // that size: the call fails otherwise.
+        // A module whose constructor fixes sizes of its input (`nn.Linear(in_features, …)`,
+        // `nn.LayerNorm(normalized_shape)`, rules/*.toml `input_sizes`) tells us those sizes:
+        // the call fails otherwise.
         let mut input = input;
-        if let (Some(ArgValue::Int(want)), Value::Tensor(TensorVal::Alts(alts))) =
-            (m.args.get("in_features"), &input)
-        {
+        if let Value::Tensor(TensorVal::Alts(alts)) = &input {
             if let [TensorAlt {
                 layout: Some(l), ..
             }] = alts.as_slice()
             {
-                if let Some(last) = l.shape.last() {
-                    let (last, want) = (last.clone(), want.clone());
-                    self.learn_equal(&last, &want, env);
+                let pairs = fixed_input_sizes(m, &l.shape);
+                if !pairs.is_empty() {
+                    for (have, want) in &pairs {
+                        self.learn_equal(have, want, env);
+                    }
                     input = self.apply_subst(input);
                 }
             }
@@ -631,6 +637,11 @@ impl Interpreter<'_> {
         match (name, a.positional.as_slice()) {
             ("len", [Value::Tuple(items)]) => Value::int(items.len() as i64),
             ("int", [Value::Int(d)]) => Value::Int(d.clone()),
+            // `height = int(n ** 0.5)`: an integer the analysis cannot compute is still one
+            // fixed size, named after the variable (like a size read from `x.shape`).
+            ("int", [Value::Float | Value::Unknown(_) | Value::Tensor(_)]) => {
+                Value::Int(self.mint_whole_value(span))
+            }
             ("tuple" | "list", [v @ Value::Tuple(_)]) => v.clone(),
             ("max" | "min", args) if !args.is_empty() => {
                 let items: &[Value] = match args {
@@ -761,4 +772,42 @@ impl Interpreter<'_> {
             )
         })
     }
+}
+
+/// The (input size, constructor size) pairs a module's call needs equal, from its table's
+/// `input_sizes`; sizes the constructor did not give a readable value are skipped.
+fn fixed_input_sizes(m: &NnModuleVal, shape: &[Dim]) -> Vec<(Dim, Dim)> {
+    let rank = shape.len() as i64;
+    let mut pairs = Vec::new();
+    for fixed in &m.spec.input_sizes {
+        let Some(arg) = m.args.get(&fixed.param) else {
+            continue;
+        };
+        let wanted: Vec<Dim> = match arg {
+            ArgValue::Int(d) => vec![d.clone()],
+            ArgValue::IntList(items) => match items.iter().map(ArgValue::as_size).collect() {
+                Some(sizes) => sizes,
+                None => continue,
+            },
+            _ => continue,
+        };
+        let first = match fixed.at {
+            ops::InputDims::Trailing => rank - wanted.len() as i64,
+            ops::InputDims::Dim(d) if wanted.len() == 1 => {
+                if d < 0 {
+                    rank + d
+                } else {
+                    d
+                }
+            }
+            ops::InputDims::Dim(_) => continue,
+        };
+        if first < 0 || first + wanted.len() as i64 > rank {
+            continue;
+        }
+        for (i, want) in wanted.into_iter().enumerate() {
+            pairs.push((shape[first as usize + i].clone(), want));
+        }
+    }
+    pairs
 }

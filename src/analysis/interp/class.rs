@@ -246,15 +246,29 @@ fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
     for s in &ctor.body {
         tested_names_in_stmt(s, &mut tested);
     }
-    // `head_dim = attn_head_dim` then `if head_dim is None:` tests the parameter too.
+    // `head_dim = attn_head_dim` then `if head_dim is None:` tests the parameter too, and
+    // so does `self.use_global = use_global` then `if self.use_global:`.
+    let mut tested_attrs = HashSet::default();
+    for s in &ctor.body {
+        tested_self_attrs_in_stmt(s, &mut tested_attrs);
+    }
     for s in &ctor.body {
         if let Stmt::Assign { targets, value, .. } = s {
-            if let ([Target::Name(alias, _)], ExprKind::Name(original)) =
-                (targets.as_slice(), &value.kind)
-            {
-                if tested.contains(alias.as_str()) {
-                    tested.insert(original.as_str());
+            let ExprKind::Name(original) = &value.kind else {
+                continue;
+            };
+            let aliased = match targets.as_slice() {
+                [Target::Name(alias, _)] => tested.contains(alias.as_str()),
+                [Target::Attr {
+                    value: obj, attr, ..
+                }] => {
+                    matches!(&obj.kind, ExprKind::Name(n) if n == "self")
+                        && tested_attrs.contains(attr.as_str())
                 }
+                _ => false,
+            };
+            if aliased {
+                tested.insert(original.as_str());
             }
         }
     }
@@ -276,6 +290,108 @@ fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
         .collect()
 }
 
+/// Attributes `self.x` read by the tests of `s` (as [`tested_names_in_stmt`] finds names).
+fn tested_self_attrs_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
+    let mut names = HashSet::default();
+    tested_names_in_stmt(s, &mut names);
+    if !names.contains("self") {
+        return;
+    }
+    let mut tests: Vec<&Expr> = Vec::new();
+    tests_of_stmt(s, &mut tests);
+    for t in tests {
+        self_attrs_in(t, out);
+    }
+}
+
+/// The test expressions of `s` and of the statements inside it.
+fn tests_of_stmt<'a>(s: &'a Stmt, out: &mut Vec<&'a Expr>) {
+    match s {
+        Stmt::If {
+            test, body, orelse, ..
+        } => {
+            out.push(test);
+            body.iter()
+                .chain(orelse)
+                .for_each(|s| tests_of_stmt(s, out));
+        }
+        Stmt::Loop { .. } | Stmt::With { .. } | Stmt::Try { .. } => {
+            s.for_each_block(|b| b.iter().for_each(|s| tests_of_stmt(s, out)))
+        }
+        Stmt::Assign { value, .. } | Stmt::AugAssign { value, .. } => test_parts(value, out),
+        Stmt::Expr(e) => test_parts(e, out),
+        Stmt::Return { value: Some(e), .. } => test_parts(e, out),
+        _ => {}
+    }
+}
+
+/// The parts of an expression that are tests (as [`tests_in_expr`] reads them): `t` of
+/// `a if t else b`, both sides of `a or b` / `a and b`.
+fn test_parts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match &e.kind {
+        ExprKind::IfExp { test, body, orelse } => {
+            out.push(test);
+            test_parts(body, out);
+            test_parts(orelse, out);
+        }
+        ExprKind::Compare {
+            left,
+            op: CmpOp::Or | CmpOp::And,
+            right,
+        } => {
+            out.push(left);
+            out.push(right);
+        }
+        ExprKind::Call { func, args } => {
+            test_parts(func, out);
+            args.iter().for_each(|a| test_parts(&a.value, out));
+        }
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| test_parts(i, out))
+        }
+        ExprKind::BinOp { left, right, .. } => {
+            test_parts(left, out);
+            test_parts(right, out);
+        }
+        _ => {}
+    }
+}
+
+/// Every `self.x` an expression reads, by `x`.
+fn self_attrs_in<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
+    match &e.kind {
+        ExprKind::Attr { value, attr } => {
+            if matches!(&value.kind, ExprKind::Name(n) if n == "self") {
+                out.insert(attr.as_str());
+            } else {
+                self_attrs_in(value, out);
+            }
+        }
+        ExprKind::Starred(v) | ExprKind::Neg(v) => self_attrs_in(v, out),
+        ExprKind::Compare { left, right, .. } | ExprKind::BinOp { left, right, .. } => {
+            self_attrs_in(left, out);
+            self_attrs_in(right, out);
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            self_attrs_in(test, out);
+            self_attrs_in(body, out);
+            self_attrs_in(orelse, out);
+        }
+        ExprKind::Call { func, args } => {
+            self_attrs_in(func, out);
+            args.iter().for_each(|a| self_attrs_in(&a.value, out));
+        }
+        ExprKind::Subscript { value, index } => {
+            self_attrs_in(value, out);
+            index.iter().for_each(|i| self_attrs_in(i, out));
+        }
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| self_attrs_in(i, out))
+        }
+        _ => {}
+    }
+}
+
 /// Names read by the tests of `s` (if/assert/while conditions, `a if t else b`, `a or b`).
 fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
     let mut exprs: Vec<&Expr> = Vec::new();
@@ -288,7 +404,9 @@ fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
                 .chain(orelse)
                 .for_each(|s| tested_names_in_stmt(s, out));
         }
-        Stmt::Assert { test, .. } => names_in(test, out),
+        // An assert chooses no branch: a parameter it requires (`assert feat_size is not
+        // None`) is not a switch, and taking its default would end every path there.
+        Stmt::Assert { .. } => {}
         Stmt::Loop { .. } | Stmt::With { .. } | Stmt::Try { .. } => {
             s.for_each_block(|b| b.iter().for_each(|s| tested_names_in_stmt(s, out)))
         }

@@ -560,6 +560,16 @@ impl Interpreter<'_> {
         }
     }
 
+    /// A fresh size for the expression at `span`, named after the assigned variable only
+    /// when the expression is the whole assigned value (`h = int(n ** 0.5)`, not
+    /// `h = int(n ** 0.5) * 2`), else after its text.
+    pub fn mint_whole_value(&mut self, span: Span) -> Dim {
+        if !matches!(&self.frame.name_hint, Some((_, s)) if *s == span) {
+            self.frame.name_hint = None;
+        }
+        self.mint_for(span)
+    }
+
     /// A fresh size for the expression at `span`: named after the assigned variable when
     /// there is one, else after the expression's text.
     pub fn mint_for(&mut self, span: Span) -> Dim {

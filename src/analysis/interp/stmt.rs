@@ -260,7 +260,8 @@ impl Interpreter<'_> {
                     return Some(refined);
                 }
                 self.frame.name_hint = match targets.as_slice() {
-                    [Target::Name(n, _)] => Some((n.clone(), value.span)),
+                    // `height = width = …` names the value after the first.
+                    [Target::Name(n, _), ..] => Some((n.clone(), value.span)),
                     [Target::Attr {
                         value: obj, attr, ..
                     }] if matches!(&obj.kind, ExprKind::Name(s) if s == "self") => {

@@ -3,23 +3,12 @@
 //! `gather`. Their outputs are fresh and contiguous (`cat` keeps a channels-last format
 //! when every input suggests it).
 
-use super::{int_arg, size_arg, tensor_arg, Outcome};
+use super::{int_arg, size_arg, tensor_arg, tensors_arg, Outcome};
 use crate::layout::{strides_for_format, Decider, Layout, MemoryFormat, Size};
 use crate::ops::bind::BoundArgs;
 use crate::ops::shape_rules::{cat_shape, product, stack_shape};
 use crate::ops::transfer::{OpErrorKind, Transfer};
 use crate::ops::value::ArgValue;
-
-/// Every tensor of a `tensors` argument, each with a known layout.
-fn tensors_arg<S: Size>(args: &BoundArgs<S>) -> Result<Vec<&Layout<S>>, Transfer<S>> {
-    match args.get("tensors") {
-        Some(ArgValue::TensorList(items)) => items
-            .iter()
-            .map(|t| t.as_ref().ok_or_else(|| Transfer::unknown_tensor()))
-            .collect(),
-        _ => Err(Transfer::unknown_tensor()),
-    }
-}
 
 fn shape_error<S: Size>(e: crate::layout::LayoutError) -> Transfer<S> {
     Transfer::from_layout_error(e, OpErrorKind::ElementCount)

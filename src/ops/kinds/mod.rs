@@ -127,6 +127,18 @@ pub(super) fn layout_outcome<S: Size>(
         .map_err(|e| Transfer::from_layout_error(e, shape_mismatch))
 }
 
+/// Every tensor of a `tensors` argument (`cat`, `stack`, `meshgrid`), each with a known
+/// layout; an unknown one makes the outcome unknown.
+pub(super) fn tensors_arg<S: Size>(args: &BoundArgs<S>) -> Result<Vec<&Layout<S>>, Transfer<S>> {
+    match args.get("tensors") {
+        Some(ArgValue::TensorList(items)) => items
+            .iter()
+            .map(|t| t.as_ref().ok_or_else(|| Transfer::unknown_tensor()))
+            .collect(),
+        _ => Err(Transfer::unknown_tensor()),
+    }
+}
+
 /// Early exit for a layout error inside a longer computation.
 pub(super) fn fail<S: Size>(shape_mismatch: OpErrorKind) -> impl Fn(LayoutError) -> Transfer<S> {
     move |e| Transfer::from_layout_error(e, shape_mismatch)
