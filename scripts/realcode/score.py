@@ -201,6 +201,7 @@ def complete(r):
 
 
 
+BLOCKS = "blocks of memory that no view can merge"
 MERGED_DIMS = re.compile(r"dims (\d+) \([^()]*(?:\([^()]*\)[^()]*)*\) and (\d+) \(")
 
 
@@ -215,6 +216,12 @@ def outside_size_condition(finding, site):
     example = (site or {}).get("example") or {}
     shape = (example.get("input") or [None])[0]
     m = MERGED_DIMS.search(finding or "")
+    if shape and not m and BLOCKS in (finding or ""):
+        # "its dims lie in N blocks of memory": every block must hold >= 2 elements, so
+        # any dim of size 1 (or 0) may have joined two blocks in that run.
+        ones = [i for i, n in enumerate(shape) if n <= 1]
+        return ("outside the finding's sizes: dim %d had size %d in the run %s" % (ones[0], shape[ones[0]], shape)
+                if ones else None)
     if not shape or not m:
         return None
     ones = [int(i) for i in m.groups() if int(i) < len(shape) and shape[int(i)] <= 1]

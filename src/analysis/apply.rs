@@ -524,6 +524,8 @@ pub fn apply_op(
         let mut operands = Vec::new();
         let mut solved: Vec<Assumption> = Vec::new();
         let mut step_what = what.clone();
+        // The view/reshape target entry by entry, `None` where unreadable.
+        let mut loose_target: Option<Vec<Option<Dim>>> = None;
         let (transfer, mut target, decided_under) = match ops::bind(
             spec,
             recv_arg,
@@ -534,6 +536,7 @@ pub fn apply_op(
                 (unknown_transfer(), None, None)
             }
             Ok(bound) => {
+                loose_target = target_entries(spec, &bound);
                 operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
                 if input_alt.layout.is_none() && list_input.is_none() {
                     let (t, target, refined) =
@@ -647,6 +650,7 @@ pub fn apply_op(
                 spec,
                 input_alt.layout.as_ref(),
                 outcomes.last().and_then(|o| o.target.as_deref()),
+                loose_target.as_deref(),
                 &input_alt,
                 span,
                 &what,
@@ -808,12 +812,17 @@ fn is_parameter_as_received(alt: &TensorAlt) -> bool {
 /// cannot compare with the input's (`view(B, n, …)` with an unrelated `n`): if the call
 /// returns, the counts are equal and the result is that contiguous shape, since a
 /// contiguous tensor can be viewed as any shape of its size (the chain step says so); a
-/// target it cannot read at all gives a contiguous tensor whose shape later uses reveal.
+/// target it cannot read in full keeps the sizes it can read, with a fresh size for each
+/// other entry (and for a `-1`), and one it cannot read at all gives a contiguous tensor
+/// whose shape later uses reveal. The input of unknown shape (`layout` `None`) is contiguous
+/// too.
+#[allow(clippy::too_many_arguments)]
 fn contiguous_view_result(
     ctx: &mut ApplyCtx,
     spec: &OpSpec,
     input: Option<&SymLayout>,
     target: Option<&[Dim]>,
+    loose_target: Option<&[Option<Dim>]>,
     input_alt: &TensorAlt,
     span: Span,
     what: &str,
@@ -824,17 +833,38 @@ fn contiguous_view_result(
         return None;
     }
     let d = Decider::new(&ctx.facts.assumptions);
-    if !input?.is_contiguous(&d).is_yes() {
-        return None;
+    if let Some(input) = input {
+        if !input.is_contiguous(&d).is_yes() {
+            return None;
+        }
     }
-    let Some(target) = target else {
+    let entries: Vec<Option<Dim>> = match (target, loose_target) {
+        (Some(t), _) => t.iter().cloned().map(Some).collect(),
+        (None, Some(loose)) => loose.to_vec(),
         // A target it cannot read at all: contiguous still, of a shape later uses reveal.
-        return Some(fresh_contiguous(ctx, span, what));
+        (None, None) => return input.map(|_| fresh_contiguous(ctx, span, what)),
     };
-    if target.iter().any(|d| d.as_lit().is_some_and(|v| v < 0)) {
+    let inferred = entries
+        .iter()
+        .filter(|e| e.as_ref().is_some_and(|d| d.as_lit() == Some(-1)))
+        .count();
+    if inferred > 1
+        || entries
+            .iter()
+            .any(|e| e.as_ref().is_some_and(|d| d.as_lit().is_some_and(|v| v < -1)))
+    {
         return None;
     }
-    let layout = SymLayout::contiguous(target.to_vec());
+    let base = ctx.text(span).split('.').next().unwrap_or("t").to_string();
+    let shape: Vec<Dim> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e {
+            Some(d) if d.as_lit() != Some(-1) => d.clone(),
+            _ => ctx.root.mint(&format!("{base}[{i}]")),
+        })
+        .collect();
+    let layout = SymLayout::contiguous(shape);
     let step = Step {
         span,
         what: format!("{what} (if its element count matches)"),
@@ -1268,6 +1298,29 @@ fn target_param(spec: &OpSpec) -> &'static str {
     } else {
         "shape"
     }
+}
+
+/// A view/reshape's target entry by entry (`None` for one the analysis cannot read), when
+/// it is a flat list whose number of entries is known.
+fn target_entries(spec: &OpSpec, bound: &ops::BoundArgs<Dim>) -> Option<Vec<Option<Dim>>> {
+    if !matches!(spec.kind, OpKind::View | OpKind::Reshape) {
+        return None;
+    }
+    let ArgValue::IntList(items) = bound.get(target_param(spec))? else {
+        return None;
+    };
+    let items = match items.as_slice() {
+        [ArgValue::IntList(inner)] => inner.as_slice(),
+        items => items,
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            ArgValue::Int(size) => Some(Some(size.clone())),
+            ArgValue::IntList(_) => None,
+            _ => Some(None),
+        })
+        .collect()
 }
 
 /// `view`/`reshape` whose target the analysis cannot read in full (`view(batch_size,
