@@ -1526,6 +1526,7 @@ fn apply_factory(
             false,
             result_unknown(spec),
         ),
+        OpResult::Size(a) => from_arg(a),
         _ => unknown_result(spec, result_unknown(spec)),
     }
 }

@@ -191,6 +191,9 @@ op_kinds! {
     IsContiguous = "is_contiguous", requires [["input"]];
     /// `len(x)`: the first dim.
     Len = "len", requires [["input"]];
+    /// `torch.jit.is_tracing()` and the like: false, since the analysis follows eager
+    /// execution (tracing and compiling run the same layout ops).
+    EagerModeTest = "eager_mode_test", requires [];
 
     // ---- einops (spec §8) ----
     EinopsRearrange = "einops_rearrange", requires [["tensor"], ["pattern"], ["axes_lengths"]];
@@ -251,7 +254,7 @@ impl OpKind {
     /// Kinds applied once to all their arguments rather than to each alternative of a first
     /// tensor argument: the factories, and `einsum`, whose first argument is its equation.
     pub fn applied_without_input(self) -> bool {
-        self.is_factory() || self == OpKind::Einsum
+        self.is_factory() || matches!(self, OpKind::Einsum | OpKind::EagerModeTest)
     }
 
     pub fn is_factory(self) -> bool {
