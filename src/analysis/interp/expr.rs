@@ -95,8 +95,14 @@ impl Interpreter<'_> {
                 _ => Value::Unknown(UnknownReason::Unmodelled),
             },
             ExprKind::IfExp { test, body, orelse } => match self.eval_condition(test, env) {
-                Some(true) => self.eval(body, env),
-                Some(false) => self.eval(orelse, env),
+                Some(true) => {
+                    self.hand_name_hint(e.span, body.span);
+                    self.eval(body, env)
+                }
+                Some(false) => {
+                    self.hand_name_hint(e.span, orelse.span);
+                    self.eval(orelse, env)
+                }
                 None => {
                     let condition = self.nameable_condition(test, env);
                     let a = self.eval(body, env);
@@ -557,6 +563,26 @@ impl Interpreter<'_> {
                 a.len() == 1 && resolve_alt(&env.shapes, &a[0]).layout.is_none()
             }
             _ => false,
+        }
+    }
+
+    /// `h = (a if tracing else b)` with the test decided: `b` is the whole assigned value,
+    /// so a size it mints is named `h`.
+    fn hand_name_hint(&mut self, whole: Span, part: Span) {
+        let Some((name, s)) = self.frame.name_hint.clone() else {
+            return;
+        };
+        let only_parens = |from: u32, to: u32| {
+            from <= to
+                && self
+                    .text(Span::new(from as usize, to as usize))
+                    .chars()
+                    .all(|c| c == '(' || c == ')' || c.is_whitespace())
+        };
+        if s.start <= whole.start && whole.end <= s.end && only_parens(s.start, whole.start)
+            && only_parens(whole.end, s.end)
+        {
+            self.frame.name_hint = Some((name, part));
         }
     }
 
