@@ -63,6 +63,7 @@
 pub mod bind;
 pub mod einops;
 pub mod kind;
+pub mod helpers;
 mod kinds;
 pub mod schema;
 pub mod shape_rules;

@@ -349,7 +349,18 @@ impl Interpreter<'_> {
             });
         }
         if let Some(name) = path.strip_prefix("math.") {
+            // `math.ceil(H / p)`: an integer the analysis cannot compute is one fixed size.
+            if matches!(name, "ceil" | "floor" | "trunc" | "isqrt") && a.positional.len() == 1 {
+                return match self.as_size(a.positional[0].clone()) {
+                    Value::Int(d) if name != "isqrt" => Value::Int(d),
+                    _ => Value::Int(self.mint_whole_value(span)),
+                };
+            }
             return math_call(name, &a);
+        }
+        let last = path.rsplit('.').next().unwrap_or(path);
+        if let (Some(n), [x]) = (ops::helpers::ntuple_helper(last), a.positional.as_slice()) {
+            return self.ntuple(n, x.clone(), span);
         }
         if let Some(mspec) = self.tables.module(path) {
             let (positional, keywords) =
@@ -360,6 +371,31 @@ impl Interpreter<'_> {
             };
         }
         Value::Unknown(UnknownReason::UnresolvedCall)
+    }
+
+    /// `to_2tuple(x)` (rules/helpers.toml): `x` itself when it is a tuple, `n` times `x`
+    /// when it is a size, `n` fresh sizes when the analysis cannot read it (an int or a
+    /// tuple, so the items may differ).
+    fn ntuple(&mut self, n: usize, x: Value, span: Span) -> Value {
+        match self.as_size(x.clone()) {
+            _ if matches!(x, Value::Tuple(_)) => x,
+            Value::NoneVal => Value::Tuple(vec![Value::NoneVal; n]),
+            Value::Int(d) if matches!(x, Value::Int(_)) => Value::Tuple(vec![Value::Int(d); n]),
+            _ => {
+                let base: String = self
+                    .text(span)
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .take(40)
+                    .collect();
+                self.frame.name_hint = None;
+                Value::Tuple(
+                    (0..n)
+                        .map(|i| Value::Int(self.mint(&format!("{base}[{i}]"))))
+                        .collect(),
+                )
+            }
+        }
     }
 
     /// `reveal_layout(x)`: records what the path holds for `x` and returns it.
