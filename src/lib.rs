@@ -484,7 +484,15 @@ fn analyze(
     module: &ir::Module,
     settings: &Settings,
 ) -> Vec<analysis::event::OpEvent> {
+    let started = std::time::Instant::now();
     let analysis = analysis::analyze_module(module, &file.text, &settings.analysis);
+    if debug_flags().time_files {
+        eprintln!(
+            "analysis-time {:.1} ms {}",
+            started.elapsed().as_secs_f64() * 1e3,
+            file.path.display()
+        );
+    }
     if let Some(function) = &analysis.budget_exhausted {
         eprintln!(
             "warning: {}: analysis budget exhausted in `{function}`; results for this file are partial",
@@ -525,10 +533,12 @@ fn analyze(
 
 /// Debugging switches from the environment, read once rather than per file:
 /// `STRIDELINT_PARSE_ONLY` (skip the analysis, to time parsing), `STRIDELINT_DEBUG_EVENTS`
-/// (print every op call the interpreter reached).
+/// (print every op call the interpreter reached), `STRIDELINT_TIME_FILES` (print each file's
+/// analysis time, to find the slow ones).
 struct DebugFlags {
     parse_only: bool,
     print_events: bool,
+    time_files: bool,
 }
 
 fn debug_flags() -> &'static DebugFlags {
@@ -538,6 +548,7 @@ fn debug_flags() -> &'static DebugFlags {
         DebugFlags {
             parse_only: set("STRIDELINT_PARSE_ONLY"),
             print_events: set("STRIDELINT_DEBUG_EVENTS"),
+            time_files: set("STRIDELINT_TIME_FILES"),
         }
     })
 }

@@ -19,12 +19,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Floors: what the binary measures today (TP 202, FP 9 of 334 copying sites: recall 0.6048,
-/// precision 0.9573; the harness branch's base measured TP 150, recall 0.4491, precision
-/// 0.9494). Raise them as the analysis improves.
-const SL002_MIN_TRUE_POSITIVES: usize = 213;
-const SL002_MIN_RECALL: f64 = 0.637;
-const SL002_MIN_PRECISION: f64 = 0.959;
+/// Floors: what the binary measures today (TP 242, FP 6 of 334 copying sites: recall 0.7246,
+/// precision 0.9758, with 19 findings at sites whose run had a merged dim of size 1 counted
+/// apart; the harness branch's base measured TP 150, recall 0.4491, precision 0.9494).
+/// Raise them as the analysis improves.
+const SL002_MIN_TRUE_POSITIVES: usize = 242;
+const SL002_MIN_RECALL: f64 = 0.724;
+const SL002_MIN_PRECISION: f64 = 0.975;
 /// SL001 findings at sites that torch executed without error on the unmodified tree.
 const SL001_MAX_AT_EXECUTED_SITES: usize = 0;
 

@@ -849,9 +849,10 @@ fn contiguous_view_result(
         .filter(|e| e.as_ref().is_some_and(|d| d.as_lit() == Some(-1)))
         .count();
     if inferred > 1
-        || entries
-            .iter()
-            .any(|e| e.as_ref().is_some_and(|d| d.as_lit().is_some_and(|v| v < -1)))
+        || entries.iter().any(|e| {
+            e.as_ref()
+                .is_some_and(|d| d.as_lit().is_some_and(|v| v < -1))
+        })
     {
         return None;
     }

@@ -577,6 +577,50 @@ pub fn alias<S: Size>(layout: &Layout<S>) -> Layout<S> {
     layout.clone()
 }
 
+/// `torch.meshgrid(*tensors, indexing)` (ATen `meshgrid`): input `i` (0-d or 1-d, `n_i`
+/// elements) viewed with `-1` at dim `i` and ones elsewhere, then expanded to
+/// `(n_1, …, n_k)`: every dim but `i` gets stride 0, so flattening a grid copies. `"xy"`
+/// swaps the first two inputs, computes the `"ij"` grids (of shape `(n_2, n_1, …)`), and
+/// swaps the first two grids back.
+pub fn meshgrid<S: Size>(
+    inputs: &[&Layout<S>],
+    xy: bool,
+    dec: &Decider,
+) -> Result<Vec<Layout<S>>, LayoutError> {
+    if inputs.is_empty() {
+        return Err(LayoutError::invalid(
+            "meshgrid expects a non-empty TensorList",
+        ));
+    }
+    let mut order: Vec<&Layout<S>> = inputs.to_vec();
+    let swap = xy && order.len() >= 2;
+    if swap {
+        order.swap(0, 1);
+    }
+    if let Some(bad) = order.iter().find(|l| l.rank() > 1) {
+        return Err(LayoutError::invalid(format!(
+            "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: a tensor of size {}",
+            torch_list(&bad.shape)
+        )));
+    }
+    let shape: Vec<S> = order.iter().map(|l| l.numel()).collect();
+    let mut grids = Vec::with_capacity(order.len());
+    for (i, input) in order.iter().enumerate() {
+        let mut view_shape = vec![S::lit(1); order.len()];
+        view_shape[i] = shape[i].clone();
+        let strides = match super::view::view_strides(input, &view_shape, dec) {
+            super::view::ViewStrides::Strides(strides) => strides,
+            _ => return Err(super::decided::Undecided.into()),
+        };
+        let viewed = Layout::new(view_shape, strides, input.offset.clone());
+        grids.push(expand(&viewed, &shape, dec)?);
+    }
+    if swap {
+        grids.swap(0, 1);
+    }
+    Ok(grids)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -851,51 +895,4 @@ mod tests {
         assert!(as_strided(&x, &[2], &[1, 2], None, &dec()).is_err());
         assert_eq!(alias(&x), x);
     }
-}
-
-/// `torch.meshgrid(*tensors, indexing)` (ATen `meshgrid`): input `i` (0-d or 1-d, `n_i`
-/// elements) viewed with `-1` at dim `i` and ones elsewhere, then expanded to
-/// `(n_1, …, n_k)`: every dim but `i` gets stride 0, so flattening a grid copies. `"xy"`
-/// swaps the first two inputs, computes the `"ij"` grids, swaps the first two grids back
-/// and transposes dims 0 and 1 of each.
-pub fn meshgrid<S: Size>(
-    inputs: &[&Layout<S>],
-    xy: bool,
-    dec: &Decider,
-) -> Result<Vec<Layout<S>>, LayoutError> {
-    if inputs.is_empty() {
-        return Err(LayoutError::invalid(
-            "meshgrid expects a non-empty TensorList",
-        ));
-    }
-    let mut order: Vec<&Layout<S>> = inputs.to_vec();
-    let swap = xy && order.len() >= 2;
-    if swap {
-        order.swap(0, 1);
-    }
-    if let Some(bad) = order.iter().find(|l| l.rank() > 1) {
-        return Err(LayoutError::invalid(format!(
-            "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: a tensor of size {}",
-            torch_list(&bad.shape)
-        )));
-    }
-    let shape: Vec<S> = order.iter().map(|l| l.numel()).collect();
-    let mut grids = Vec::with_capacity(order.len());
-    for (i, input) in order.iter().enumerate() {
-        let mut view_shape = vec![S::lit(1); order.len()];
-        view_shape[i] = shape[i].clone();
-        let strides = match super::view::view_strides(input, &view_shape, dec) {
-            super::view::ViewStrides::Strides(strides) => strides,
-            _ => return Err(super::decided::Undecided.into()),
-        };
-        let viewed = Layout::new(view_shape, strides, input.offset.clone());
-        grids.push(expand(&viewed, &shape, dec)?);
-    }
-    if swap {
-        grids.swap(0, 1);
-        for grid in &mut grids {
-            *grid = transpose(grid, 0, 1)?;
-        }
-    }
-    Ok(grids)
 }

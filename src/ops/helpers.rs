@@ -24,8 +24,8 @@ pub fn ntuple_helper(name: &str) -> Option<usize> {
     static TABLE: OnceLock<HashMap<String, usize>> = OnceLock::new();
     TABLE
         .get_or_init(|| {
-            let raw: RawHelpers = toml::from_str(HELPER_RULES)
-                .unwrap_or_else(|e| panic!("rules/helpers.toml: {e}"));
+            let raw: RawHelpers =
+                toml::from_str(HELPER_RULES).unwrap_or_else(|e| panic!("rules/helpers.toml: {e}"));
             raw.ntuple
                 .into_iter()
                 .flat_map(|t| t.names.into_iter().map(move |n| (n, t.n)))

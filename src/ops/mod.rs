@@ -62,8 +62,8 @@
 
 pub mod bind;
 pub mod einops;
-pub mod kind;
 pub mod helpers;
+pub mod kind;
 mod kinds;
 pub mod schema;
 pub mod shape_rules;

@@ -579,7 +579,9 @@ impl Interpreter<'_> {
                     .chars()
                     .all(|c| c == '(' || c == ')' || c.is_whitespace())
         };
-        if s.start <= whole.start && whole.end <= s.end && only_parens(s.start, whole.start)
+        if s.start <= whole.start
+            && whole.end <= s.end
+            && only_parens(s.start, whole.start)
             && only_parens(whole.end, s.end)
         {
             self.frame.name_hint = Some((name, part));

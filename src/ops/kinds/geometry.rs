@@ -155,6 +155,29 @@ pub fn as_strided<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     )
 }
 
+/// `torch.meshgrid(*tensors, indexing="ij" | "xy")`; torch's default (no `indexing`) is "ij".
+pub fn meshgrid<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let inputs = super::tensors_arg(args)?;
+    let xy = match args.get("indexing") {
+        Some(ArgValue::Str(s)) if s == "xy" => true,
+        Some(ArgValue::Str(s)) if s == "ij" => false,
+        None | Some(ArgValue::None) => false,
+        Some(ArgValue::Str(s)) => {
+            return Err(Transfer::error(
+                InvalidArgument,
+                format!(
+                    "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {s}"
+                ),
+            ))
+        }
+        _ => return Err(Transfer::unknown_tensor()),
+    };
+    let result = geometry::meshgrid(&inputs, xy, d);
+    Ok(Transfer::tensors(
+        result.map_err(super::fail(InvalidArgument))?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::layout::Layout;
@@ -297,26 +320,4 @@ mod tests {
             Some(&l(&[2, 3], &[3, 1], 0))
         );
     }
-}
-
-/// `torch.meshgrid(*tensors, indexing="ij" | "xy")`; torch's default (no `indexing`) is "ij".
-pub fn meshgrid<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
-    let inputs = super::tensors_arg(args)?;
-    let xy =
-        match args.get("indexing") {
-            Some(ArgValue::Str(s)) if s == "xy" => true,
-            Some(ArgValue::Str(s)) if s == "ij" => false,
-            None | Some(ArgValue::None) => false,
-            Some(ArgValue::Str(s)) => return Err(Transfer::error(
-                InvalidArgument,
-                format!(
-                    "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {s}"
-                ),
-            )),
-            _ => return Err(Transfer::unknown_tensor()),
-        };
-    let result = geometry::meshgrid(&inputs, xy, d);
-    Ok(Transfer::tensors(
-        result.map_err(super::fail(InvalidArgument))?,
-    ))
 }
