@@ -74,9 +74,63 @@ def lint(binary, tree):
     for f in findings:
         fn = os.path.abspath(f["filename"])
         f["file"] = os.path.relpath(fn, root).replace(os.sep, "/")
-        f["pos"] = (f["location"]["row"], f["location"]["column"], f["end_location"]["row"],
-                    f["end_location"]["column"])
+        f["pos"] = cpython_position(fn, (f["location"]["row"], f["location"]["column"],
+                                         f["end_location"]["row"], f["end_location"]["column"]))
     return findings, time.time() - t
+
+
+_LINES = {}
+
+
+def cpython_position(path, pos):
+    """A finding's span in the position convention of CPython's call instructions, which the
+    recorder saw: a method call whose name is on a later line than the start of its receiver
+    (`x.view(...)` then, on the next line, `.reshape(...)`) starts at the method name there.
+    Other spans are unchanged. (row, column, end row, end column): 1-based, end exclusive."""
+    row, col, erow, ecol = pos
+    if erow == row:
+        return pos
+    if path not in _LINES:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                _LINES[path] = fh.read().split("\n")
+        except OSError:
+            _LINES[path] = None
+    lines = _LINES[path]
+    if not lines or erow > len(lines):
+        return pos
+    # Walk back from the closing parenthesis to its opening one, then over the name.
+    r, c = erow - 1, ecol - 2
+    if c < 0 or c >= len(lines[r]) or lines[r][c] != ")":
+        return pos
+    depth = 0
+    while r >= row - 1:
+        ch = lines[r][c] if 0 <= c < len(lines[r]) else "\n"
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                break
+        c -= 1
+        if c < 0:
+            r -= 1
+            if r < 0:
+                return pos
+            c = len(lines[r]) - 1
+    else:
+        return pos
+    end = c
+    c -= 1
+    while c >= 0 and (lines[r][c].isalnum() or lines[r][c] == "_"):
+        c -= 1
+    name_start = c + 1
+    if name_start >= end or r + 1 == row:
+        return pos
+    before = lines[r][:name_start].rstrip()
+    if not before.endswith("."):
+        return pos
+    return (r + 1, name_start + 1, erow, ecol)
 
 
 def load_jsonl(path):
