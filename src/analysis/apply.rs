@@ -223,6 +223,10 @@ pub struct CallArgs {
     pub keywords: Vec<(String, Value)>,
     /// `*args`/`**kwargs` spreads whose contents are unknown.
     pub opaque_spread: bool,
+    /// The unknown spreads are all `**kwargs`: the positions are known, and a function of
+    /// the analysed code can still be entered, each parameter the call does not name taking
+    /// an unknown value instead of its default (the spread may hold it).
+    pub keyword_spread_only: bool,
 }
 
 impl CallArgs {
@@ -231,6 +235,7 @@ impl CallArgs {
             positional: values,
             keywords: Vec::new(),
             opaque_spread: false,
+            keyword_spread_only: false,
         }
     }
     pub fn keyword(&self, name: &str) -> Option<&Value> {

@@ -68,6 +68,7 @@ const LIST_MUTATORS: &[&str] = &[
 impl Interpreter<'_> {
     fn eval_args(&mut self, args: &[ir::Arg], env: &mut Env) -> CallArgs {
         let mut out = CallArgs::positional(Vec::new());
+        let mut positional_spread = false;
         for a in args {
             let v = self.eval(&a.value, env);
             if a.double_star {
@@ -75,7 +76,10 @@ impl Interpreter<'_> {
             } else if a.star {
                 match v {
                     Value::Tuple(items) => out.positional.extend(items),
-                    _ => out.opaque_spread = true,
+                    _ => {
+                        out.opaque_spread = true;
+                        positional_spread = true;
+                    }
                 }
             } else if let Some(k) = &a.name {
                 out.keywords.push((k.clone(), v));
@@ -83,6 +87,7 @@ impl Interpreter<'_> {
                 out.positional.push(v);
             }
         }
+        out.keyword_spread_only = out.opaque_spread && !positional_spread;
         out
     }
 
@@ -247,7 +252,7 @@ impl Interpreter<'_> {
             Value::Import(path) => self.call_qualified(&path, a, span, nspan, env),
             Value::NnModule(m) => self.call_module(&m, a, span, nspan, env),
             Value::Function(f, bound) => {
-                if a.opaque_spread {
+                if a.opaque_spread && !a.keyword_spread_only {
                     return Value::Unknown(UnknownReason::Unmodelled);
                 }
                 let mut a = a;
@@ -279,7 +284,7 @@ impl Interpreter<'_> {
                     .method("__call__")
                     .or_else(|| obj.class.method("forward"));
                 match method {
-                    Some((f, owner)) if !a.opaque_spread => {
+                    Some((f, owner)) if !a.opaque_spread || a.keyword_spread_only => {
                         let owner = find_class(&obj.class, owner);
                         let own = self.is_own(&Some(obj.clone()));
                         let callee = Callee {
@@ -315,7 +320,7 @@ impl Interpreter<'_> {
             // A library base (`nn.Module.__init__`): nothing the analysis follows.
             return Value::Unknown(UnknownReason::UnresolvedCall);
         };
-        if a.opaque_spread {
+        if a.opaque_spread && !a.keyword_spread_only {
             return Value::Unknown(UnknownReason::Unmodelled);
         }
         let owner = find_class(&class, owner);
@@ -737,12 +742,23 @@ fn math_call(name: &str, a: &CallArgs) -> Value {
 
 /// A call's arguments in order, positional then keyword.
 fn ordered(a: CallArgs) -> Vec<(Option<String>, Value)> {
+    let spread = a.opaque_spread.then(|| {
+        (
+            Some(KEYWORD_SPREAD.to_string()),
+            Value::Unknown(UnknownReason::Unmodelled),
+        )
+    });
     a.positional
         .into_iter()
         .map(|v| (None, v))
         .chain(a.keywords.into_iter().map(|(k, v)| (Some(k), v)))
+        .chain(spread)
         .collect()
 }
+
+/// The keyword under which [`ordered`] passes a `**kwargs` spread of unknown contents to a
+/// function of the analysed code ([`super::Interpreter`]'s parameter binding reads it).
+pub(super) const KEYWORD_SPREAD: &str = "**";
 
 /// The class in `class`'s hierarchy whose body defines method `name` (for `super()` inside
 /// that method), `class` itself when none does.

@@ -129,14 +129,21 @@ impl Interpreter<'_> {
         span: Span,
         _env: &mut Env,
     ) -> Value {
-        if a.opaque_spread {
+        if a.opaque_spread && !a.keyword_spread_only {
             return Value::Unknown(UnknownReason::Unmodelled);
         }
+        let spread = a.opaque_spread.then(|| {
+            (
+                super::call::KEYWORD_SPREAD.to_string(),
+                Value::Unknown(UnknownReason::Unmodelled),
+            )
+        });
         let args: Vec<(String, Value)> = a
             .positional
             .iter()
             .map(|v| (String::new(), v.clone()))
             .chain(a.keywords.iter().map(|(k, v)| (k.clone(), v.clone())))
+            .chain(spread)
             .collect();
         let key = (Arc::as_ptr(class) as usize, fingerprint(&args, None));
         if let Some(found) = self

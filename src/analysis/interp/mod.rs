@@ -627,6 +627,11 @@ impl<'a> Interpreter<'a> {
     ) -> Vec<(String, Value)> {
         let mut params: Vec<(String, Value)> = Vec::new();
         let mut ranks = None;
+        // A `**kwargs` spread of unknown contents may hold any parameter the call does not
+        // name: those enter unknown rather than at their defaults.
+        let spread = args
+            .iter()
+            .any(|(k, _)| k.as_deref() == Some(call::KEYWORD_SPREAD));
         let mut positional = args
             .iter()
             .filter(|(k, _)| k.is_none())
@@ -641,7 +646,13 @@ impl<'a> Interpreter<'a> {
                 .find(|(k, _)| k.as_deref() == Some(p.name.as_str()))
                 .map(|(_, v)| v.clone())
                 .or_else(|| positional.next())
-                .unwrap_or_else(|| literal_default(p.default.as_ref()));
+                .unwrap_or_else(|| {
+                    if spread {
+                        Value::Unknown(UnknownReason::Unmodelled)
+                    } else {
+                        literal_default(p.default.as_ref())
+                    }
+                });
             let v = match v {
                 Value::Unknown(_) | Value::Tensor(TensorVal::Unknown(_)) => {
                     let ranks = ranks.get_or_insert_with(|| rank::param_ranks(f));
