@@ -252,7 +252,7 @@ impl Interpreter<'_> {
             Value::Import(path) => self.call_qualified(&path, a, span, nspan, env),
             Value::NnModule(m) => self.call_module(&m, a, span, nspan, env),
             Value::Function(f, bound) => {
-                if a.opaque_spread && !a.keyword_spread_only {
+                if a.opaque_spread {
                     return Value::Unknown(UnknownReason::Unmodelled);
                 }
                 let mut a = a;
@@ -284,7 +284,7 @@ impl Interpreter<'_> {
                     .method("__call__")
                     .or_else(|| obj.class.method("forward"));
                 match method {
-                    Some((f, owner)) if !a.opaque_spread || a.keyword_spread_only => {
+                    Some((f, owner)) if !a.opaque_spread => {
                         let owner = find_class(&obj.class, owner);
                         let own = self.is_own(&Some(obj.clone()));
                         let callee = Callee {
