@@ -362,6 +362,17 @@ fn to_arg(shapes: &HashMap<Origin, SymLayout>, v: &Value, ty: Option<ParamType>)
         Value::Named { .. } if wants_tensor => ArgValue::Tensor(None),
         // Where anything goes (`torch.tensor(data)`), a name of unknown type may be a list.
         Value::Named { .. } if ty == Some(ParamType::Any) => ArgValue::Unknown,
+        // A name where a shape or dims go (`view(shape)`, `permute(dims)`) may hold a tuple
+        // as well as an int: unknown. (Several names in `view(B, T, C)` are ints each: see
+        // [`convert_args`].)
+        Value::Named { .. }
+            if matches!(
+                ty,
+                Some(ParamType::Shape | ParamType::Ints | ParamType::Dims | ParamType::IntOrInts)
+            ) =>
+        {
+            ArgValue::Unknown
+        }
         Value::Named { name, .. } => ArgValue::Int(Dim::sym(name)),
         _ => ArgValue::Unknown,
     }
@@ -382,6 +393,26 @@ fn positional_type(params: &[ParamSpec], receiver: Option<usize>, i: usize) -> O
     None
 }
 
+/// The position at which a `*size`-like parameter (of sizes or dims) starts collecting
+/// positional arguments.
+fn variadic_position(params: &[ParamSpec], receiver: Option<usize>) -> Option<usize> {
+    let mut k = 0;
+    for (idx, p) in params.iter().enumerate() {
+        if Some(idx) == receiver || p.keyword_only || p.variadic == Variadic::Keywords {
+            continue;
+        }
+        if p.variadic == Variadic::Positional {
+            let sizes = matches!(
+                p.ty,
+                ParamType::Shape | ParamType::Ints | ParamType::Dims | ParamType::IntOrInts
+            );
+            return sizes.then_some(k);
+        }
+        k += 1;
+    }
+    None
+}
+
 fn keyword_type(params: &[ParamSpec], name: &str) -> Option<ParamType> {
     params.iter().find(|p| p.answers_to(name)).map(|p| p.ty)
 }
@@ -396,10 +427,18 @@ pub fn convert_args(
     positional: &[Value],
     keywords: &[(String, Value)],
 ) -> OpArgs {
+    // Two or more arguments of `*size` (`view(B, T, C)`) are one int each.
+    let spread_from = variadic_position(params, receiver).filter(|&k| positional.len() > k + 1);
     let pos = positional
         .iter()
         .enumerate()
-        .map(|(i, v)| to_arg(shapes, v, positional_type(params, receiver, i)))
+        .map(|(i, v)| {
+            let ty = match spread_from {
+                Some(k) if i >= k => Some(ParamType::Int),
+                _ => positional_type(params, receiver, i),
+            };
+            to_arg(shapes, v, ty)
+        })
         .collect();
     let kw = keywords
         .iter()
