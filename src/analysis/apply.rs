@@ -364,11 +364,12 @@ fn to_arg(shapes: &HashMap<Origin, SymLayout>, v: &Value, ty: Option<ParamType>)
         Value::Named { .. } if ty == Some(ParamType::Any) => ArgValue::Unknown,
         // A name where a shape or dims go (`view(shape)`, `permute(dims)`) may hold a tuple
         // as well as an int: unknown. (Several names in `view(B, T, C)` are ints each: see
-        // [`convert_args`].)
+        // [`convert_args`]. A split size, `split(self.n_embd)`, stays an int, as model code
+        // passes a list there literally.)
         Value::Named { .. }
             if matches!(
                 ty,
-                Some(ParamType::Shape | ParamType::Ints | ParamType::Dims | ParamType::IntOrInts)
+                Some(ParamType::Shape | ParamType::Ints | ParamType::Dims)
             ) =>
         {
             ArgValue::Unknown
