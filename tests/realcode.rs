@@ -446,3 +446,23 @@ fn cpython_start(path: &Path, [row, col, erow, ecol]: [u64; 4]) -> (u64, u64) {
     }
     ((r + 1) as u64, (name_start + 1) as u64)
 }
+
+#[test]
+fn a_method_call_on_its_own_line_starts_at_its_name() {
+    let dir = std::env::temp_dir().join(format!("stridelint-cpython-start-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chain.py");
+    std::fs::write(
+        &path,
+        "y = (\n    x.view(b, h, t, d)\n    .transpose(1, 2)\n    .reshape(b, t, c)\n)\nz = x.reshape(b, -1)\n",
+    )
+    .unwrap();
+    // The chain `x.view(...) ... .reshape(b, t, c)` spans rows 2-4; its last call's name is
+    // at row 4, column 6 (after the dot).
+    assert_eq!(cpython_start(&path, [2, 5, 4, 22]), (4, 6));
+    // One line: unchanged.
+    assert_eq!(cpython_start(&path, [6, 5, 6, 21]), (6, 5));
+    // A span that does not end in a call: unchanged.
+    assert_eq!(cpython_start(&path, [1, 5, 5, 2]), (1, 5));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

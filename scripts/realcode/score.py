@@ -9,9 +9,10 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
 
 (a) Unmodified tree: `check TREE --no-cache --output-format json --exit-zero`.
     SL002 at an executed site that copied at least once: true positive; at an executed site
-    that never copied: false positive, except when a dim the finding merges had size 1 in the
-    site's recorded run (the finding holds for named sizes >= 2, as its note says; listed apart
-    in sl002_outside_sizes.jsonl, as for SL001 below); recall = TP / executed reshape-family sites (reshape,
+    that never copied: false positive, except when a dim the finding merges (for a block-count
+    finding, any dim) had size 1 or 0 in the site's recorded run (the finding holds for named
+    sizes >= 2, as its note says; listed apart in sl002_outside_sizes.jsonl, as for SL001
+    below); recall = TP / executed reshape-family sites (reshape,
     reshape_as, flatten, ravel, rearrange) that copied, precision = TP / (TP + FP). SL002 at
     positions no model executed: listed apart (truth unknown). SL001 at executed sites: listed
     (false alarms; an SL001 at a site where torch raised "view size is not compatible" is counted

@@ -223,9 +223,11 @@ pub struct CallArgs {
     pub keywords: Vec<(String, Value)>,
     /// `*args`/`**kwargs` spreads whose contents are unknown.
     pub opaque_spread: bool,
-    /// The unknown spreads are all `**kwargs`: the positions are known, and a function of
-    /// the analysed code can still be entered, each parameter the call does not name taking
-    /// an unknown value instead of its default (the spread may hold it).
+    /// The unknown spreads are all `**kwargs`: the positions are known, and a constructor
+    /// of the analysed code (`Block(dim, **dd)`, `super().__init__(**kwargs)`) is still
+    /// entered, each parameter the call does not name taking an unknown value instead of its
+    /// default (the spread may hold it). Calls of other functions stay unknown: following
+    /// them costs more than it finds.
     pub keyword_spread_only: bool,
 }
 
@@ -366,52 +368,49 @@ fn to_arg(shapes: &HashMap<Origin, SymLayout>, v: &Value, ty: Option<ParamType>)
         // as well as an int: unknown. (Several names in `view(B, T, C)` are ints each: see
         // [`convert_args`]. A split size, `split(self.n_embd)`, stays an int, as model code
         // passes a list there literally.)
-        Value::Named { .. }
-            if matches!(
-                ty,
-                Some(ParamType::Shape | ParamType::Ints | ParamType::Dims)
-            ) =>
-        {
-            ArgValue::Unknown
-        }
+        Value::Named { .. } if holds_sizes(ty) => ArgValue::Unknown,
         Value::Named { name, .. } => ArgValue::Int(Dim::sym(name)),
         _ => ArgValue::Unknown,
     }
 }
 
+/// The parameters positional arguments bind to, in order (the receiver and keyword-only
+/// ones left out); a `*args` parameter takes every argument from its place on.
+fn positional_slots(
+    params: &[ParamSpec],
+    receiver: Option<usize>,
+) -> impl Iterator<Item = &ParamSpec> {
+    params.iter().enumerate().filter_map(move |(idx, p)| {
+        let skipped = Some(idx) == receiver || p.keyword_only || p.variadic == Variadic::Keywords;
+        (!skipped).then_some(p)
+    })
+}
+
 /// Declared type of the parameter that the `i`-th positional argument binds to.
 fn positional_type(params: &[ParamSpec], receiver: Option<usize>, i: usize) -> Option<ParamType> {
-    let mut k = 0;
-    for (idx, p) in params.iter().enumerate() {
-        if Some(idx) == receiver || p.keyword_only || p.variadic == Variadic::Keywords {
-            continue;
-        }
-        if p.variadic == Variadic::Positional || k == i {
-            return Some(p.ty);
-        }
-        k += 1;
-    }
-    None
+    positional_slots(params, receiver)
+        .enumerate()
+        .find(|(k, p)| p.variadic == Variadic::Positional || *k == i)
+        .map(|(_, p)| p.ty)
 }
 
 /// The position at which a `*size`-like parameter (of sizes or dims) starts collecting
 /// positional arguments.
 fn variadic_position(params: &[ParamSpec], receiver: Option<usize>) -> Option<usize> {
-    let mut k = 0;
-    for (idx, p) in params.iter().enumerate() {
-        if Some(idx) == receiver || p.keyword_only || p.variadic == Variadic::Keywords {
-            continue;
-        }
-        if p.variadic == Variadic::Positional {
-            let sizes = matches!(
-                p.ty,
-                ParamType::Shape | ParamType::Ints | ParamType::Dims | ParamType::IntOrInts
-            );
-            return sizes.then_some(k);
-        }
-        k += 1;
-    }
-    None
+    positional_slots(params, receiver)
+        .enumerate()
+        .find(|(_, p)| p.variadic == Variadic::Positional)
+        .filter(|(_, p)| holds_sizes(Some(p.ty)))
+        .map(|(k, _)| k)
+}
+
+/// A parameter whose one argument may be a whole sequence of sizes or dims (`view(shape)`,
+/// `permute(dims)`), as well as one size.
+fn holds_sizes(ty: Option<ParamType>) -> bool {
+    matches!(
+        ty,
+        Some(ParamType::Shape | ParamType::Ints | ParamType::Dims)
+    )
 }
 
 fn keyword_type(params: &[ParamSpec], name: &str) -> Option<ParamType> {
@@ -901,13 +900,12 @@ fn contiguous_view_result(
     {
         return None;
     }
-    let base = ctx.text(span).split('.').next().unwrap_or("t").to_string();
     let shape: Vec<Dim> = entries
         .iter()
         .enumerate()
         .map(|(i, e)| match e {
             Some(d) if d.as_lit() != Some(-1) => d.clone(),
-            _ => ctx.root.mint(&format!("{base}[{i}]")),
+            _ => target_size(ctx, span, i),
         })
         .collect();
     let layout = SymLayout::contiguous(shape);
@@ -1171,10 +1169,7 @@ fn assume_required_equalities(
                 return None;
             };
             let dim = bound.get("dim").and_then(ArgValue::as_i64)?;
-            let d_ix = crate::layout::wrap_dim::wrap_dim(dim, input.rank()).ok()?;
-            if d_ix >= input.rank() {
-                return None;
-            }
+            let d_ix = crate::layout::wrap_dim::wrap_existing_dim(dim, input.rank()).ok()?;
             let sum = items
                 .iter()
                 .map(ArgValue::as_size)
@@ -1344,6 +1339,14 @@ fn target_param(spec: &OpSpec) -> &'static str {
     } else {
         "shape"
     }
+}
+
+/// A fresh size for entry `i` of a view/reshape target the analysis cannot compute (a
+/// `-1` whose element count is unknown, an unreadable size), named after the tensor the
+/// call starts from: `x[2]` for `x.view(B, T, -1)`.
+fn target_size(ctx: &mut ApplyCtx, span: Span, i: usize) -> Dim {
+    let base = ctx.text(span).split('.').next().unwrap_or("t").to_string();
+    ctx.root.mint(&format!("{base}[{i}]"))
 }
 
 /// A view/reshape's target entry by entry (`None` for one the analysis cannot read), when
@@ -1524,10 +1527,12 @@ fn apply_factory(
     };
     let outcome = match &result {
         OpResult::Tensor(l) => Outcome::Ok(Some(l.clone())),
+        // A value, not a tensor (`torch.jit.is_tracing()`): decided.
+        OpResult::Size(_) => Outcome::Ok(None),
         OpResult::Error(e) => Outcome::Error(e.clone()),
         _ => Outcome::Unknown,
     };
-    let known = matches!(outcome, Outcome::Ok(Some(_)));
+    let known = matches!(outcome, Outcome::Ok(_));
     let undecided = matches!(outcome, Outcome::Unknown);
     let nothing = TensorAlt::new(None, None);
     let factory_outcome = AltOutcome {
@@ -1676,8 +1681,7 @@ fn contiguous_unknown_shape(
             let mut shape = Vec::with_capacity(target.len());
             for (i, d) in target.iter().enumerate() {
                 if d.as_lit() == Some(-1) {
-                    let base = ctx.text(span).split('.').next().unwrap_or("t").to_string();
-                    shape.push(ctx.root.mint(&format!("{base}[{i}]")));
+                    shape.push(target_size(ctx, span, i));
                 } else {
                     shape.push(d.clone());
                 }

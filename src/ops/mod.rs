@@ -126,12 +126,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::TensorSplit => split::tensor_split(args, d),
         OpKind::Unbind => split::unbind(args, d),
         OpKind::Meshgrid => geometry::meshgrid(args, d),
-        OpKind::EagerModeTest => Ok(Transfer {
-            result: OpResult::Size(ArgValue::Bool(false)),
-            copies: Tri::No,
-            copied_numel: None,
-            copied_reshape: None,
-        }),
+        OpKind::EagerModeTest => Ok(Transfer::value(ArgValue::Bool(false))),
         OpKind::Diagonal => geometry::diagonal(args, d),
         OpKind::Unfold => geometry::unfold(args, d),
         OpKind::AsStrided => geometry::as_strided(args, d),

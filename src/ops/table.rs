@@ -816,6 +816,41 @@ mod tests {
     }
 
     #[test]
+    fn input_sizes_must_name_a_constructor_parameter() {
+        let module = |input_sizes: &str| {
+            let text = format!(
+                r#"
+                [table]
+                library = "t"
+                [[module]]
+                name = "Linear"
+                classes = ["t.Linear"]
+                kind = "linear_module"
+                init = ["in_features: int", "out_features: int"]
+                input_sizes = [{input_sizes}]
+                forward = ["input: tensor"]
+                "#
+            );
+            OpTable::from_sources(&[("rules/test.toml", Box::leak(text.into_boxed_str()))])
+        };
+        let table = module(r#""in_features: -1""#).expect("a valid entry");
+        let spec = &table.modules()[0];
+        assert_eq!(spec.input_sizes[0].param, "in_features");
+        assert_eq!(spec.input_sizes[0].at, InputDims::Dim(-1));
+        let e = module(r#""in_feature: -1""#).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`in_feature` is not a constructor parameter"),
+            "{e}"
+        );
+        let e = module(r#""in_features: last""#).unwrap_err();
+        assert!(
+            e.to_string().contains("neither a dim nor `trailing`"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn errors_name_file_entry_and_field() {
         let e = load(
             r#"

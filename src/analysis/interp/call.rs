@@ -382,17 +382,11 @@ impl Interpreter<'_> {
     /// when it is a size, `n` fresh sizes when the analysis cannot read it (an int or a
     /// tuple, so the items may differ).
     fn ntuple(&mut self, n: usize, x: Value, span: Span) -> Value {
-        match self.as_size(x.clone()) {
-            _ if matches!(x, Value::Tuple(_)) => x,
-            Value::NoneVal => Value::Tuple(vec![Value::NoneVal; n]),
-            Value::Int(d) if matches!(x, Value::Int(_)) => Value::Tuple(vec![Value::Int(d); n]),
+        match x {
+            Value::Tuple(_) => x,
+            Value::NoneVal | Value::Int(_) => Value::Tuple(vec![x; n]),
             _ => {
-                let base: String = self
-                    .text(span)
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .take(40)
-                    .collect();
+                let base = self.span_name(span);
                 self.frame.name_hint = None;
                 Value::Tuple(
                     (0..n)
@@ -742,12 +736,7 @@ fn math_call(name: &str, a: &CallArgs) -> Value {
 
 /// A call's arguments in order, positional then keyword.
 fn ordered(a: CallArgs) -> Vec<(Option<String>, Value)> {
-    let spread = a.opaque_spread.then(|| {
-        (
-            Some(KEYWORD_SPREAD.to_string()),
-            Value::Unknown(UnknownReason::Unmodelled),
-        )
-    });
+    let spread = spread_marker(&a).map(|(k, v)| (Some(k), v));
     a.positional
         .into_iter()
         .map(|v| (None, v))
@@ -756,9 +745,19 @@ fn ordered(a: CallArgs) -> Vec<(Option<String>, Value)> {
         .collect()
 }
 
-/// The keyword under which [`ordered`] passes a `**kwargs` spread of unknown contents to a
-/// function of the analysed code ([`super::Interpreter`]'s parameter binding reads it).
+/// The keyword under which a `**kwargs` spread of unknown contents reaches the binding of
+/// a function of the analysed code (`Interpreter::bind_params` reads it).
 pub(super) const KEYWORD_SPREAD: &str = "**";
+
+/// The keyword argument that stands for the call's unknown `**kwargs` spread, if it has one.
+pub(super) fn spread_marker(a: &CallArgs) -> Option<(String, Value)> {
+    a.opaque_spread.then(|| {
+        (
+            KEYWORD_SPREAD.to_string(),
+            Value::Unknown(UnknownReason::Unmodelled),
+        )
+    })
+}
 
 /// The class in `class`'s hierarchy whose body defines method `name` (for `super()` inside
 /// that method), `class` itself when none does.
@@ -829,7 +828,6 @@ impl Interpreter<'_> {
 /// The (input size, constructor size) pairs a module's call needs equal, from its table's
 /// `input_sizes`; sizes the constructor did not give a readable value are skipped.
 fn fixed_input_sizes(m: &NnModuleVal, shape: &[Dim]) -> Vec<(Dim, Dim)> {
-    let rank = shape.len() as i64;
     let mut pairs = Vec::new();
     for fixed in &m.spec.input_sizes {
         let Some(arg) = m.args.get(&fixed.param) else {
@@ -844,21 +842,17 @@ fn fixed_input_sizes(m: &NnModuleVal, shape: &[Dim]) -> Vec<(Dim, Dim)> {
             _ => continue,
         };
         let first = match fixed.at {
-            ops::InputDims::Trailing => rank - wanted.len() as i64,
-            ops::InputDims::Dim(d) if wanted.len() == 1 => {
-                if d < 0 {
-                    rank + d
-                } else {
-                    d
-                }
+            ops::InputDims::Trailing => shape.len().checked_sub(wanted.len()),
+            ops::InputDims::Dim(d) if wanted.len() == 1 && !shape.is_empty() => {
+                crate::layout::wrap_dim::wrap_dim(d, shape.len()).ok()
             }
-            ops::InputDims::Dim(_) => continue,
+            ops::InputDims::Dim(_) => None,
         };
-        if first < 0 || first + wanted.len() as i64 > rank {
+        let Some(first) = first else {
             continue;
-        }
+        };
         for (i, want) in wanted.into_iter().enumerate() {
-            pairs.push((shape[first as usize + i].clone(), want));
+            pairs.push((shape[first + i].clone(), want));
         }
     }
     pairs

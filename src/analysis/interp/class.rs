@@ -132,12 +132,7 @@ impl Interpreter<'_> {
         if a.opaque_spread && !a.keyword_spread_only {
             return Value::Unknown(UnknownReason::Unmodelled);
         }
-        let spread = a.opaque_spread.then(|| {
-            (
-                super::call::KEYWORD_SPREAD.to_string(),
-                Value::Unknown(UnknownReason::Unmodelled),
-            )
-        });
+        let spread = super::call::spread_marker(&a);
         let args: Vec<(String, Value)> = a
             .positional
             .iter()
@@ -249,39 +244,35 @@ impl Interpreter<'_> {
 /// (`if qk_norm:`, `head_dim = head_dim or dim // h`, `Norm(d) if qk_norm else Identity()`).
 /// Sizes stay symbolic; a switch left unknown would join the object's layers into unknowns.
 fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
-    let mut tested = HashSet::default();
+    let mut tested = Tested::default();
     for s in &ctor.body {
         tested_names_in_stmt(s, &mut tested);
     }
     // `head_dim = attn_head_dim` then `if head_dim is None:` tests the parameter too, and
     // so does `self.use_global = use_global` then `if self.use_global:`.
-    let mut tested_attrs = HashSet::default();
-    for s in &ctor.body {
-        tested_self_attrs_in_stmt(s, &mut tested_attrs);
-    }
     for s in &ctor.body {
         if let Stmt::Assign { targets, value, .. } = s {
             let ExprKind::Name(original) = &value.kind else {
                 continue;
             };
             let aliased = match targets.as_slice() {
-                [Target::Name(alias, _)] => tested.contains(alias.as_str()),
+                [Target::Name(alias, _)] => tested.names.contains(alias.as_str()),
                 [Target::Attr {
                     value: obj, attr, ..
                 }] => {
                     matches!(&obj.kind, ExprKind::Name(n) if n == "self")
-                        && tested_attrs.contains(attr.as_str())
+                        && tested.self_attrs.contains(attr.as_str())
                 }
                 _ => false,
             };
             if aliased {
-                tested.insert(original.as_str());
+                tested.names.insert(original.as_str());
             }
         }
     }
     ctor.params
         .iter()
-        .filter(|p| !p.variadic && tested.contains(p.name.as_str()))
+        .filter(|p| !p.variadic && tested.names.contains(p.name.as_str()))
         .filter_map(|p| {
             let (value, text) = match &p.default.as_ref()?.kind {
                 ExprKind::None => (Value::NoneVal, "None".to_string()),
@@ -297,110 +288,16 @@ fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
         .collect()
 }
 
-/// Attributes `self.x` read by the tests of `s` (as [`tested_names_in_stmt`] finds names).
-fn tested_self_attrs_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
-    let mut names = HashSet::default();
-    tested_names_in_stmt(s, &mut names);
-    if !names.contains("self") {
-        return;
-    }
-    let mut tests: Vec<&Expr> = Vec::new();
-    tests_of_stmt(s, &mut tests);
-    for t in tests {
-        self_attrs_in(t, out);
-    }
-}
-
-/// The test expressions of `s` and of the statements inside it.
-fn tests_of_stmt<'a>(s: &'a Stmt, out: &mut Vec<&'a Expr>) {
-    match s {
-        Stmt::If {
-            test, body, orelse, ..
-        } => {
-            out.push(test);
-            body.iter()
-                .chain(orelse)
-                .for_each(|s| tests_of_stmt(s, out));
-        }
-        Stmt::Loop { .. } | Stmt::With { .. } | Stmt::Try { .. } => {
-            s.for_each_block(|b| b.iter().for_each(|s| tests_of_stmt(s, out)))
-        }
-        Stmt::Assign { value, .. } | Stmt::AugAssign { value, .. } => test_parts(value, out),
-        Stmt::Expr(e) => test_parts(e, out),
-        Stmt::Return { value: Some(e), .. } => test_parts(e, out),
-        _ => {}
-    }
-}
-
-/// The parts of an expression that are tests (as [`tests_in_expr`] reads them): `t` of
-/// `a if t else b`, both sides of `a or b` / `a and b`.
-fn test_parts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match &e.kind {
-        ExprKind::IfExp { test, body, orelse } => {
-            out.push(test);
-            test_parts(body, out);
-            test_parts(orelse, out);
-        }
-        ExprKind::Compare {
-            left,
-            op: CmpOp::Or | CmpOp::And,
-            right,
-        } => {
-            out.push(left);
-            out.push(right);
-        }
-        ExprKind::Call { func, args } => {
-            test_parts(func, out);
-            args.iter().for_each(|a| test_parts(&a.value, out));
-        }
-        ExprKind::Tuple(items) | ExprKind::List(items) => {
-            items.iter().for_each(|i| test_parts(i, out))
-        }
-        ExprKind::BinOp { left, right, .. } => {
-            test_parts(left, out);
-            test_parts(right, out);
-        }
-        _ => {}
-    }
-}
-
-/// Every `self.x` an expression reads, by `x`.
-fn self_attrs_in<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
-    match &e.kind {
-        ExprKind::Attr { value, attr } => {
-            if matches!(&value.kind, ExprKind::Name(n) if n == "self") {
-                out.insert(attr.as_str());
-            } else {
-                self_attrs_in(value, out);
-            }
-        }
-        ExprKind::Starred(v) | ExprKind::Neg(v) => self_attrs_in(v, out),
-        ExprKind::Compare { left, right, .. } | ExprKind::BinOp { left, right, .. } => {
-            self_attrs_in(left, out);
-            self_attrs_in(right, out);
-        }
-        ExprKind::IfExp { test, body, orelse } => {
-            self_attrs_in(test, out);
-            self_attrs_in(body, out);
-            self_attrs_in(orelse, out);
-        }
-        ExprKind::Call { func, args } => {
-            self_attrs_in(func, out);
-            args.iter().for_each(|a| self_attrs_in(&a.value, out));
-        }
-        ExprKind::Subscript { value, index } => {
-            self_attrs_in(value, out);
-            index.iter().for_each(|i| self_attrs_in(i, out));
-        }
-        ExprKind::Tuple(items) | ExprKind::List(items) => {
-            items.iter().for_each(|i| self_attrs_in(i, out))
-        }
-        _ => {}
-    }
+/// What the tests of a constructor read: plain names, and the attributes of `self`
+/// (`if self.use_global:` reads `use_global`).
+#[derive(Default)]
+struct Tested<'a> {
+    names: HashSet<&'a str>,
+    self_attrs: HashSet<&'a str>,
 }
 
 /// Names read by the tests of `s` (if/assert/while conditions, `a if t else b`, `a or b`).
-fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
+fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut Tested<'a>) {
     let mut exprs: Vec<&Expr> = Vec::new();
     match s {
         Stmt::If {
@@ -429,7 +326,7 @@ fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut HashSet<&'a str>) {
 
 /// Names read by the tests inside an expression: `t` of `a if t else b`, both sides of
 /// `a or b` / `a and b`.
-fn tests_in_expr<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
+fn tests_in_expr<'a>(e: &'a Expr, out: &mut Tested<'a>) {
     match &e.kind {
         ExprKind::IfExp { test, body, orelse } => {
             names_in(test, out);
@@ -459,15 +356,19 @@ fn tests_in_expr<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
     }
 }
 
-/// Every plain name an expression reads.
-fn names_in<'a>(e: &'a Expr, out: &mut HashSet<&'a str>) {
+/// Every plain name and `self` attribute an expression reads.
+fn names_in<'a>(e: &'a Expr, out: &mut Tested<'a>) {
     match &e.kind {
         ExprKind::Name(n) => {
-            out.insert(n.as_str());
+            out.names.insert(n.as_str());
         }
-        ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => {
+        ExprKind::Attr { value, attr } => {
+            if matches!(&value.kind, ExprKind::Name(n) if n == "self") {
+                out.self_attrs.insert(attr.as_str());
+            }
             names_in(value, out)
         }
+        ExprKind::Starred(value) | ExprKind::Neg(value) => names_in(value, out),
         ExprKind::Compare { left, right, .. } | ExprKind::BinOp { left, right, .. } => {
             names_in(left, out);
             names_in(right, out);

@@ -603,14 +603,19 @@ impl Interpreter<'_> {
     pub fn mint_for(&mut self, span: Span) -> Dim {
         let name = match self.frame.name_hint.take() {
             Some((n, _)) => n,
-            None => self
-                .text(span)
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .take(40)
-                .collect(),
+            None => self.span_name(span),
         };
         self.mint(&name)
+    }
+
+    /// The expression at `span` as a size's name: its text without spaces, at most 40
+    /// characters.
+    pub fn span_name(&self, span: Span) -> String {
+        self.text(span)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .take(40)
+            .collect()
     }
 }
 
