@@ -449,18 +449,13 @@ pub fn convert_args(
 
 /// For an op whose input is a list of tensors (`Tensor::cat(&[&a, &b], 2)`): the single
 /// alternative of the list's first tensor, which the event reports as the op's input (the
-/// op itself reads the whole list). Rust only for now: Python's `torch.cat` results stay
-/// unknown, as the Python fixtures were settled with.
+/// op itself reads the whole list).
 fn tensor_list_input(
-    ctx: &ApplyCtx,
     spec: &OpSpec,
     recv: &Option<Value>,
     positional: &[Value],
 ) -> Option<TensorAlt> {
-    if ctx.language != Language::Rust
-        || recv.is_some()
-        || spec.params.first().map(|p| p.ty) != Some(ParamType::Tensors)
-    {
+    if recv.is_some() || spec.params.first().map(|p| p.ty) != Some(ParamType::Tensors) {
         return None;
     }
     let Some(Value::Tuple(items)) = positional.first() else {
@@ -511,7 +506,7 @@ pub fn apply_op(
     } else {
         None
     };
-    let list_input = tensor_list_input(ctx, spec, &recv, &positional);
+    let list_input = tensor_list_input(spec, &recv, &positional);
     let Some(alts) =
         primary_alts(&recv, &positional).or_else(|| list_input.clone().map(|alt| vec![alt]))
     else {

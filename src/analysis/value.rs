@@ -295,6 +295,14 @@ pub fn join(a: &Value, b: &Value) -> Value {
             a.clone()
         }
         (Value::NnModule(x), Value::NnModule(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        // The same module built with arguments that differ by path: one module whose
+        // differing arguments are unknown.
+        (Value::NnModule(x), Value::NnModule(y)) if std::ptr::eq(x.spec, y.spec) => {
+            match x.args.join(&y.args) {
+                Some(args) => Value::NnModule(Arc::new(NnModuleVal { spec: x.spec, args })),
+                None => Value::Unknown(UnknownReason::PathsDisagree),
+            }
+        }
         (Value::Class(x), Value::Class(y)) if Arc::ptr_eq(x, y) => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(x, y) => a.clone(),
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):

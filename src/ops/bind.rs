@@ -32,6 +32,44 @@ struct BoundArg<S> {
 }
 
 impl<S: Size> BoundArgs<S> {
+    /// The arguments two paths bound to the same parameters: each value kept where the
+    /// paths agree, unknown where they do not (`nn.Conv2d(c, d, 1, stride=s)` with `s` 1
+    /// on one path and 2 on the other). `None` when they bound different parameters.
+    pub fn join(&self, other: &Self) -> Option<Self> {
+        let same_keys = |a: &[(String, ArgValue<S>)], b: &[(String, ArgValue<S>)]| {
+            a.len() == b.len() && a.iter().zip(b).all(|((x, _), (y, _))| x == y)
+        };
+        if self.args.len() != other.args.len() || !same_keys(&self.extra, &other.extra) {
+            return None;
+        }
+        let agree = |a: &ArgValue<S>, b: &ArgValue<S>| {
+            if a == b {
+                a.clone()
+            } else {
+                ArgValue::Unknown
+            }
+        };
+        let args = self
+            .args
+            .iter()
+            .zip(&other.args)
+            .map(|(a, b)| {
+                (a.name == b.name).then(|| BoundArg {
+                    value: agree(&a.value, &b.value),
+                    explicit: a.explicit || b.explicit,
+                    ..a.clone()
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let extra = self
+            .extra
+            .iter()
+            .zip(&other.extra)
+            .map(|((k, a), (_, b))| (k.clone(), agree(a, b)))
+            .collect();
+        Some(BoundArgs { args, extra })
+    }
+
     /// The value bound to the parameter answering to `name`.
     pub fn get(&self, name: &str) -> Option<&ArgValue<S>> {
         self.find(name).map(|a| &a.value)
@@ -420,6 +458,27 @@ mod tests {
     }
     fn kw(name: &str, v: A) -> (String, A) {
         (name.to_string(), v)
+    }
+
+    #[test]
+    fn arguments_bound_on_two_paths_join_where_they_agree() {
+        let table = OpTable::torch();
+        let conv = table.module("torch.nn.Conv2d").unwrap();
+        let on = |stride: A| {
+            bind_module_init(
+                conv,
+                vec![A::Int(8), A::Int(16), A::Int(1)],
+                vec![kw("stride", stride)],
+            )
+            .unwrap()
+        };
+        let joined = on(A::Int(1)).join(&on(A::Int(2))).unwrap();
+        assert_eq!(joined, on(A::Unknown));
+        assert_eq!(on(A::Int(2)).join(&on(A::Int(2))), Some(on(A::Int(2))));
+        // Different keywords: not the same call.
+        let other =
+            bind_module_init(conv, vec![A::Int(8)], vec![kw("padding", A::Int(1))]).unwrap();
+        assert_eq!(on(A::Int(1)).join(&other), None);
     }
 
     #[test]

@@ -446,6 +446,11 @@ impl Interpreter<'_> {
                         .checked_pow(y as u32)
                         .map(Value::int)
                         .unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
+                    // `embed_dim * scale_factor**2`: a size squared is a product of sizes
+                    // (small exponents only, to keep the polynomial small).
+                    (_, Some(y)) if (0..=4).contains(&y) => {
+                        Value::Int((0..y).fold(Dim::lit(1), |p, _| p.mul(&a)))
+                    }
                     _ => Value::Unknown(UnknownReason::Unmodelled),
                 },
                 // True division of sizes yields a float in Python.
