@@ -447,7 +447,8 @@ pub fn convert_args(
     (pos, kw)
 }
 
-/// For an op whose input is a list of tensors (`Tensor::cat(&[&a, &b], 2)`): the single
+/// For an op whose input is a list of tensors (`torch.cat([a, b], -1)`, Rust
+/// `Tensor::cat(&[&a, &b], 2)`): the single
 /// alternative of the list's first tensor, which the event reports as the op's input (the
 /// op itself reads the whole list).
 fn tensor_list_input(

@@ -446,8 +446,8 @@ impl Interpreter<'_> {
                         .checked_pow(y as u32)
                         .map(Value::int)
                         .unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
-                    // `embed_dim * scale_factor**2`: a size squared is a product of sizes
-                    // (small exponents only, to keep the polynomial small).
+                    // `embed_dim * scale_factor**2`: a size to a literal power is a product of
+                    // sizes (exponents up to 4 only, to keep the polynomial small).
                     (_, Some(y)) if (0..=4).contains(&y) => {
                         Value::Int((0..y).fold(Dim::lit(1), |p, _| p.mul(&a)))
                     }
