@@ -579,21 +579,23 @@ impl ConfigResolver {
         if let Some(f) = &self.fixed {
             return Ok(Some(f.clone()));
         }
-        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let cached = self
-            .by_dir
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&dir)
-            .cloned();
-        let config_path = match cached {
+        // Keyed by the directory as given too: canonicalising costs a system call per path
+        // component, and every file of a directory asks twice (exclusion, then settings).
+        let lookup = |key: &Path| {
+            self.by_dir
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(key)
+                .cloned()
+        };
+        let config_path = match lookup(dir) {
             Some(hit) => hit,
             None => {
-                let found = find_config(&dir);
-                self.by_dir
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(dir, found.clone());
+                let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+                let found = lookup(&canonical).unwrap_or_else(|| find_config(&canonical));
+                let mut by_dir = self.by_dir.lock().unwrap_or_else(|e| e.into_inner());
+                by_dir.insert(dir.to_path_buf(), found.clone());
+                by_dir.insert(canonical, found.clone());
                 found
             }
         };

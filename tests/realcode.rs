@@ -19,13 +19,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Floors: what the binary measures today (TP 250, FP 6 of 334 copying sites: recall 0.7485,
-/// precision 0.9766, with 26 findings at sites whose run had a merged dim of size 1 counted
+/// Floors: what the binary measures today (TP 255, FP 6 of 334 copying sites: recall 0.7635,
+/// precision 0.9770, with 26 findings at sites whose run had a merged dim of size 1 counted
 /// apart; the harness branch's base measured TP 150, recall 0.4491, precision 0.9494).
 /// Raise them as the analysis improves.
-const SL002_MIN_TRUE_POSITIVES: usize = 250;
-const SL002_MIN_RECALL: f64 = 0.748;
-const SL002_MIN_PRECISION: f64 = 0.975;
+const SL002_MIN_TRUE_POSITIVES: usize = 255;
+const SL002_MIN_RECALL: f64 = 0.763;
+const SL002_MIN_PRECISION: f64 = 0.976;
 /// SL001 findings at sites that torch executed without error on the unmodified tree.
 const SL001_MAX_AT_EXECUTED_SITES: usize = 0;
 

@@ -64,7 +64,13 @@ impl ApplyCtx<'_> {
         resolve_alt(self.shapes, alt)
     }
 
-    fn record(&mut self, spec: &OpSpec, span: Span, nspan: Span, outcomes: Vec<AltOutcome>) {
+    fn record(
+        &mut self,
+        spec: &'static OpSpec,
+        span: Span,
+        nspan: Span,
+        outcomes: Vec<AltOutcome>,
+    ) {
         let unknown_rank = outcomes
             .iter()
             .any(|o| o.input.layout.is_none() && matches!(o.outcome, Outcome::Unknown));
@@ -78,7 +84,7 @@ impl ApplyCtx<'_> {
 
     fn record_with(
         &mut self,
-        spec: &OpSpec,
+        spec: &'static OpSpec,
         span: Span,
         nspan: Span,
         outcomes: Vec<AltOutcome>,
@@ -87,9 +93,9 @@ impl ApplyCtx<'_> {
         self.events.push(OpEvent {
             span,
             name_span: nspan,
-            op: spec.name.clone(),
-            kind: spec.kind_name().to_string(),
-            tags: spec.tags.clone(),
+            op: &spec.name,
+            kind: spec.kind_name(),
+            tags: &spec.tags,
             outcomes,
             unknown_input,
             divisibility: self.facts.divisibility.clone(),
@@ -229,6 +235,10 @@ pub struct CallArgs {
     /// default (the spread may hold it). Calls of other functions stay unknown: following
     /// them costs more than it finds.
     pub keyword_spread_only: bool,
+    /// A `*` spread put packed leading sizes among the positional arguments
+    /// (`f(*input_shape, x)`): the positions after them are unknown, so only an op of
+    /// the tables, which reads them as one shape, can take the call.
+    pub packed_spread: bool,
 }
 
 impl CallArgs {
@@ -238,6 +248,7 @@ impl CallArgs {
             keywords: Vec::new(),
             opaque_spread: false,
             keyword_spread_only: false,
+            packed_spread: false,
         }
     }
     pub fn keyword(&self, name: &str) -> Option<&Value> {
@@ -278,9 +289,9 @@ pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Valu
     ctx.events.push(OpEvent {
         span,
         name_span: nspan,
-        op: REVEAL_OP.to_string(),
-        kind: REVEAL_OP.to_string(),
-        tags: Vec::new(),
+        op: REVEAL_OP,
+        kind: REVEAL_OP,
+        tags: &[],
         outcomes,
         unknown_input,
         divisibility: ctx.facts.divisibility.clone(),
@@ -325,6 +336,17 @@ fn to_arg(shapes: &HashMap<Origin, SymLayout>, v: &Value, ty: Option<ParamType>)
         Value::Tensor(TensorVal::Alts(a)) => ArgValue::Tensor(single_layout(a)),
         Value::Tensor(_) => ArgValue::Tensor(None),
         Value::Int(d) => ArgValue::Int(d.clone()),
+        // Packed leading sizes are one entry of a shape (`view(*input_shape, -1)`), nothing
+        // else: as a dim or a count their number would matter.
+        Value::PackedSizes(d) if matches!(ty, Some(ParamType::Int | ParamType::Shape)) => {
+            ArgValue::Int(d.clone())
+        }
+        Value::PackedSizes(_) => ArgValue::Unknown,
+        Value::Tuple(items)
+            if super::value::holds_packed(items) && ty != Some(ParamType::Shape) =>
+        {
+            ArgValue::Unknown
+        }
         Value::Float => ArgValue::Float(f64::NAN),
         Value::Bool(Some(b)) => ArgValue::Bool(*b),
         Value::Str(s) => ArgValue::Str(s.clone()),
@@ -548,6 +570,13 @@ pub fn apply_op(
                 input_alt.layout = Some(layout);
             }
         }
+        if let Some(layout) = input_alt
+            .layout
+            .as_ref()
+            .and_then(|l| unpack_by_rank(ctx, spec, &pos_converted, &kw_args, l))
+        {
+            input_alt.layout = Some(layout);
+        }
         let input_arg = ArgValue::Tensor(input_alt.layout.clone());
         let (recv_arg, pos_args): (Option<ArgValue<Dim>>, Vec<ArgValue<Dim>>) = if recv.is_some() {
             (Some(input_arg), pos_converted.clone())
@@ -573,6 +602,9 @@ pub fn apply_op(
             kw_args.clone(),
         ) {
             Ok(bound) if permutes_parameter_channels_last(spec, &bound, alt) => {
+                (unknown_transfer(), None, None)
+            }
+            Ok(bound) if super::prefix::unsafe_on_packed(spec, &bound) => {
                 (unknown_transfer(), None, None)
             }
             Ok(bound) => {
@@ -1339,9 +1371,22 @@ fn target_param(spec: &OpSpec) -> &'static str {
 
 /// A fresh size for entry `i` of a view/reshape target the analysis cannot compute (a
 /// `-1` whose element count is unknown, an unreadable size), named after the tensor the
-/// call starts from: `x[2]` for `x.view(B, T, -1)`.
+/// call starts from (`x[2]` for `x.view(B, T, -1)`), or after the variable it is assigned
+/// to when it starts from `self` or a library (`q = self.proj(h).view(B, T, -1, D)`:
+/// `q[2]`, not a size of `self`).
 fn target_size(ctx: &mut ApplyCtx, span: Span, i: usize) -> Dim {
-    let base = ctx.text(span).split('.').next().unwrap_or("t").to_string();
+    let first = ctx
+        .text(span)
+        .trim_start_matches('(')
+        .split('.')
+        .next()
+        .unwrap_or("t");
+    let not_a_tensor = matches!(first, "self" | "torch" | "F" | "nn" | "");
+    let base = match &ctx.name_hint {
+        Some(hint) if not_a_tensor => hint.clone(),
+        _ if not_a_tensor => "t".to_string(),
+        _ => first.to_string(),
+    };
     ctx.root.mint(&format!("{base}[{i}]"))
 }
 
@@ -1482,17 +1527,7 @@ fn materialize_from_op(
     span: Span,
     nspan: Span,
 ) -> Option<SymLayout> {
-    if spec.semantics != ops::Semantics::Torch || spec.kind != OpKind::Permute {
-        return None;
-    }
-    let dims = match (positional, keywords) {
-        ([ArgValue::IntList(items)], _) => items.len(),
-        (items, []) if !items.is_empty() && items.iter().all(|a| matches!(a, ArgValue::Int(_))) => {
-            items.len()
-        }
-        ([], [(_, ArgValue::IntList(items))]) => items.len(),
-        _ => return None,
-    };
+    let dims = rank_fixed_by_op(spec, positional, keywords)?;
     let base = receiver_name(ctx, span, nspan).unwrap_or_else(|| "t".to_string());
     let shape: Vec<Dim> = (0..dims)
         .map(|i| ctx.root.mint(&format!("{base}.shape[{i}]")))
@@ -1502,6 +1537,50 @@ fn materialize_from_op(
         ctx.shapes.insert(o, layout.clone());
     }
     Some(layout)
+}
+
+/// The rank an op's arguments alone require of its input (`permute(0, 2, 1, 3)`: 4).
+fn rank_fixed_by_op(
+    spec: &OpSpec,
+    positional: &[ArgValue<Dim>],
+    keywords: &[(String, ArgValue<Dim>)],
+) -> Option<usize> {
+    if spec.semantics != ops::Semantics::Torch || spec.kind != OpKind::Permute {
+        return None;
+    }
+    match (positional, keywords) {
+        ([ArgValue::IntList(items)], _) => Some(items.len()),
+        (items, []) if !items.is_empty() && items.iter().all(|a| matches!(a, ArgValue::Int(_))) => {
+            Some(items.len())
+        }
+        ([], [(_, ArgValue::IntList(items))]) => Some(items.len()),
+        _ => None,
+    }
+}
+
+/// An op that fixes its input's rank (`permute(0, 2, 1, 3)`) given a tensor with packed
+/// leading dims (`analysis::prefix`): the rank says how many dims are packed, each a size
+/// of its own from now on, laid out contiguously among themselves as the packed block was.
+/// One dim is a fact about every alias (the interpreter learns that it is the packed size);
+/// several are this tensor's only (elsewhere a packed size is one dim of the layout).
+fn unpack_by_rank(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    positional: &[ArgValue<Dim>],
+    keywords: &[(String, ArgValue<Dim>)],
+    layout: &SymLayout,
+) -> Option<SymLayout> {
+    let rank = rank_fixed_by_op(spec, positional, keywords)?;
+    let count = super::prefix::packed_count(layout, rank)?;
+    let packed = &layout.shape[0];
+    let name = packed.as_symbol()?.trim_start_matches('*').to_string();
+    let sizes: Vec<Dim> = (0..count)
+        .map(|i| ctx.root.mint(&format!("{name}[{i}]")))
+        .collect();
+    if let [one] = sizes.as_slice() {
+        ctx.learned.push((packed.clone(), one.clone()));
+    }
+    Some(super::prefix::split_packed(layout, sizes))
 }
 
 /// A factory call (or `einsum`): the op is applied once, without an input tensor; a result
@@ -1818,6 +1897,7 @@ fn is_contiguous(l: &SymLayout) -> bool {
 
 fn from_arg(a: ArgValue<Dim>) -> Value {
     match a {
+        ArgValue::Int(d) if super::prefix::is_packed(&d) => Value::PackedSizes(d),
         ArgValue::Int(d) => Value::Int(d),
         ArgValue::IntList(items) => Value::Tuple(items.into_iter().map(from_arg).collect()),
         ArgValue::Bool(b) => Value::Bool(Some(b)),

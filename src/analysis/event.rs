@@ -22,11 +22,11 @@ pub struct OpEvent {
     /// The method name (`view` in `x.view(...)`), or the function expression; fixes edit here.
     pub name_span: Span,
     /// The op's table name (`view`, `reshape`, `einops.rearrange`, ...).
-    pub op: String,
+    pub op: &'static str,
     /// The op's transfer-function kind, as named in the tables.
-    pub kind: String,
+    pub kind: &'static str,
     /// Lint tags the op table gives this op (e.g. `hidden-copy`).
-    pub tags: Vec<String>,
+    pub tags: &'static [String],
     /// One entry per input alternative.
     pub outcomes: Vec<AltOutcome>,
     /// Some analysis reached this call with an input whose layout is unknown, and why: no

@@ -22,6 +22,7 @@ pub mod env;
 pub mod event;
 pub mod frame;
 pub mod interp;
+pub mod prefix;
 pub mod rank;
 pub mod tables;
 pub mod value;
@@ -118,10 +119,10 @@ pub fn analyze_module(
         }
     }
 
-    let events = analysed
-        .into_iter()
-        .flat_map(|a| merge_paths(a.events))
-        .collect();
+    let mut events = Vec::with_capacity(analysed.iter().map(|a| a.events.len()).sum());
+    for a in analysed {
+        events.extend(merge_paths(a.events));
+    }
     ModuleAnalysis {
         events: dedup_events(events),
         budget_exhausted: it.exhausted.clone(),
@@ -154,19 +155,34 @@ fn analyse_method(
 /// facts of their own. The branches that tell the merged paths apart become each
 /// outcome's condition (the ones all of them took are where the call is, not a condition).
 fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
-    type Key = (ir::Span, ir::Span, String, Vec<ir::Span>, Option<Arc<str>>);
+    // One event per call, op, chain of call sites and loop path; found by a hash of those,
+    // then compared (no key is built per event: this runs on every event of the file).
+    fn call_spans(ev: &OpEvent) -> impl Iterator<Item = ir::Span> + '_ {
+        std::iter::successors(ev.context.as_deref(), |c| c.parent.as_deref()).map(|c| c.call_span)
+    }
+    fn key_hash(ev: &OpEvent) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        (ev.span, ev.name_span, &ev.op, &ev.path).hash(&mut h);
+        call_spans(ev).for_each(|s| s.hash(&mut h));
+        h.finish()
+    }
+    fn same_key(a: &OpEvent, b: &OpEvent) -> bool {
+        a.span == b.span
+            && a.name_span == b.name_span
+            && a.op == b.op
+            && a.path == b.path
+            && call_spans(a).eq(call_spans(b))
+    }
     let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
-    let mut index: rustc_hash::FxHashMap<Key, usize> = Default::default();
+    let mut index: rustc_hash::FxHashMap<u64, Vec<usize>> = Default::default();
     for ev in events {
-        let mut calls = Vec::new();
-        let mut c = ev.context.as_deref();
-        while let Some(ctx) = c {
-            calls.push(ctx.call_span);
-            c = ctx.parent.as_deref();
-        }
-        let key = (ev.span, ev.name_span, ev.op.clone(), calls, ev.path.clone());
-        match index.get(&key) {
-            Some(&i) => {
+        let hash = key_hash(&ev);
+        let found = index
+            .get(&hash)
+            .and_then(|kept| kept.iter().copied().find(|&i| same_key(&out[i], &ev)));
+        match found {
+            Some(i) => {
                 let into = &mut out[i];
                 into.unknown_input = into.unknown_input.or(ev.unknown_input);
                 for d in ev.divisibility.iter().cloned() {
@@ -177,7 +193,7 @@ fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
                 into.outcomes.extend(ev.outcomes);
             }
             None => {
-                index.insert(key, out.len());
+                index.entry(hash).or_default().push(out.len());
                 out.push(ev);
             }
         }
@@ -297,37 +313,69 @@ fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
 /// assumed contiguous) and through callers (with their arguments' layouts). Each context is
 /// a separate fact, so events are only deduplicated when identical.
 fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
+    // Compared structurally (layouts are equal as data exactly when equal as values), with
+    // a hash to find the candidates: formatting every layout to compare it cost ~6 % of a
+    // corpus run.
     let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
-    let mut seen: HashSet<(u32, u32, String, String)> = HashSet::default();
+    let mut seen: rustc_hash::FxHashMap<u64, Vec<usize>> = Default::default();
     for ev in events {
-        let fingerprint = ev
-            .outcomes
-            .iter()
-            .map(|o| {
-                format!(
-                    "{:?}|{:?}|{:?}|{:?}|{:?}",
-                    o.input.layout,
-                    o.target,
-                    o.copies,
-                    o.input.condition,
-                    o.input.copied.as_ref().map(|c| c.span)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(";");
-        let key = (
-            ev.span.start,
-            ev.span.end,
-            ev.op.clone(),
-            format!(
-                "{}{}{fingerprint}",
-                ev.unknown_input.is_some(),
-                ev.write.is_some()
-            ),
-        );
-        if seen.insert(key) {
+        let key = event_fingerprint(&ev);
+        let same = seen
+            .get(&key)
+            .is_some_and(|kept| kept.iter().any(|&i| same_fingerprint(&out[i], &ev)));
+        if !same {
+            seen.entry(key).or_default().push(out.len());
             out.push(ev);
         }
     }
     out
+}
+
+/// What makes two events at one call the same fact: the call, the op, whether some input
+/// was unknown or the op writes, and per outcome the input layout, target, copy verdict,
+/// path condition and the copy the input came from.
+fn event_fingerprint(ev: &OpEvent) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    (
+        ev.span,
+        &ev.op,
+        ev.unknown_input.is_some(),
+        ev.write.is_some(),
+    )
+        .hash(&mut h);
+    for o in &ev.outcomes {
+        outcome_fingerprint(o).hash(&mut h);
+    }
+    h.finish()
+}
+
+type OutcomeFingerprint<'a> = (
+    &'a Option<value::SymLayout>,
+    &'a Option<Vec<crate::layout::Dim>>,
+    crate::layout::Tri,
+    &'a Option<Arc<str>>,
+    Option<ir::Span>,
+);
+
+fn outcome_fingerprint(o: &value::AltOutcome) -> OutcomeFingerprint<'_> {
+    (
+        &o.input.layout,
+        &o.target,
+        o.copies,
+        &o.input.condition,
+        o.input.copied.as_ref().map(|c| c.span),
+    )
+}
+
+fn same_fingerprint(a: &OpEvent, b: &OpEvent) -> bool {
+    a.span == b.span
+        && a.op == b.op
+        && a.unknown_input.is_some() == b.unknown_input.is_some()
+        && a.write.is_some() == b.write.is_some()
+        && a.outcomes.len() == b.outcomes.len()
+        && a.outcomes
+            .iter()
+            .zip(&b.outcomes)
+            .all(|(x, y)| outcome_fingerprint(x) == outcome_fingerprint(y))
 }

@@ -207,13 +207,7 @@ impl Scan {
         // `B, T, C = v.shape`: the rank and the names of the sizes.
         if let [Target::Tuple(items, _)] = targets {
             if let Some((p, d)) = self.size_query(value) {
-                let names: Option<Vec<&str>> = items
-                    .iter()
-                    .map(|t| match t {
-                        Target::Name(n, _) => Some(n.as_str()),
-                        _ => None,
-                    })
-                    .collect();
+                let names = plain_names(items);
                 let reordered = self.reorders(value);
                 match names {
                     Some(names) => {
@@ -234,6 +228,36 @@ impl Scan {
                             .filter(|t| !matches!(t, Target::Starred(..)))
                             .count();
                         self.fact_at(&p, value.span).at_least(fixed as i64 - d);
+                    }
+                }
+            }
+        }
+        // `B, T = v.shape[:-1]` / `H, W = v.size()[2:]`: a slice of literal bounds whose
+        // length only one rank gives (the rank, and the names where the slice starts at a
+        // known dim), or every rank from some on (`v.shape[:2]`: at least that).
+        if let [Target::Tuple(items, _)] = targets {
+            if let Some((p, d, lower, upper)) = self.sliced_size_query(value) {
+                let names = plain_names(items);
+                if let Some(names) = names {
+                    let reordered = self.reorders(value);
+                    let fact = self.fact_at(&p, value.span);
+                    match ranks_with_slice_len(lower, upper, names.len()) {
+                        SliceRanks::Exactly(r) => {
+                            fact.exact(r as i64 - d);
+                            if d == 0 && !reordered {
+                                let first = lower.unwrap_or(0);
+                                let first = if first < 0 { first + r as i64 } else { first };
+                                for (i, n) in names.iter().enumerate() {
+                                    if *n != "_" {
+                                        let dim = first + i as i64;
+                                        fact.names.entry(dim).or_insert_with(|| n.to_string());
+                                    }
+                                }
+                            }
+                        }
+                        SliceRanks::AtLeast(r) => fact.at_least(r as i64 - d),
+                        SliceRanks::Impossible => fact.conflict = true,
+                        SliceRanks::Other => {}
                     }
                 }
             }
@@ -454,6 +478,27 @@ impl Scan {
         self.derive(recv)
     }
 
+    /// `v.shape[a:b]` / `v.size()[a:b]` with literal (or absent) bounds and no step.
+    fn sliced_size_query(&self, e: &Expr) -> Option<(String, i64, Option<i64>, Option<i64>)> {
+        let ExprKind::Subscript { value, index } = &e.kind else {
+            return None;
+        };
+        let [ix] = index.as_slice() else { return None };
+        let ExprKind::Slice { lower, upper, step } = &ix.kind else {
+            return None;
+        };
+        let literal = |b: &Option<Box<Expr>>| match b.as_deref().map(|b| &b.kind) {
+            None => Some(None),
+            Some(ExprKind::Int(i)) => Some(Some(*i)),
+            Some(_) => None,
+        };
+        if step.is_some() {
+            return None;
+        }
+        let (lower, upper) = (literal(lower)?, literal(upper)?);
+        self.size_query(value).map(|(p, d)| (p, d, lower, upper))
+    }
+
     /// `v.shape[i]` / `v.size(i)` / `v.size()[i]` with a literal `i`.
     fn one_size(&self, e: &Expr) -> Option<(String, i64, i64)> {
         match &e.kind {
@@ -479,6 +524,48 @@ impl Scan {
             }
             _ => None,
         }
+    }
+}
+
+/// The names of `a, b, c = …` when every target is a plain name.
+fn plain_names(items: &[Target]) -> Option<Vec<&str>> {
+    items
+        .iter()
+        .map(|t| match t {
+            Target::Name(n, _) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ranks for which `shape[lower:upper]` has `len` sizes (Python's slice rules).
+#[derive(Debug, PartialEq)]
+enum SliceRanks {
+    Exactly(usize),
+    /// Every rank from this one on.
+    AtLeast(usize),
+    /// No rank: the unpacking fails whatever the tensor is.
+    Impossible,
+    /// Some other set of ranks: nothing is said.
+    Other,
+}
+
+fn ranks_with_slice_len(lower: Option<i64>, upper: Option<i64>, len: usize) -> SliceRanks {
+    // Ranks past the bounds' magnitudes all behave alike; look a little past that.
+    const SEEN: usize = 24;
+    let slice_len = |r: i64| {
+        let clamp = |b: i64| if b < 0 { (b + r).max(0) } else { b.min(r) };
+        let (a, b) = (clamp(lower.unwrap_or(0)), clamp(upper.unwrap_or(r)));
+        (b - a).max(0) as usize
+    };
+    let fits: Vec<usize> = (0..=SEEN).filter(|&r| slice_len(r as i64) == len).collect();
+    match fits.as_slice() {
+        [] => SliceRanks::Impossible,
+        [r] => SliceRanks::Exactly(*r),
+        [first, .., last] if *last == SEEN && fits.len() == SEEN + 1 - first => {
+            SliceRanks::AtLeast(*first)
+        }
+        _ => SliceRanks::Other,
     }
 }
 
@@ -627,6 +714,36 @@ mod tests {
                 vec![Some("B".into()), Some("T".into()), Some("C".into())]
             )]
         );
+    }
+
+    #[test]
+    fn unpacking_a_slice_of_the_shape_fixes_the_rank_and_names_its_dims() {
+        let src = "def f(x, y):\n    B, T = x.shape[:-1]\n    H, W = y.size()[2:]\n    return x\n";
+        assert_eq!(
+            ranks(src),
+            vec![
+                ("x".into(), vec![Some("B".into()), Some("T".into()), None]),
+                (
+                    "y".into(),
+                    vec![None, None, Some("H".into()), Some("W".into())]
+                ),
+            ]
+        );
+        // `x.shape[:2]` has two sizes for every rank from 2 on: a lower bound only.
+        let src = "def f(x):\n    B, T = x.shape[:2]\n    return x\n";
+        assert_eq!(ranks(src), vec![]);
+    }
+
+    #[test]
+    fn slice_lengths_give_exact_ranks_lower_bounds_or_nothing() {
+        use SliceRanks::*;
+        assert_eq!(ranks_with_slice_len(None, Some(-1), 2), Exactly(3));
+        assert_eq!(ranks_with_slice_len(Some(1), None, 3), Exactly(4));
+        assert_eq!(ranks_with_slice_len(Some(-2), None, 2), AtLeast(2));
+        assert_eq!(ranks_with_slice_len(Some(-2), None, 1), Exactly(1));
+        assert_eq!(ranks_with_slice_len(None, Some(2), 2), AtLeast(2));
+        assert_eq!(ranks_with_slice_len(None, Some(1), 2), Impossible);
+        assert_eq!(ranks_with_slice_len(Some(1), Some(-1), 0), Other);
     }
 
     #[test]

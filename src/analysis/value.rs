@@ -119,6 +119,10 @@ pub enum Value {
     NoneVal,
     /// Tuples, lists and `torch.Size` (element-wise abstract values).
     Tuple(Vec<Value>),
+    /// Inside a tuple: the leading sizes of a tensor whose rank is unknown
+    /// (`x.shape[:-1]`), as one size, their product (see `analysis::prefix`). The tuple's
+    /// length and the positions after this element are unknown.
+    PackedSizes(Dim),
     /// A value without a known type but with a readable name (`config.n_head`, a parameter).
     /// Used as a size it becomes the symbol of that name; used as a tensor it is a contiguous
     /// tensor only if it is a parameter (assumption 1).
@@ -276,11 +280,18 @@ impl Value {
     }
 }
 
+/// Does a tuple hold packed leading sizes (`Value::PackedSizes`)? Its length, and what
+/// follows them, are then unknown.
+pub fn holds_packed(items: &[Value]) -> bool {
+    items.iter().any(|v| matches!(v, Value::PackedSizes(_)))
+}
+
 /// Join the values of two control-flow paths.
 pub fn join(a: &Value, b: &Value) -> Value {
     match (a, b) {
         (Value::Tensor(x), Value::Tensor(y)) => Value::Tensor(join_tensors(x, y)),
         (Value::Int(x), Value::Int(y)) if x == y => a.clone(),
+        (Value::PackedSizes(x), Value::PackedSizes(y)) if x == y => a.clone(),
         (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {
             Value::Tuple(x.iter().zip(y).map(|(p, q)| join(p, q)).collect())
         }
@@ -392,7 +403,7 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::Tensor(TensorVal::Alts(x)), Value::Tensor(TensorVal::Alts(y))) => {
             x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| p.same_layout(q)))
         }
-        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) | (Value::PackedSizes(x), Value::PackedSizes(y)) => x == y,
         (Value::Tuple(x), Value::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
         }
@@ -450,6 +461,15 @@ pub fn substitute(v: &Value, name: &str, with: &Dim) -> Value {
     };
     match v {
         Value::Int(d) => Value::Int(d.substitute(name, with)),
+        // Packed sizes learned to be one dim are a size like any other.
+        Value::PackedSizes(d) => {
+            let d = d.substitute(name, with);
+            if super::prefix::is_packed(&d) {
+                Value::PackedSizes(d)
+            } else {
+                Value::Int(d)
+            }
+        }
         Value::Tuple(items) => {
             Value::Tuple(items.iter().map(|i| substitute(i, name, with)).collect())
         }
@@ -472,7 +492,7 @@ pub fn collect_symbols(v: &Value, out: &mut rustc_hash::FxHashSet<String>, depth
     }
     let dims = |d: &Dim, out: &mut rustc_hash::FxHashSet<String>| out.extend(d.symbols());
     match v {
-        Value::Int(d) => dims(d, out),
+        Value::Int(d) | Value::PackedSizes(d) => dims(d, out),
         Value::Tuple(items) => items
             .iter()
             .for_each(|i| collect_symbols(i, out, depth + 1)),

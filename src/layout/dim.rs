@@ -330,6 +330,17 @@ impl Dim {
         Dim::from_atom(Atom::Opaque(Arc::new(Opaque::Named(text.to_string()))))
     }
 
+    /// The name, when this is one symbol (`B`, not `2·B` or `B²`).
+    pub fn as_symbol(&self) -> Option<&str> {
+        match &self.terms[..] {
+            [Term { coeff, mono }] if *coeff == Coeff::ONE => match mono.as_slice() {
+                [(Atom::Symbol(name), 1)] => Some(name),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub fn is_zero(&self) -> bool {
         self.terms.is_empty()
     }
@@ -398,6 +409,8 @@ impl Dim {
     /// * two integer constants: floor division;
     /// * the divisor is one term that divides every term of `self` leaving a polynomial with
     ///   integer coefficients (`(2·T·C) // (2·C)` = `T`): that quotient, no assumption;
+    /// * the divisor is a sum that divides `self` leaving an integer polynomial
+    ///   (`(n·a + n·b) // (a + b)` = `n`): that quotient, no assumption;
     /// * the divisor is one non-constant term (`C // n_head`): the exact quotient
     ///   `C·n_head⁻¹`, with the assumption `n_head divides C`;
     /// * a constant divisor that divides every coefficient of a `self` that already holds
@@ -415,7 +428,11 @@ impl Dim {
             };
         }
         let [term] = &divisor.terms[..] else {
-            return opaque();
+            // A sum divides exactly by construction (`(n·a + n·b) // (a + b)` = `n`).
+            return match self.exact_quotient(divisor) {
+                Some(q) if q.is_integer_polynomial() => (q, None),
+                _ => opaque(),
+            };
         };
         let Some(quotient) = self.checked_div_term(term) else {
             return opaque();
@@ -677,6 +694,65 @@ impl Dim {
             }
         }
         Dim::from_terms(terms)
+    }
+
+    /// `q` with `q · divisor == self` exactly, for a divisor of several terms: long
+    /// division in the lexicographic order of monomials (an exact quotient's leading term
+    /// is the dividend's over the divisor's), bounded, and checked by multiplying back.
+    fn exact_quotient(&self, divisor: &Dim) -> Option<Dim> {
+        fn lex(a: &[(Atom, i32)], b: &[(Atom, i32)]) -> Ordering {
+            let (mut i, mut j) = (0, 0);
+            loop {
+                let (ea, eb) = match (a.get(i), b.get(j)) {
+                    (None, None) => return Ordering::Equal,
+                    (Some(x), Some(y)) if x.0 == y.0 => {
+                        i += 1;
+                        j += 1;
+                        (x.1, y.1)
+                    }
+                    (Some(x), Some(y)) if x.0 < y.0 => {
+                        i += 1;
+                        (x.1, 0)
+                    }
+                    (Some(x), None) => {
+                        i += 1;
+                        (x.1, 0)
+                    }
+                    (_, Some(y)) => {
+                        j += 1;
+                        (0, y.1)
+                    }
+                };
+                if ea != eb {
+                    return ea.cmp(&eb);
+                }
+            }
+        }
+        let leading = |d: &Dim| d.terms.iter().max_by(|a, b| lex(&a.mono, &b.mono)).cloned();
+        let lead = leading(divisor)?;
+        let mut remainder = self.clone();
+        let mut quotient: Vec<Term> = Vec::new();
+        while !remainder.is_zero() {
+            if quotient.len() == MAX_TERMS {
+                return None;
+            }
+            let top = leading(&remainder)?;
+            let step = Dim {
+                terms: vec![top].into(),
+            }
+            .checked_div_term(&lead)?;
+            remainder = Dim::from_terms(
+                remainder
+                    .terms
+                    .iter()
+                    .cloned()
+                    .chain(step.checked_mul(divisor)?.neg().terms.iter().cloned())
+                    .collect(),
+            )?;
+            quotient.extend(step.terms.iter().cloned());
+        }
+        let quotient = Dim::from_terms(quotient)?;
+        (quotient.checked_mul(divisor)? == *self).then_some(quotient)
     }
 
     /// `self / term` in the Laurent form (exact rational division of every term).
@@ -1513,6 +1589,31 @@ mod tests {
         assert!(!s("H").divides_by_construction(&s("H").add(&l(1))));
         assert!(l(2).divides_by_construction(&l(4).mul(&s("T"))));
         assert!(!l(2).divides_by_construction(&s("T")));
+    }
+
+    #[test]
+    fn a_sum_that_divides_by_construction_leaves_its_quotient() {
+        let (a, b, n) = (s("qk"), s("v"), s("heads"));
+        let dividend = s("B").mul(&s("T")).mul(&n.mul(&a).add(&n.mul(&b)));
+        let divisor = s("B").mul(&s("T")).mul(&a.add(&b));
+        assert_eq!(
+            dividend.floordiv_with_assumption(&divisor),
+            (n.clone(), None)
+        );
+        // (a + b)² // (a + b) = a + b; (a² - b²) // (a - b) = a + b.
+        let sum = a.add(&b);
+        assert_eq!(sum.mul(&sum).floordiv(&sum), sum);
+        let squares = a.mul(&a).sub(&b.mul(&b));
+        assert_eq!(squares.floordiv(&a.sub(&b)), sum);
+        // Not exact, or exact only with a rational quotient: opaque.
+        for (dividend, divisor) in [
+            (n.mul(&a).add(&b), a.add(&b)),
+            (a.add(&b), l(2).mul(&a).add(&l(2).mul(&b))),
+        ] {
+            let (q, assumption) = dividend.floordiv_with_assumption(&divisor);
+            assert!(assumption.is_none());
+            assert_ne!(q.mul(&divisor), dividend, "{q}");
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub fn count_sites(events: &[OpEvent], language: Language) -> SiteCounts {
     let mut sites: HashMap<(Span, &str), (OpFamily, Option<UnknownReason>)> = HashMap::new();
     let mut order: Vec<(Span, &str)> = Vec::new();
     for ev in events {
-        let family = if ops.reports(requires_contiguous, &ev.op) {
+        let family = if ops.reports(requires_contiguous, ev.op) {
             OpFamily::RequiresContiguous
         } else {
             match family_of(ev) {
@@ -37,7 +37,7 @@ pub fn count_sites(events: &[OpEvent], language: Language) -> SiteCounts {
             }
         };
         let undecided = undecided(ev, family);
-        let key = (ev.span, ev.op.as_str());
+        let key = (ev.span, ev.op);
         match sites.get_mut(&key) {
             Some((_, reason)) => {
                 if reason.is_some() {
@@ -61,7 +61,7 @@ pub fn count_sites(events: &[OpEvent], language: Language) -> SiteCounts {
 /// The family of a layout rule's op, by its kind and tags (the registry's selectors).
 fn family_of(ev: &OpEvent) -> Option<OpFamily> {
     let tagged = |tag: &str| ev.tags.iter().any(|t| t == tag);
-    let kind = OpKind::from_name(&ev.kind);
+    let kind = OpKind::from_name(ev.kind);
     if kind == Some(OpKind::View) || tagged(HIDDEN_COPY_TAG) {
         return Some(OpFamily::ShapeChange);
     }
@@ -126,8 +126,8 @@ mod tests {
     use crate::layout::{Dim, Layout};
 
     fn event(
-        op: &str,
-        kind: &str,
+        op: &'static str,
+        kind: &'static str,
         target: Option<Vec<Dim>>,
         unknown: Option<UnknownReason>,
     ) -> OpEvent {
@@ -135,9 +135,9 @@ mod tests {
         OpEvent {
             span: Span { start: 0, end: 1 },
             name_span: Default::default(),
-            op: op.into(),
-            kind: kind.into(),
-            tags: Vec::new(),
+            op,
+            kind,
+            tags: &[],
             outcomes: vec![AltOutcome {
                 target,
                 ..AltOutcome::bare(

@@ -57,7 +57,7 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
             let Check::Events(check) = r.check else {
                 continue;
             };
-            if !ops.reports(r, &ev.op) {
+            if !ops.reports(r, ev.op) {
                 continue;
             }
             let site = (r.code, ev.span);

@@ -45,7 +45,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     finding.fix = contiguous_fix(ev, ctx);
     finding.unsafe_fix = reshape_fix(ev, ctx);
     finding.subject = Some(Subject {
-        op: ev.op.clone(),
+        op: ev.op.to_string(),
         layout: input.clone(),
         target: alt.target.clone(),
         semantics: ev.semantics,

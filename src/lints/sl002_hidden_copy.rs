@@ -63,13 +63,13 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
     // reshape copies (what `--verify` replays).
     finding.subject = Some(match &alt.copied_reshape {
         Some((copied, shape)) => Subject {
-            op: ev.op.clone(),
+            op: ev.op.to_string(),
             layout: copied.clone(),
             target: Some(shape.clone()),
             semantics: ev.semantics,
         },
         None => Subject {
-            op: ev.op.clone(),
+            op: ev.op.to_string(),
             layout: input.clone(),
             target: alt.target.clone(),
             semantics: ev.semantics,

@@ -70,7 +70,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
             "make the rejected operand contiguous first (`.contiguous()?`), or produce it in a row-major layout (narrow the rows rather than the columns of a fused projection); set `candle-backend = \"cpu\"` if the code only runs on candle's default CPU build".into(),
         );
     finding.subject = Some(Subject {
-        op: ev.op.clone(),
+        op: ev.op.to_string(),
         layout: lhs.clone(),
         target: None,
         semantics: ev.semantics,
@@ -121,9 +121,9 @@ mod tests {
         OpEvent {
             span: Default::default(),
             name_span: Default::default(),
-            op: "matmul".into(),
-            kind: "matmul".into(),
-            tags: vec![CANDLE_MATMUL_TAG.into()],
+            op: "matmul",
+            kind: "matmul",
+            tags: Vec::leak(vec![CANDLE_MATMUL_TAG.into()]),
             outcomes: vec![AltOutcome {
                 input: TensorAlt::new(Some(lhs), None),
                 target: None,

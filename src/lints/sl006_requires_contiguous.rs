@@ -41,7 +41,7 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         "call `.contiguous()?` on the tensor before the kernel (one explicit copy), or use a composed form that takes any layout (`candle_nn::ops::softmax(&x, D::Minus1)`, the `RmsNorm`/`LayerNorm` modules)".into(),
     );
     finding.subject = Some(Subject {
-        op: ev.op.clone(),
+        op: ev.op.to_string(),
         layout: input.clone(),
         target: None,
         semantics: ev.semantics,
@@ -69,9 +69,9 @@ mod tests {
         OpEvent {
             span: Default::default(),
             name_span: Default::default(),
-            op: "softmax_last_dim".into(),
-            kind: "contiguous_result".into(),
-            tags: Vec::new(),
+            op: "softmax_last_dim",
+            kind: "contiguous_result",
+            tags: &[],
             outcomes: vec![AltOutcome {
                 input: TensorAlt::new(Some(transposed), None),
                 target: None,

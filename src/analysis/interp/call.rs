@@ -75,7 +75,10 @@ impl Interpreter<'_> {
                 out.opaque_spread = true;
             } else if a.star {
                 match v {
-                    Value::Tuple(items) => out.positional.extend(items),
+                    Value::Tuple(items) => {
+                        out.packed_spread |= super::super::value::holds_packed(&items);
+                        out.positional.extend(items)
+                    }
                     _ => {
                         out.opaque_spread = true;
                         positional_spread = true;
@@ -251,6 +254,10 @@ impl Interpreter<'_> {
         match target {
             Value::Import(path) => self.call_qualified(&path, a, span, nspan, env),
             Value::NnModule(m) => self.call_module(&m, a, span, nspan, env),
+            // Positions after packed sizes are unknown: only table ops take them.
+            Value::Function(..) | Value::Class(_) | Value::Instance(_) if a.packed_spread => {
+                Value::Unknown(UnknownReason::UnknownRank)
+            }
             Value::Function(f, bound) => {
                 if a.opaque_spread {
                     return Value::Unknown(UnknownReason::Unmodelled);
@@ -320,7 +327,7 @@ impl Interpreter<'_> {
             // A library base (`nn.Module.__init__`): nothing the analysis follows.
             return Value::Unknown(UnknownReason::UnresolvedCall);
         };
-        if a.opaque_spread && !a.keyword_spread_only {
+        if (a.opaque_spread && !a.keyword_spread_only) || a.packed_spread {
             return Value::Unknown(UnknownReason::Unmodelled);
         }
         let owner = find_class(&class, owner);
@@ -447,6 +454,14 @@ impl Interpreter<'_> {
         };
         let mut results = Vec::new();
         for alt in alts {
+            if alt
+                .layout
+                .as_ref()
+                .is_some_and(|l| super::super::prefix::unsafe_layer_on_packed(m.spec.call.kind, l))
+            {
+                results.push(Value::unknown_tensor(UnknownReason::UnknownRank));
+                continue;
+            }
             let d = crate::layout::Decider::new(&self.frame.facts.assumptions);
             let arg = ArgValue::Tensor(alt.layout.clone());
             let transfer = ops::apply_module(m.spec, &m.args, arg, &d);
@@ -670,7 +685,9 @@ impl Interpreter<'_> {
     /// The few builtins that matter for sizes.
     fn builtin(&mut self, name: &str, a: CallArgs, span: Span) -> Value {
         match (name, a.positional.as_slice()) {
-            ("len", [Value::Tuple(items)]) => Value::int(items.len() as i64),
+            ("len", [Value::Tuple(items)]) if !super::super::value::holds_packed(items) => {
+                Value::int(items.len() as i64)
+            }
             ("int", [Value::Int(d)]) => Value::Int(d.clone()),
             // `height = int(n ** 0.5)`: an integer the analysis cannot compute is still one
             // fixed size, named after the variable (like a size read from `x.shape`).
@@ -851,6 +868,16 @@ fn fixed_input_sizes(m: &NnModuleVal, shape: &[Dim]) -> Vec<(Dim, Dim)> {
         let Some(first) = first else {
             continue;
         };
+        // With packed leading dims (`analysis::prefix`), only sizes counted from the end
+        // are known dims, and a packed one is no single size.
+        let is_packed = super::super::prefix::is_packed;
+        let from_end = matches!(fixed.at, ops::InputDims::Trailing)
+            || matches!(fixed.at, ops::InputDims::Dim(d) if d < 0);
+        if shape.iter().any(is_packed)
+            && (!from_end || shape[first..first + wanted.len()].iter().any(is_packed))
+        {
+            continue;
+        }
         for (i, want) in wanted.into_iter().enumerate() {
             pairs.push((shape[first + i].clone(), want));
         }

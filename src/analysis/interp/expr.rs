@@ -7,7 +7,8 @@ use crate::layout::{Assumption, Decider, Dim, Tri};
 
 use super::super::apply::{param_as_tensor, resolve_alt};
 use super::super::env::{join_tagged, Env};
-use super::super::value::{join, TensorVal, UnknownReason, Value};
+use super::super::prefix;
+use super::super::value::{holds_packed, join, TensorVal, UnknownReason, Value};
 use super::stmt::branch_taken;
 use super::stmt::size_query_receiver;
 use super::{Interpreter, MAX_EXPR_DEPTH};
@@ -143,6 +144,8 @@ impl Interpreter<'_> {
             Value::NoneVal => Some(false),
             Value::Int(d) => d.as_lit().map(|v| v != 0),
             Value::Str(s) => Some(!s.is_empty()),
+            // Packed leading sizes may be none at all (`x.shape[:-1]` of a 1-d `x`).
+            Value::Tuple(items) if holds_packed(&items) => None,
             Value::Tuple(items) => Some(!items.is_empty()),
             // A tensor's truth is its value; objects and functions are true.
             Value::Instance(_) | Value::Function(..) | Value::Class(_) | Value::NnModule(_) => {
@@ -237,7 +240,26 @@ impl Interpreter<'_> {
     /// How a finding names the branch of `if test:` it happened on, when the test reads no
     /// tensor and calls nothing (`use_cache`, `self.training`, `mask is None`): only such a
     /// test can be taken either way whatever the tensors are.
-    pub fn nameable_condition(&self, test: &Expr, env: &Env) -> Option<String> {
+    pub fn nameable_condition(&self, test: &Expr, env: &Env) -> Option<Arc<str>> {
+        // Names that hold tensors make the test depend on them.
+        fn reads_tensor(it: &Interpreter, e: &Expr, env: &Env) -> bool {
+            match &e.kind {
+                ExprKind::Name(n) => it.lookup(n, env).is_tensor(),
+                ExprKind::Attr { value, .. } => reads_tensor(it, value, env),
+                ExprKind::Compare { left, right, .. } => {
+                    reads_tensor(it, left, env) || reads_tensor(it, right, env)
+                }
+                _ => false,
+            }
+        }
+        let text = self.condition_text(test)?;
+        (!reads_tensor(self, test, env)).then_some(text)
+    }
+
+    /// The test as a finding spells it (`` `use_cache` ``), when it is plain (names,
+    /// attributes, literals and comparisons of them) and short; kept per test, as an `if`
+    /// asks for it several times on every path through it.
+    fn condition_text(&self, test: &Expr) -> Option<Arc<str>> {
         fn plain(e: &Expr) -> bool {
             match &e.kind {
                 ExprKind::Name(_)
@@ -256,29 +278,18 @@ impl Interpreter<'_> {
         if !plain(test) {
             return None;
         }
-        // Names that hold tensors make the test depend on them.
-        fn names<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
-            match &e.kind {
-                ExprKind::Name(n) => out.push(n),
-                ExprKind::Attr { value, .. } => names(value, out),
-                ExprKind::Compare { left, right, .. } => {
-                    names(left, out);
-                    names(right, out);
-                }
-                _ => {}
-            }
-        }
-        let mut used = Vec::new();
-        names(test, &mut used);
-        if used.iter().any(|n| self.lookup(n, env).is_tensor()) {
-            return None;
-        }
-        let text: String = self
-            .text(test.span)
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        (!text.is_empty() && text.len() <= 60).then(|| format!("`{text}`"))
+        self.condition_texts
+            .borrow_mut()
+            .entry(test.span)
+            .or_insert_with(|| {
+                let text: String = self
+                    .text(test.span)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (!text.is_empty() && text.len() <= 60).then(|| Arc::from(format!("`{text}`")))
+            })
+            .clone()
     }
 
     fn eval_sequence(&mut self, items: &[Expr], env: &mut Env) -> Value {
@@ -357,6 +368,7 @@ impl Interpreter<'_> {
 
     fn subscript(&mut self, e: &Expr, base: Value, index: &[Expr], env: &mut Env) -> Value {
         match base {
+            Value::Tuple(items) if holds_packed(&items) => self.subscript_packed(items, index, env),
             Value::Tuple(items) => {
                 if let [ix] = index {
                     if let ExprKind::Slice { lower, upper, step } = &ix.kind {
@@ -536,6 +548,51 @@ impl Interpreter<'_> {
         }
     }
 
+    /// `shape[-1]`, `shape[:-1]`, `shape[-2:]` of a tuple holding packed leading sizes
+    /// (`analysis::prefix`): only positions counted from the end, past the packed ones,
+    /// are known.
+    fn subscript_packed(&mut self, items: Vec<Value>, index: &[Expr], env: &mut Env) -> Value {
+        let unknown = Value::Unknown(UnknownReason::UnknownRank);
+        let n = items.len() as i64;
+        let last_packed = items
+            .iter()
+            .rposition(|v| matches!(v, Value::PackedSizes(_)))
+            .unwrap_or(0) as i64;
+        // A literal counted from the end that lands past the packed sizes.
+        let from_end = |v: &Value| match v {
+            Value::Int(d) => d.as_lit().filter(|&i| i < 0 && n + i > last_packed),
+            _ => None,
+        };
+        let [ix] = index else { return unknown };
+        match &ix.kind {
+            ExprKind::Slice {
+                lower,
+                upper,
+                step: None,
+            } => {
+                let mut bound = |b: &Option<Box<Expr>>| match b {
+                    None => Some(None),
+                    Some(x) => {
+                        let v = self.eval(x, env);
+                        from_end(&v).map(Some)
+                    }
+                };
+                let (Some(lo), Some(hi)) = (bound(lower), bound(upper)) else {
+                    return unknown;
+                };
+                let (a, b) = (lo.map_or(0, |i| n + i), hi.map_or(n, |i| n + i));
+                Value::Tuple(items[a as usize..b.max(a) as usize].to_vec())
+            }
+            _ => {
+                let v = self.eval(ix, env);
+                match from_end(&v) {
+                    Some(i) => items[(n + i) as usize].clone(),
+                    None => unknown,
+                }
+            }
+        }
+    }
+
     /// `x.shape[i]` / `x.size()[i]` on a tensor known only to be contiguous: one size of
     /// it, a fresh symbol named after the variable it is assigned to (or the expression).
     fn size_of_unknown_shape(
@@ -546,6 +603,17 @@ impl Interpreter<'_> {
         env: &mut Env,
     ) -> Option<Value> {
         let [ix] = index else { return None };
+        if let ExprKind::Slice {
+            lower: None,
+            upper: Some(upper),
+            step: None,
+        } = &ix.kind
+        {
+            return match upper.kind {
+                ExprKind::Int(k) if k < 0 => self.packed_leading_sizes(e, value, -k, env),
+                _ => None,
+            };
+        }
         if !matches!(ix.kind, ExprKind::Int(_)) {
             return None;
         }
@@ -557,6 +625,51 @@ impl Interpreter<'_> {
             return None;
         }
         Some(Value::Int(self.mint_for(e.span)))
+    }
+
+    /// `input_shape = x.shape[:-k]` of a tensor known only to be contiguous, whose rank
+    /// nothing fixes: `x` gets the layout of its leading dims packed into one size
+    /// (`*input_shape`, `analysis::prefix`) followed by `k` named sizes, and the value is
+    /// the tuple of the packed sizes.
+    fn packed_leading_sizes(
+        &mut self,
+        e: &Expr,
+        value: &Expr,
+        k: i64,
+        env: &mut Env,
+    ) -> Option<Value> {
+        // Only in the function's own analysis. In a caller's context the packed result
+        // flows back into the caller, whose analysis then decides less than from an unknown
+        // result in one measured case (a quotient of quotients the decider leaves open,
+        // LiLT's shrunk layout heads); a caller's own tensors are mostly known there anyway.
+        if self.language != Language::Python || k > 8 || self.frame.context.is_some() {
+            return None;
+        }
+        let recv = size_query_receiver(value)?;
+        let ExprKind::Name(var) = &recv.kind else {
+            return None;
+        };
+        let v = self.lookup(var, env);
+        if !self.has_unknown_shape(&v, env) {
+            return None;
+        }
+        let origin = match &v {
+            Value::Named { param: Some(o), .. } => *o,
+            Value::Tensor(TensorVal::Alts(a)) => a.first()?.origin?,
+            _ => return None,
+        };
+        let name = match self.frame.name_hint.take() {
+            Some((n, _)) => n,
+            None => self.span_name(e.span),
+        };
+        let packed = self.mint(&prefix::packed_name(&name));
+        let mut shape = vec![packed.clone()];
+        for i in (1..=k).rev() {
+            shape.push(self.mint(&format!("{var}.shape[-{i}]")));
+        }
+        env.shapes
+            .insert(origin, crate::layout::Layout::contiguous(shape));
+        Some(Value::Tuple(vec![Value::PackedSizes(packed)]))
     }
 
     /// Is `v` a tensor known only to be contiguous (a parameter, or a single alternative

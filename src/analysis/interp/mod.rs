@@ -127,6 +127,8 @@ pub struct Interpreter<'a> {
     file_fuel: u64,
     /// The first function in which an analysis ran out of fuel.
     pub exhausted: Option<String>,
+    /// The finding's spelling of each plain `if` test, by span (see `condition_text`).
+    condition_texts: std::cell::RefCell<HashMap<Span, Option<Arc<str>>>>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -154,6 +156,7 @@ impl<'a> Interpreter<'a> {
             root_fuel: ROOT_FUEL,
             file_fuel: FILE_FUEL,
             exhausted: None,
+            condition_texts: Default::default(),
         }
     }
 
@@ -748,6 +751,10 @@ fn hash_value(v: &Value, h: &mut rustc_hash::FxHasher, depth: usize) {
             }
         }
         Value::Int(d) => d.hash(h),
+        Value::PackedSizes(d) => {
+            "packed".hash(h);
+            d.hash(h);
+        }
         Value::Tuple(items) => {
             items.len().hash(h);
             for i in items {

@@ -17,7 +17,8 @@ use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
 use super::super::env::{join_all_envs, join_envs, join_opt, same_env, Env, SettledTest};
-use super::super::value::{join, Step, SymLayout, TensorVal, UnknownReason, Value};
+use super::super::prefix;
+use super::super::value::{holds_packed, join, Step, SymLayout, TensorVal, UnknownReason, Value};
 use super::{Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
 
 impl Interpreter<'_> {
@@ -65,7 +66,7 @@ impl Interpreter<'_> {
             return;
         };
         env.settled.push(SettledTest {
-            condition: Arc::from(c.as_str()),
+            condition: c,
             truth,
             names,
         });
@@ -225,6 +226,7 @@ impl Interpreter<'_> {
                 let items = iter.as_ref().map(|it| self.eval(it, &mut env));
                 if let (Some(t), Some(Value::Tuple(items))) = (target, &items) {
                     if !items.is_empty()
+                        && !holds_packed(items)
                         && items.len() <= MAX_UNROLL
                         && !has_jump(body)
                         && !self.out_of_fuel()
@@ -474,6 +476,47 @@ impl Interpreter<'_> {
 
     /// `B, T, C = x.size()` / `x.shape` on a tensor whose shape is not known yet: the
     /// unpacking tells its rank, and the names become its symbolic sizes.
+    /// `B, T, H, D = x.shape` of a tensor laid out with packed leading dims
+    /// (`analysis::prefix`): the names say how many dims are packed; `x` gets them as dims
+    /// of its own, named as unpacked. One packed dim is a fact for every alias (learned as
+    /// an equality); several are this variable's only.
+    fn unpack_packed_shape(
+        &mut self,
+        var: &str,
+        current: &Value,
+        items: &[Target],
+        names: &[&str],
+        env: &mut Env,
+    ) -> Option<Env> {
+        let Value::Tensor(TensorVal::Alts(alts)) = current else {
+            return None;
+        };
+        let [alt] = alts.as_slice() else { return None };
+        let layout = alt.layout.as_ref()?;
+        let count = prefix::packed_count(layout, names.len())?;
+        let sizes: Vec<Dim> = names[..count]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| match *n {
+                "_" => self.mint(&format!("{var}.shape[{i}]")),
+                n => self.mint(n),
+            })
+            .collect();
+        let packed = layout.shape[0].clone();
+        let split = prefix::split_packed(layout, sizes.clone());
+        let mut alt = alt.clone();
+        alt.layout = Some(split.clone());
+        env.set(var, Value::Tensor(TensorVal::Alts(vec![alt])));
+        if let [one] = sizes.as_slice() {
+            self.learn_equal(&packed, one, env);
+        }
+        let mut out = env.clone();
+        for (t, d) in items.iter().zip(split.shape) {
+            self.assign(t, Value::Int(d), &mut out);
+        }
+        Some(out)
+    }
+
     fn try_size_unpacking(
         &mut self,
         targets: &[Target],
@@ -498,6 +541,9 @@ impl Interpreter<'_> {
             })
             .collect::<Option<_>>()?;
         let current = self.lookup(var, env);
+        if let Some(out) = self.unpack_packed_shape(var, &current, items, &names, env) {
+            return Some(out);
+        }
         let (origin, prev) = match &current {
             Value::Named {
                 param: Some(origin),
@@ -575,11 +621,18 @@ impl Interpreter<'_> {
         let star = items.iter().position(|t| matches!(t, Target::Starred(..)));
         match (v, star) {
             (Value::Tuple(vals), None) if vals.len() == items.len() => {
+                // The unpacking succeeds only if each packed element is one size.
                 for (t, x) in items.iter().zip(vals) {
+                    let x = match x {
+                        Value::PackedSizes(d) => Value::Int(d),
+                        x => x,
+                    };
                     self.assign(t, x, env);
                 }
             }
-            (Value::Tuple(vals), Some(si)) if vals.len() + 1 >= items.len() => {
+            (Value::Tuple(vals), Some(si))
+                if vals.len() + 1 >= items.len() && !holds_packed(&vals) =>
+            {
                 let tail = items.len() - si - 1;
                 for (t, x) in items[..si].iter().zip(vals.iter()) {
                     self.assign(t, x.clone(), env);
