@@ -637,6 +637,49 @@ pub fn measurement_json(replayed: &Replay, layers: u64) -> Value {
     })
 }
 
+/// What a hidden copy costs at sizes that are all known (literals, `dims`, `--dim`), without
+/// measuring it: `the copy at B = 16, T = 4096: 33554432 elements, 64.0 MiB in bf16; ×32
+/// layers: 2.0 GiB per forward pass`. `None` while a size has no value.
+pub fn copy_size_note(
+    subject: &Subject,
+    request: &VerifyRequest,
+    dtype_given: bool,
+) -> Option<String> {
+    let Concretization::Bound(concrete) = concretize(subject, &request.dims) else {
+        return None;
+    };
+    let elements = concrete
+        .layout
+        .shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))?;
+    let bytes = elements.checked_mul(request.dtype.size_bytes() as u64)?;
+    let at = if concrete.dims.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", format_dims(&concrete.dims))
+    };
+    let dtype = if dtype_given {
+        request.dtype.name().to_string()
+    } else {
+        format!("{} (set `dtype` for another)", request.dtype.name())
+    };
+    let mut note = format!(
+        "the copy{at}: {elements} elements, {} in {dtype}",
+        format_bytes(bytes)
+    );
+    if request.layers > 1 {
+        if let Some(forward) = bytes.checked_mul(request.layers) {
+            note.push_str(&format!(
+                "; ×{} layers: {} per forward pass",
+                request.layers,
+                format_bytes(forward)
+            ));
+        }
+    }
+    Some(note)
+}
+
 /// `verified on <device>: copies 512.0 MiB in 1.84 ms (…); ×32 layers = 58.9 ms and
 /// 16.0 GiB per forward pass`.
 fn summary(code: &str, op: &str, replayed: &Replay, layers: u64, complete: bool) -> String {

@@ -752,3 +752,37 @@ fn show_files_and_show_settings_lint_nothing() {
     assert!(text.contains("\nrules = [\"SL001\", \"SL003\""), "{text}");
     assert!(text.contains("\ndims = { B = 16 }\n"), "{text}");
 }
+
+/// Without `--verify`, a hidden copy whose sizes are all known says how large it is: the
+/// seed's 512 MiB bf16 activation, 32 times per forward pass; with a size unbound, nothing.
+#[test]
+fn a_hidden_copy_states_its_size_when_the_sizes_are_known() {
+    let model = "\
+def merge_heads(y, B, T, H, D):
+    y = y.view(B, H, T, D).transpose(1, 2)
+    return y.reshape(B, T, H * D)
+";
+    let dir = project(&[("m.py", model)]);
+    let sized = |dims: &[&str]| {
+        let mut args = vec![
+            "check", ".", "--select", "SL002", "--dtype", "bf16", "--layers", "32",
+        ];
+        for d in dims {
+            args.extend(["--dim", d]);
+        }
+        let out = stridelint(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("only matter"), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let text = sized(&["B=16", "T=4096", "H=32", "D=128"]);
+    assert!(
+        text.contains(
+            "note: the copy at B = 16, D = 128, H = 32, T = 4096: 268435456 elements, \
+             512.0 MiB in bf16; ×32 layers: 16.0 GiB per forward pass"
+        ),
+        "{text}"
+    );
+    let text = sized(&["B=16", "T=4096", "H=32"]);
+    assert!(!text.contains("the copy at"), "{text}");
+}

@@ -10,7 +10,7 @@ use clap::Args;
 use stridelint::diagnostic::Diagnostic;
 use stridelint::verify::{select_engine, DType, EngineChoice, MeasureOptions};
 use stridelint::verify_findings::{
-    merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
+    copy_size_note, merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
 };
 use stridelint::{FileError, Settings};
 
@@ -78,15 +78,10 @@ pub fn verify_check_findings(
     settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
 ) -> Result<Vec<FileError>, ExitCode> {
     let Some(choice) = args.verify else {
-        if !args.dims.is_empty()
-            || args.dtype.is_some()
-            || args.layers.is_some()
-            || args.verify_max_bytes.is_some()
-        {
-            eprintln!(
-                "note: --dim, --dtype, --layers and --verify-max-bytes only matter with --verify"
-            );
+        if args.verify_max_bytes.is_some() {
+            eprintln!("note: --verify-max-bytes only matters with --verify");
         }
+        state_copy_sizes(diagnostics, args, settings_for);
         return Ok(Vec::new());
     };
     let verifiable = |d: &Diagnostic| VERIFIABLE_RULES.contains(&d.code) && d.subject.is_some();
@@ -141,6 +136,31 @@ pub fn verify_check_findings(
         );
     }
     Ok(refused)
+}
+
+/// Without `--verify`: each hidden copy whose sizes are all known says how large it is (a
+/// note), from the code's literals and the `dims`/`dtype`/`layers` of the configuration and
+/// the command line.
+fn state_copy_sizes(
+    diagnostics: &mut [Diagnostic],
+    args: &VerifyArgs,
+    settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
+) {
+    let mut requests: HashMap<PathBuf, (VerifyRequest, bool)> = HashMap::new();
+    for diagnostic in diagnostics.iter_mut().filter(|d| d.code == "SL002") {
+        let Some(subject) = &diagnostic.subject else {
+            continue;
+        };
+        let path = diagnostic.file.path.clone();
+        let (request, dtype_given) = requests.entry(path.clone()).or_insert_with(|| {
+            let settings = settings_for(&path).unwrap_or_default();
+            let dtype_given = args.dtype.is_some() || settings.verify.dtype.is_some();
+            (args.request(&settings), dtype_given)
+        });
+        if let Some(note) = copy_size_note(subject, request, *dtype_given) {
+            diagnostic.notes.push(note);
+        }
+    }
 }
 
 fn choice_name(choice: EngineChoice) -> &'static str {
