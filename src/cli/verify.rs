@@ -29,14 +29,15 @@ pub struct VerifyArgs {
         default_missing_value = "auto"
     )]
     pub verify: Option<EngineChoice>,
-    /// A size for --verify, as NAME=SIZE with the name as the code spells it (repeatable):
+    /// A size for copy-size notes and --verify, as NAME=SIZE with the name as the code
+    /// spells it (repeatable):
     /// --dim B=16 --dim n_head=12 --dim 'x.shape[2]=64'. Overrides [tool.stridelint.dims].
     #[arg(long = "dim", value_name = "NAME=SIZE", value_parser = parse_dim_binding)]
     pub dims: Vec<(String, i64)>,
-    /// Element type for --verify (default f32, or `dtype` from the configuration).
+    /// Element type for copy sizes and --verify (default f32, or `dtype` from the configuration).
     #[arg(long)]
     pub dtype: Option<DType>,
-    /// Layers per forward pass for --verify totals (default 1, or `layers` from the configuration).
+    /// Layers per forward pass for copy sizes and --verify totals (default 1, or `layers` from the configuration).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub layers: Option<u64>,
     /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs).
