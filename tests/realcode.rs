@@ -19,12 +19,12 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Floors: what the binary measures today (TP 255, FP 6 of 334 copying sites: recall 0.7635,
-/// precision 0.9770, with 26 findings at sites whose run had a merged dim of size 1 counted
+/// Floors: what the binary measures today (TP 256, FP 6 of 334 copying sites: recall 0.7665,
+/// precision 0.9771, with 26 findings at sites whose run had a merged dim of size 1 counted
 /// apart; the harness branch's base measured TP 150, recall 0.4491, precision 0.9494).
 /// Raise them as the analysis improves.
-const SL002_MIN_TRUE_POSITIVES: usize = 255;
-const SL002_MIN_RECALL: f64 = 0.763;
+const SL002_MIN_TRUE_POSITIVES: usize = 256;
+const SL002_MIN_RECALL: f64 = 0.766;
 const SL002_MIN_PRECISION: f64 = 0.976;
 /// SL001 findings at sites that torch executed without error on the unmodified tree.
 const SL001_MAX_AT_EXECUTED_SITES: usize = 0;

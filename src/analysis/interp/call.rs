@@ -60,6 +60,10 @@ const RUST_FLOAT_METHODS: &[&str] = &[
     "to_f32", "to_f64",
 ];
 
+/// The attribute under which an object whose class subclasses a library layer keeps that
+/// layer (`super().__init__(…)` built it); no Python name can collide with it.
+const LIBRARY_LAYER: &str = "<library layer>";
+
 /// Methods that change a Python list in place.
 const LIST_MUTATORS: &[&str] = &[
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -324,8 +328,10 @@ impl Interpreter<'_> {
             return Value::Unknown(UnknownReason::UnresolvedCall);
         };
         let Some((f, owner)) = class.super_method(name) else {
-            // A library base (`nn.Module.__init__`): nothing the analysis follows.
-            return Value::Unknown(UnknownReason::UnresolvedCall);
+            // A library base: a layer of the tables (`class Router(nn.Linear)`) is built by
+            // `super().__init__(…)` and applied by `super().forward(x)`; anything else
+            // (`nn.Module.__init__`) is nothing the analysis follows.
+            return self.call_library_base(&class, name, a, span, env);
         };
         if (a.opaque_spread && !a.keyword_spread_only) || a.packed_spread {
             return Value::Unknown(UnknownReason::Unmodelled);
@@ -338,6 +344,58 @@ impl Interpreter<'_> {
             share_attrs: true,
         };
         self.call_function(callee, ordered(a), span, env)
+    }
+
+    /// `super().__init__(…)` / `super().forward(x)` where the base is a library layer of the
+    /// tables: the constructor builds that layer, kept on the object under
+    /// [`LIBRARY_LAYER`], and `forward` applies it.
+    fn call_library_base(
+        &mut self,
+        class: &Arc<ClassDef>,
+        name: &str,
+        a: CallArgs,
+        span: Span,
+        env: &mut Env,
+    ) -> Value {
+        let unresolved = Value::Unknown(UnknownReason::UnresolvedCall);
+        match name {
+            "__init__" => {
+                // Only a class whose one base is the layer: with several, which base's
+                // constructor runs is the MRO's business.
+                let [base] = class.class.bases.as_slice() else {
+                    return unresolved;
+                };
+                let mut parts = base.split('.');
+                let Some(root) = parts.next() else {
+                    return unresolved;
+                };
+                let Value::Import(path) = self.lookup(root, env) else {
+                    return unresolved;
+                };
+                let dotted = std::iter::once(path.as_str())
+                    .chain(parts)
+                    .collect::<Vec<_>>()
+                    .join(".");
+                let layer = self.call_qualified(&dotted, a, span, span, env);
+                if matches!(layer, Value::NnModule(_)) {
+                    env.self_attrs.insert(LIBRARY_LAYER.into(), layer);
+                }
+                Value::NoneVal
+            }
+            "forward" | "__call__" => {
+                let layer = env.self_attrs.get(LIBRARY_LAYER).cloned().or_else(|| {
+                    self.frame
+                        .this
+                        .as_ref()
+                        .and_then(|t| t.attrs.get(LIBRARY_LAYER).cloned())
+                });
+                match layer {
+                    Some(Value::NnModule(m)) => self.call_module(&m, a, span, span, env),
+                    _ => unresolved,
+                }
+            }
+            _ => unresolved,
+        }
     }
 
     /// A call of a dotted library name: an op of the tables, or an `nn.Module` constructor.
