@@ -1560,9 +1560,7 @@ fn rank_fixed_by_op(
 
 /// An op that fixes its input's rank (`permute(0, 2, 1, 3)`) given a tensor with packed
 /// leading dims (`analysis::prefix`): the rank says how many dims are packed, each a size
-/// of its own from now on, laid out contiguously among themselves as the packed block was.
-/// One dim is a fact about every alias (the interpreter learns that it is the packed size);
-/// several are this tensor's only (elsewhere a packed size is one dim of the layout).
+/// of its own from now on (see `prefix::unpack`).
 fn unpack_by_rank(
     ctx: &mut ApplyCtx,
     spec: &OpSpec,
@@ -1572,15 +1570,13 @@ fn unpack_by_rank(
 ) -> Option<SymLayout> {
     let rank = rank_fixed_by_op(spec, positional, keywords)?;
     let count = super::prefix::packed_count(layout, rank)?;
-    let packed = &layout.shape[0];
-    let name = packed.as_symbol()?.trim_start_matches('*').to_string();
+    let name = super::prefix::packed_base_name(&layout.shape[0])?.to_string();
     let sizes: Vec<Dim> = (0..count)
         .map(|i| ctx.root.mint(&format!("{name}[{i}]")))
         .collect();
-    if let [one] = sizes.as_slice() {
-        ctx.learned.push((packed.clone(), one.clone()));
-    }
-    Some(super::prefix::split_packed(layout, sizes))
+    let (split, learned) = super::prefix::unpack(layout, sizes);
+    ctx.learned.extend(learned);
+    Some(split)
 }
 
 /// A factory call (or `einsum`): the op is applied once, without an input tensor; a result

@@ -29,7 +29,12 @@ pub fn packed_name(name: &str) -> String {
 
 /// Is `d` a packed size (one symbol minted by [`packed_name`])?
 pub fn is_packed(d: &Dim) -> bool {
-    d.as_symbol().is_some_and(|s| s.starts_with(PACKED_MARK))
+    packed_base_name(d).is_some()
+}
+
+/// The name a packed size was minted from (`input_shape` for `*input_shape`).
+pub fn packed_base_name(d: &Dim) -> Option<&str> {
+    d.as_symbol()?.strip_prefix(PACKED_MARK)
 }
 
 /// Would applying `spec` with these arguments need to know how many dims are packed in
@@ -160,8 +165,18 @@ pub fn packed_count(layout: &SymLayout, rank: usize) -> Option<usize> {
 }
 
 /// `layout` with its packed block (dim 0) replaced by the dims `sizes`, laid out
-/// contiguously among themselves where the block was.
-pub fn split_packed(layout: &SymLayout, sizes: Vec<Dim>) -> SymLayout {
+/// contiguously among themselves where the block was; and, when `sizes` is one dim, the
+/// equality `packed = that dim`, a fact about every alias for the caller to learn (several
+/// dims are this layout's only: elsewhere the packed size stays one dim of a layout).
+pub fn unpack(layout: &SymLayout, sizes: Vec<Dim>) -> (SymLayout, Option<(Dim, Dim)>) {
+    let learned = match sizes.as_slice() {
+        [one] => Some((layout.shape[0].clone(), one.clone())),
+        _ => None,
+    };
+    (split_packed(layout, sizes), learned)
+}
+
+fn split_packed(layout: &SymLayout, sizes: Vec<Dim>) -> SymLayout {
     let mut strides = Vec::with_capacity(sizes.len());
     let mut stride = layout.strides[0].clone();
     for size in sizes.iter().rev() {
@@ -224,10 +239,8 @@ mod tests {
         assert!(refused("chunk", vec![int(2)]));
         assert!(refused("permute", vec![int(0), int(2), int(1)]));
         assert!(refused("squeeze", vec![]));
-        assert!(refused(
-            "expand",
-            vec![ArgValue::Int(Dim::sym("*input_shape")), int(-1), int(-1)]
-        ));
+        let packed = ArgValue::Int(Dim::sym(&packed_name("input_shape")));
+        assert!(refused("expand", vec![packed, int(-1), int(-1)]));
     }
 
     #[test]
@@ -247,17 +260,20 @@ mod tests {
     #[test]
     fn a_split_block_is_contiguous_in_itself_where_the_block_was() {
         let l = Layout {
-            shape: vec![Dim::sym("*p"), Dim::sym("H"), Dim::sym("D")],
+            shape: vec![Dim::sym(&packed_name("p")), Dim::sym("H"), Dim::sym("D")],
             strides: vec![Dim::sym("S"), Dim::sym("D"), Dim::lit(1)],
             offset: Dim::lit(0),
         };
         assert_eq!(packed_count(&l, 4), Some(2));
         assert_eq!(packed_count(&l, 2), None);
-        let split = split_packed(&l, vec![Dim::sym("B"), Dim::sym("T")]);
+        let (split, learned) = unpack(&l, vec![Dim::sym("B"), Dim::sym("T")]);
+        assert_eq!(learned, None, "two dims are this layout's only");
         assert_eq!(split.shape[..2], [Dim::sym("B"), Dim::sym("T")]);
         assert_eq!(
             split.strides[..2],
             [Dim::sym("T").mul(&Dim::sym("S")), Dim::sym("S")]
         );
+        let (_, learned) = unpack(&l, vec![Dim::sym("B")]);
+        assert_eq!(learned, Some((l.shape[0].clone(), Dim::sym("B"))));
     }
 }

@@ -376,6 +376,10 @@ impl Interpreter<'_> {
                     .chain(parts)
                     .collect::<Vec<_>>()
                     .join(".");
+                // A layer constructor only: `class T(torch.Tensor)` must not apply an op.
+                if self.tables.module(&dotted).is_none() {
+                    return unresolved;
+                }
                 let layer = self.call_qualified(&dotted, a, span, span, env);
                 if matches!(layer, Value::NnModule(_)) {
                     env.self_attrs.insert(LIBRARY_LAYER.into(), layer);

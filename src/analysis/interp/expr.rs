@@ -257,8 +257,8 @@ impl Interpreter<'_> {
     }
 
     /// The test as a finding spells it (`` `use_cache` ``), when it is plain (names,
-    /// attributes, literals and comparisons of them) and short; kept per test, as an `if`
-    /// asks for it several times on every path through it.
+    /// attributes, literals and comparisons of them) and short; decided once per test, as
+    /// an `if` asks for it several times on every path through it.
     fn condition_text(&self, test: &Expr) -> Option<Arc<str>> {
         fn plain(e: &Expr) -> bool {
             match &e.kind {
@@ -275,13 +275,13 @@ impl Interpreter<'_> {
                 _ => false,
             }
         }
-        if !plain(test) {
-            return None;
-        }
         self.condition_texts
             .borrow_mut()
             .entry(test.span)
             .or_insert_with(|| {
+                if !plain(test) {
+                    return None;
+                }
                 let text: String = self
                     .text(test.span)
                     .split_whitespace()

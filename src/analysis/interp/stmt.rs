@@ -478,8 +478,7 @@ impl Interpreter<'_> {
     /// unpacking tells its rank, and the names become its symbolic sizes.
     /// `B, T, H, D = x.shape` of a tensor laid out with packed leading dims
     /// (`analysis::prefix`): the names say how many dims are packed; `x` gets them as dims
-    /// of its own, named as unpacked. One packed dim is a fact for every alias (learned as
-    /// an equality); several are this variable's only.
+    /// of its own, named as unpacked (see `prefix::unpack`).
     fn unpack_packed_shape(
         &mut self,
         var: &str,
@@ -502,13 +501,12 @@ impl Interpreter<'_> {
                 n => self.mint(n),
             })
             .collect();
-        let packed = layout.shape[0].clone();
-        let split = prefix::split_packed(layout, sizes.clone());
+        let (split, learned) = prefix::unpack(layout, sizes);
         let mut alt = alt.clone();
         alt.layout = Some(split.clone());
         env.set(var, Value::Tensor(TensorVal::Alts(vec![alt])));
-        if let [one] = sizes.as_slice() {
-            self.learn_equal(&packed, one, env);
+        if let Some((packed, one)) = learned {
+            self.learn_equal(&packed, &one, env);
         }
         let mut out = env.clone();
         for (t, d) in items.iter().zip(split.shape) {
