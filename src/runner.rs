@@ -170,6 +170,8 @@ struct FileFacts<'a> {
     file: &'a SourceFile,
     /// Expression statements that are a method call: call span → receiver.
     discarded: HashMap<Span, Discarded>,
+    /// Every function definition's span.
+    functions: Vec<Span>,
 }
 
 impl<'a> FileFacts<'a> {
@@ -177,6 +179,7 @@ impl<'a> FileFacts<'a> {
         let mut facts = FileFacts {
             file,
             discarded: HashMap::new(),
+            functions: Vec::new(),
         };
         let language = module.language;
         facts.statements(&module.body, language, None);
@@ -192,6 +195,7 @@ impl<'a> FileFacts<'a> {
     }
 
     fn function(&mut self, f: &ir::Function, language: Language) {
+        self.functions.push(f.span);
         let mut locals: HashSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
         assigned_names(&f.body, &mut locals);
         self.statements(&f.body, language, Some(&locals));
@@ -327,5 +331,13 @@ impl SourceFacts for FileFacts<'_> {
 
     fn discarded_call(&self, span: Span) -> Option<Discarded> {
         self.discarded.get(&span).cloned()
+    }
+
+    fn function_of(&self, offset: u32) -> Option<Span> {
+        self.functions
+            .iter()
+            .filter(|f| f.start <= offset && offset < f.end)
+            .min_by_key(|f| f.end - f.start)
+            .copied()
     }
 }

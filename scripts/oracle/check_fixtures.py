@@ -21,6 +21,11 @@ src/lints/mod.rs (`--judges` prints what this script read there). A judge is a l
     a copy that a copying call (the SL002 ops or `.contiguous()`) made, which leaves that
     call's input unchanged, and whose copy is gone once the function that wrote it has
     returned: the write was lost (SL010);
+  * ("returns-input", ops): a call of one of these ops that returned its input itself
+    (`x.contiguous()` on a tensor that already is contiguous: the call did nothing, SL009).
+    One way only: a marker must be confirmed, but a call torch finds to be a no-op needs
+    no marker (the rule reports only the calls whose layout the code itself fixes, never
+    one that rests on a parameter's layout);
   * anything else that succeeds -> ok.
 
 The unit of judgement is a *call site* (source line plus bytecode offset, so the two
@@ -79,7 +84,7 @@ FIXTURE_DIR = REPO / "fixtures" / "python"
 REGISTRY = REPO / "src" / "lints" / "mod.rs"
 
 # The judge kinds this script implements (tests/rules.rs reads this line).
-JUDGE_KINDS = ("raises", "copies", "discarded", "writes")
+JUDGE_KINDS = ("raises", "copies", "discarded", "writes", "returns-input")
 
 
 def load_judges() -> dict[str, list[tuple[str, str]]]:
@@ -90,7 +95,7 @@ def load_judges() -> dict[str, list[tuple[str, str]]]:
         code, body = entry.groups()
         judge = re.search(r"judge:\s*Judge::Torch\(\s*&\[(.*?)\]\s*\)", body, re.S)
         if judge:
-            judges[code] = re.findall(r'\(\s*"(\w+)",\s*"([^"]*)",?\s*\)', judge.group(1))
+            judges[code] = re.findall(r'\(\s*"([\w-]+)",\s*"([^"]*)",?\s*\)', judge.group(1))
     unknown = sorted({kind for pairs in judges.values() for kind, _ in pairs} - set(JUDGE_KINDS))
     if not judges or unknown:
         raise SystemExit(f"{REGISTRY}: no torch judges read, or unknown judge kinds {unknown}")
@@ -111,13 +116,20 @@ ERROR_CODES = tuple(
 COPY_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "copies" for op in ops.split()}
 DISCARD_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "discarded" for op in ops.split()}
 WRITE_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "writes" for op in ops.split()}
+RETURNS_INPUT_CODES = {
+    op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "returns-input" for op in ops.split()
+}
+# Rules whose judge confirms markers but does not ask for one at every call it matches.
+ONE_WAY_CODES = set(RETURNS_INPUT_CODES.values())
 
 # Tensor methods (and same-named torch functions) whose calls are recorded: the ops the
 # judges name, the view family and the permutations (the calls SL001/SL003/SL004 raise in).
 RESHAPE_FAMILY = tuple(op for op in COPY_CODES if op != "rearrange")
 VIEW_FAMILY = ("view", "view_as")
 DIM_FAMILY = ("transpose", "swapaxes", "swapdims", "permute", "t", "movedim", "moveaxis")
-TRACKED_METHODS = tuple(dict.fromkeys(VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY + tuple(DISCARD_CODES) + ("contiguous",)))
+TRACKED_METHODS = tuple(
+    dict.fromkeys(VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY + tuple(DISCARD_CODES) + tuple(RETURNS_INPUT_CODES) + ("contiguous",))
+)
 TRACKED_TORCH_FUNCTIONS = ("reshape", "flatten", "ravel") + DIM_FAMILY
 OK = "ok"
 EXPECT_RE = re.compile(r"#\s*expect:\s*([^#]*)")
@@ -183,6 +195,8 @@ def classify_result(op: str, args: tuple, result, discarded: bool = False, befor
     if op in DISCARD_CODES and tensors and discarded:
         after = (tuple(args[0].shape), args[0].stride(), args[0].storage_offset())
         return DISCARD_CODES[op] if after == before else OK
+    if op in RETURNS_INPUT_CODES and tensors:
+        return RETURNS_INPUT_CODES[op] if result is args[0] else OK
     return OK
 
 
@@ -446,7 +460,7 @@ def judge(path: Path, run_error: str | None) -> list[LineVerdict]:
                 problems.append("suppressed line does not fail at run time")
             reported = set() if "*" in suppression else oracle - suppression
         missing = expected - reported
-        extra = reported - expected
+        extra = reported - expected - ONE_WAY_CODES
         if missing:
             problems.append(f"marker {sorted(missing)} not confirmed by torch")
         if extra:

@@ -19,6 +19,10 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
     apart, as a true finding). Findings that miss
     every site exactly but share a line with an executed site of the same kind are listed as
     "line only" (a sign of position bugs).
+    SL009 (a `.contiguous()` that returns its input) at an executed `contiguous` site that never
+    copied: true; at one that copied in some run: false. Its recall is counted against the
+    executed sites that never copied, most of which no rule that stays certain can claim (the
+    layout comes from an argument or an unknown call).
 
 (b) Mutations (tests/data/realcode/mutations.jsonl): the edits are put into batches with at
     most one edit per file, one overlay tree per batch (hardlinks of the tree, the edited files
@@ -156,6 +160,7 @@ def score_unmodified(findings, sites):
     copying = {k for k, s in by_pos.items() if s["op"] in RESHAPE_OPS and s["copied"]}
     tp, fp, outside, unexec, line_only, sl001, sl001_raising = [], [], [], [], [], [], []
     sl001_unexec = 0
+    sl009 = dict(tp=[], fp=[], unexecuted=0)
     found = set()
     for f in findings:
         key = (f["file"],) + f["pos"]
@@ -177,6 +182,12 @@ def score_unmodified(findings, sites):
                                                            x["copied"]] for x in near]))
                 else:
                     unexec.append(brief(f))
+        elif f["code"] == "SL009":
+            if s is not None and s["op"] == "contiguous":
+                row = dict(brief(f), executed=s["executed"], copied=s["copied"], example=s["example"])
+                (sl009["fp"] if s["copied"] else sl009["tp"]).append(row)
+            else:
+                sl009["unexecuted"] += 1
         elif f["code"] == "SL001":
             if s is not None and "view size is not compatible" in (s["message"] or ""):
                 sl001_raising.append(dict(brief(f), op=s["op"], raised=s["raised"], site_message=s["message"]))
@@ -190,7 +201,8 @@ def score_unmodified(findings, sites):
                     line_only.append(dict(brief(f), sites=[[x["line"], x["col"], x["end_line"], x["end_col"], x["op"],
                                                            x["raised"]] for x in near]))
     missed = [by_pos[k] for k in sorted(copying - found)]
-    return dict(tp=tp, fp=fp, outside=outside, unexecuted=unexec, line_only=line_only, sl001_executed=sl001,
+    sl009["no_op_sites"] = sum(1 for s in sites if s["op"] == "contiguous" and s["executed"] and not s["copied"])
+    return dict(sl009=sl009, tp=tp, fp=fp, outside=outside, unexecuted=unexec, line_only=line_only, sl001_executed=sl001,
                 sl001_raising=sl001_raising,
                 sl001_unexecuted=sl001_unexec, missed=missed, copying=len(copying))
 
@@ -406,6 +418,8 @@ def main():
     dump("sl002_unexecuted.jsonl", a["unexecuted"])
     dump("line_only.jsonl", a["line_only"])
     dump("sl001_unmodified_executed.jsonl", a["sl001_executed"])
+    dump("sl009_tp.jsonl", a["sl009"]["tp"])
+    dump("sl009_fp.jsonl", a["sl009"]["fp"])
     tp, fp = len(a["tp"]), len(a["fp"])
     summary = dict(
         binary=args.bin, findings=len(findings), lint_seconds=round(lint_s, 1),
@@ -415,6 +429,9 @@ def main():
         sl001_unmodified=dict(at_executed_sites=len(a["sl001_executed"]), at_unexecuted=a["sl001_unexecuted"],
                               at_sites_that_raised=len(a["sl001_raising"])),
         line_only=len(a["line_only"]),
+        sl009=dict(tp=len(a["sl009"]["tp"]), fp=len(a["sl009"]["fp"]), unexecuted=a["sl009"]["unexecuted"],
+                   no_op_sites=a["sl009"]["no_op_sites"],
+                   precision=ratio(len(a["sl009"]["tp"]), len(a["sl009"]["tp"]) + len(a["sl009"]["fp"]))),
         per_package={},
     )
     for p in sorted({pkg(s["file"]) for s in sites}):
@@ -456,6 +473,10 @@ def main():
     print("stridelint %s: %d findings on the unmodified tree (%.1f s)" % (args.bin, len(findings), lint_s))
     print("SL002: TP %d  FP %d  missed %d of %d copying sites  recall %s  precision %s  (+%d at unexecuted sites)" % (
         s2["tp"], s2["fp"], s2["missed"], s2["copying_sites"], s2["recall"], s2["precision"], s2["unexecuted"]))
+    s9 = summary["sl009"]
+    print("SL009: %d at executed contiguous sites that never copied, %d at ones that copied (precision %s); "
+          "%d executed sites never copied; +%d at unexecuted sites" % (
+              s9["tp"], s9["fp"], s9["precision"], s9["no_op_sites"], s9["unexecuted"]))
     print("SL002 at %d sites that never copied because a dim the finding merges had size 1 in the run "
           "(not counted either way; sl002_outside_sizes.jsonl)" % s2["outside_sizes"])
     print("SL001 on the unmodified tree: %d at executed sites, %d elsewhere" % (

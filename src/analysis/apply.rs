@@ -154,12 +154,11 @@ const PARAMETER_STEP: &str = "parameter ";
 
 /// A parameter used as a tensor: contiguous, shape unknown (assumption 1).
 pub fn param_as_tensor(name: &str, origin: Option<Origin>, span: Span) -> Value {
-    let step = Step {
+    let step = Step::parameter(
         span,
-        what: format!("{PARAMETER_STEP}`{name}` (assumed contiguous)"),
-        layout: None,
-        prev: None,
-    };
+        format!("{PARAMETER_STEP}`{name}` (assumed contiguous)"),
+        None,
+    );
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = origin;
     Value::Tensor(TensorVal::Alts(vec![alt]))
@@ -180,12 +179,7 @@ pub fn as_tensor(v: Value, span: Span) -> Value {
 /// (a `matmul` whose operand shape is unknown still writes a new contiguous tensor).
 fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
     let origin = ctx.fresh_origin();
-    let step = Step {
-        span,
-        what: what.to_string(),
-        layout: None,
-        prev: None,
-    };
+    let step = Step::fresh(span, what.to_string(), None);
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = Some(origin);
     Value::Tensor(TensorVal::Alts(vec![alt]))
@@ -208,12 +202,12 @@ fn follows_contiguous_input(ctx: &ApplyCtx, spec: &OpSpec, input: &TensorAlt) ->
 /// input's contiguity rests on (a parameter assumed contiguous).
 fn contiguous_from_input(ctx: &mut ApplyCtx, input: &TensorAlt, span: Span, what: &str) -> Value {
     let origin = ctx.fresh_origin();
-    let step = Step {
+    let step = Step::after(
         span,
-        what: format!("{what} {FROM_CONTIGUOUS_INPUT}"),
-        layout: None,
-        prev: input.chain.clone(),
-    };
+        format!("{what} {FROM_CONTIGUOUS_INPUT}"),
+        None,
+        input.chain.clone(),
+    );
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = Some(origin);
     alt.condition = input.condition.clone();
@@ -739,14 +733,17 @@ pub fn apply_op(
                 fresh_contiguous(ctx, span, &what)
             }
             r => {
-                let same_shape = keeps_shape(spec, &operands_of(&outcomes));
+                let of = ResultOf {
+                    same_shape: keeps_shape(spec, &operands_of(&outcomes)),
+                    writes_new_tensor: fresh,
+                };
                 result_value(
                     ctx,
                     &input_alt,
                     r,
                     span,
                     &step_what,
-                    same_shape,
+                    of,
                     result_unknown(spec),
                 )
             }
@@ -820,12 +817,11 @@ fn sdpa_alternatives(
         .into_iter()
         .map(|(names, layout)| {
             let names = names.join(" or ");
-            let step = Step {
+            let step = Step::fresh(
                 span,
-                what: format!("{what} (its {names} kernel)"),
-                layout: Some(layout.clone()),
-                prev: None,
-            };
+                format!("{what} (its {names} kernel)"),
+                Some(layout.clone()),
+            );
             let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
             if !single {
                 alt.condition = Some(Arc::from(format!(
@@ -914,7 +910,17 @@ fn contiguous_view_result(
         (Some(t), _) => t.iter().cloned().map(Some).collect(),
         (None, Some(loose)) => loose.to_vec(),
         // A target it cannot read at all: contiguous still, of a shape later uses reveal.
-        (None, None) => return input.map(|_| fresh_contiguous(ctx, span, what)),
+        (None, None) => {
+            // A view of the input, not a new tensor: its layout rests on the input's.
+            return input.map(|_| {
+                let origin = ctx.fresh_origin();
+                let step = Step::restart(span, what.to_string(), None, &input_alt.chain);
+                let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
+                alt.origin = Some(origin);
+                alt.condition = input_alt.condition.clone();
+                Value::Tensor(TensorVal::Alts(vec![alt]))
+            });
+        }
     };
     let inferred = entries
         .iter()
@@ -937,12 +943,12 @@ fn contiguous_view_result(
         })
         .collect();
     let layout = SymLayout::contiguous(shape);
-    let step = Step {
+    let step = Step::restart(
         span,
-        what: format!("{what} (if its element count matches)"),
-        layout: Some(layout.clone()),
-        prev: None,
-    };
+        format!("{what} (if its element count matches)"),
+        Some(layout.clone()),
+        &input_alt.chain,
+    );
     let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
     alt.condition = input_alt.condition.clone();
     Some(Value::Tensor(TensorVal::Alts(vec![alt])))
@@ -1014,12 +1020,7 @@ fn partial_product(
         OpKind::Bmm => String::new(),
         _ => " (assuming its operand of unknown shape has no more dims than the other)".into(),
     };
-    let step = Step {
-        span,
-        what: format!("{what}{note}"),
-        layout: Some(layout.clone()),
-        prev: None,
-    };
+    let step = Step::fresh(span, format!("{what}{note}"), Some(layout.clone()));
     Some(Value::Tensor(TensorVal::single(
         Some(layout),
         Some(Arc::new(step)),
@@ -1630,12 +1631,11 @@ fn apply_factory(
             .map(|i| ctx.root.mint(&format!("torch.{}.shape[{i}]", spec.name)))
             .collect();
         let layout = SymLayout::contiguous(shape);
-        let step = Step {
+        let step = Step::fresh(
             span,
-            what: format!("{what} (whatever its operands' layouts)"),
-            layout: Some(layout.clone()),
-            prev: None,
-        };
+            format!("{what} (whatever its operands' layouts)"),
+            Some(layout.clone()),
+        );
         return Value::Tensor(TensorVal::single(Some(layout), Some(Arc::new(step))));
     }
     match result {
@@ -1645,7 +1645,10 @@ fn apply_factory(
             result,
             span,
             what,
-            false,
+            ResultOf {
+                same_shape: false,
+                writes_new_tensor: true,
+            },
             result_unknown(spec),
         ),
         OpResult::Size(a) => from_arg(a),
@@ -1817,38 +1820,59 @@ fn contiguous_unknown_shape(
     }
 }
 
+/// What the op is, for [`result_value`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResultOf {
+    /// The op keeps its input's shape (a contiguous input of unknown shape then gives a
+    /// contiguous output with the same origin, that is, the same layout).
+    pub same_shape: bool,
+    /// The op writes a new contiguous tensor whatever its input's layout (a matmul, a
+    /// `Linear` layer): its result rests on no assumption about that layout.
+    pub writes_new_tensor: bool,
+}
+
 /// The value an op produced for one input alternative, with the chain extended by this step.
-/// `same_shape`: the op keeps its input's shape (a contiguous input of unknown shape then
-/// gives a contiguous output with the same origin, that is, the same layout).
 pub fn result_value(
     ctx: &mut ApplyCtx,
     input: &TensorAlt,
     r: OpResult<Dim>,
     span: Span,
     what: &str,
-    same_shape: bool,
+    of: ResultOf,
     unknown: UnknownReason,
 ) -> Value {
+    let ResultOf {
+        same_shape,
+        writes_new_tensor,
+    } = of;
     match r {
         OpResult::Tensor(l) => {
-            let chain = if input.layout.as_ref() == Some(&l) {
+            let chain = if writes_new_tensor && is_contiguous(&l) {
+                // A new tensor: its layout rests on nothing its input's did, even when it is
+                // the same layout (a square `Linear`).
+                Some(Arc::new(Step::fresh(
+                    span,
+                    what.to_string(),
+                    Some(l.clone()),
+                )))
+            } else if input.layout.as_ref() == Some(&l) {
                 input.chain.clone()
             } else if is_contiguous(&l) {
                 // A contiguous tensor's history cannot explain a later non-contiguity:
-                // the chain restarts here.
-                Some(Arc::new(Step {
+                // the chain restarts here, still resting on what its input rested on.
+                Some(Arc::new(Step::restart(
                     span,
-                    what: what.to_string(),
-                    layout: Some(l.clone()),
-                    prev: None,
-                }))
+                    what.to_string(),
+                    Some(l.clone()),
+                    &input.chain,
+                )))
             } else {
-                Some(Arc::new(Step {
+                Some(Arc::new(Step::after(
                     span,
-                    what: what.to_string(),
-                    layout: Some(l.clone()),
-                    prev: input.chain.clone(),
-                }))
+                    what.to_string(),
+                    Some(l.clone()),
+                    input.chain.clone(),
+                )))
             };
             let mut alt = TensorAlt::new(Some(l), chain);
             alt.condition = input.condition.clone();
@@ -1857,12 +1881,8 @@ pub fn result_value(
         OpResult::Tensors(ls) => Value::Tuple(
             ls.into_iter()
                 .map(|l| {
-                    let step = Step {
-                        span,
-                        what: what.to_string(),
-                        layout: Some(l.clone()),
-                        prev: input.chain.clone(),
-                    };
+                    let step =
+                        Step::after(span, what.to_string(), Some(l.clone()), input.chain.clone());
                     Value::Tensor(TensorVal::single(Some(l), Some(Arc::new(step))))
                 })
                 .collect(),

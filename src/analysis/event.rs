@@ -74,17 +74,22 @@ impl OpEvent {
         self.unknown_input.is_none() && !self.outcomes.is_empty() && self.outcomes.iter().all(pred)
     }
 
-    /// Did a caller context reach this call with an input layout that rests on no
-    /// assumption (every alternative known, none from a parameter assumed contiguous) and
-    /// decide what the op does there? Such a context shows what the function really gets.
-    /// Does an alternative rest on a layout the analysis assumed rather than received (a
-    /// tensor parameter, or an argument of unknown shape, taken to be contiguous)?
+    /// Does an alternative's shown history begin at a layout the analysis assumed rather
+    /// than received (a tensor parameter, or an argument of unknown shape, taken to be
+    /// contiguous)? Only the steps since the chain last restarted count: a caller that makes
+    /// a contiguous view of its own parameter and transposes it (Longformer's sequence-first
+    /// buffers) shows what the callee gets, and its context may contradict the callee's open
+    /// one. What a layout rests on in full is [`super::value::basis_of`].
     pub fn rests_on_assumed_layout(&self) -> bool {
         self.outcomes.iter().any(|o| {
             super::value::chain_steps(&o.input.chain).any(|s| s.what.contains("assumed contiguous"))
         })
     }
 
+    /// Did a caller context reach this call with an input layout that rests on no
+    /// assumption it shows (every alternative known, none from a parameter assumed
+    /// contiguous, see [`Self::rests_on_assumed_layout`]) and decide what the op does there?
+    /// Such a context shows what the function really gets.
     pub fn known_from_caller(&self) -> bool {
         self.from_caller
             && self.unknown_input.is_none()

@@ -33,6 +33,81 @@ pub struct Step {
     /// Layout after the step (`None`: contiguous, shape unknown).
     pub layout: Option<SymLayout>,
     pub prev: Option<Arc<Step>>,
+    /// What the layout ultimately rests on (see [`Basis`]); carried by every later step
+    /// whose layout follows from this one's, also where the chain restarts at a contiguous
+    /// result (`x.view(B * T, C)` of a parameter `x` is contiguous only if `x` is).
+    pub basis: Basis,
+}
+
+/// What a layout rests on, at the end of its chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// A tensor parameter (or an argument of unknown layout) taken to be contiguous, as the
+    /// open context assumes.
+    Parameter,
+    /// A tensor an op wrote anew at this span (a factory, a matmul, a `Linear` layer),
+    /// whatever its inputs' layouts.
+    NewTensor(Span),
+    /// Neither is known.
+    Unknown,
+}
+
+impl Step {
+    /// The first step of a parameter's history: its layout is the assumption.
+    pub fn parameter(span: Span, what: String, layout: Option<SymLayout>) -> Step {
+        Step {
+            span,
+            what,
+            layout,
+            prev: None,
+            basis: Basis::Parameter,
+        }
+    }
+
+    /// A tensor the op writes anew, whatever its inputs' layouts.
+    pub fn fresh(span: Span, what: String, layout: Option<SymLayout>) -> Step {
+        Step {
+            span,
+            what,
+            layout,
+            prev: None,
+            basis: Basis::NewTensor(span),
+        }
+    }
+
+    /// A step after `prev`, whose layout follows from it.
+    pub fn after(span: Span, what: String, layout: Option<SymLayout>, prev: Chain) -> Step {
+        let basis = basis_of(&prev);
+        Step {
+            span,
+            what,
+            layout,
+            prev,
+            basis,
+        }
+    }
+
+    /// A step that starts a new chain (a contiguous result's history cannot explain a later
+    /// non-contiguity) but whose layout still follows from the input behind `from`.
+    pub fn restart(span: Span, what: String, layout: Option<SymLayout>, from: &Chain) -> Step {
+        Step {
+            span,
+            what,
+            layout,
+            prev: None,
+            basis: basis_of(from),
+        }
+    }
+}
+
+/// What the layout at the end of this chain rests on.
+pub fn basis_of(chain: &Chain) -> Basis {
+    chain.as_deref().map_or(Basis::Unknown, |s| s.basis)
+}
+
+/// Does the layout at the end of this chain rest on a parameter assumed contiguous?
+pub fn rests_on_assumption(chain: &Chain) -> bool {
+    basis_of(chain) == Basis::Parameter
 }
 
 /// The chain of steps behind an alternative, newest first.

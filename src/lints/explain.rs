@@ -5,7 +5,7 @@ use crate::analysis::event::{AltOutcome, Holds, OpEvent};
 use crate::layout::Assumption;
 
 use super::LintContext;
-use crate::analysis::value::{chain_steps, format_layout, SymLayout};
+use crate::analysis::value::{chain_steps, format_layout, rests_on_assumption, SymLayout};
 use crate::diagnostic::Label;
 use crate::layout::{blocks_of_two_or_more, infer_size, Assumptions, Decider, Dim, Tri};
 
@@ -76,7 +76,7 @@ pub fn notes_for(
             }
         }
     }
-    let param = chain_steps(&alt.input.chain).any(|s| s.what.contains("assumed contiguous"));
+    let param = rests_on_assumption(&alt.input.chain);
     let mut notes = Vec::new();
     // Steps that rest on an assumption of their own say so in their label.
     for step in chain_steps(&alt.input.chain) {

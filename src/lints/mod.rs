@@ -5,7 +5,7 @@
 //! reports on, whether it has a fix, how torch confirms it, and its check. Everything
 //! else is derived from it: `stridelint rules` / `stridelint rule CODE`, the rule codes
 //! configuration accepts, SARIF's `rules`, the names `--statistics` prints, the frontends'
-//! pre-filter ([`prefilter`]), the README's rule table and the rule → fixtures index
+//! pre-filter ([`prefilter`]) and the rule → fixtures index
 //! (`tests/rules.rs` compares them), and the torch judges of
 //! `scripts/oracle/check_fixtures.py` (which reads the `judge:` lines of this file).
 //!
@@ -51,7 +51,7 @@ pub struct Rule {
     /// kebab-case name, as Ruff names rules.
     pub name: &'static str,
     pub severity: Severity,
-    /// One line, for `stridelint rules`, the README table and SARIF's `shortDescription`.
+    /// One line, for `stridelint rules` and SARIF's `shortDescription`.
     pub summary: &'static str,
     /// The full documentation (what / why / example / fix), Markdown, and its path.
     pub doc: RuleDoc,
@@ -126,7 +126,9 @@ pub enum Judge {
     /// does not share its input's storage; `("discarded", ops)` — a call of one of these ops
     /// whose result the statement throws away, leaving its receiver as it was;
     /// `("writes", methods)` — an in-place write by one of these methods into a copy that
-    /// leaves the copied tensor unchanged, the copy dropped once the writer returns.
+    /// leaves the copied tensor unchanged, the copy dropped once the writer returns;
+    /// `("returns-input", ops)` — a call of one of these ops returns its input itself (one
+    /// way: markers are confirmed, unmarked no-ops are not asked for).
     Torch(&'static [(&'static str, &'static str)]),
     /// A Rust test runs candle itself on the finding's layouts (named here).
     Candle(&'static str),
@@ -138,9 +140,27 @@ pub enum Judge {
 #[derive(Clone, Copy)]
 pub enum Check {
     /// A lint on the interpreter's op events.
-    Events(for<'e> fn(&'e OpEvent, &LintContext<'_>) -> Option<Finding<'e>>),
+    Events(EventLint),
+    /// A lint on the op events of each function analysed on its own (the open context),
+    /// for claims about what the function's own code guarantees: what a caller passes
+    /// neither adds findings nor contradicts them.
+    OwnCodeEvents(EventLint),
     /// Reported by the runner itself (named here): syntax errors, unused suppressions.
     Runner(&'static str),
+}
+
+/// A lint's check of one op event.
+pub type EventLint = for<'e> fn(&'e OpEvent, &LintContext<'_>) -> Option<Finding<'e>>;
+
+impl Check {
+    /// The check of an event lint, and whether it reads only the open context's events.
+    pub fn event_lint(&self) -> Option<(EventLint, bool)> {
+        match *self {
+            Check::Events(check) => Some((check, false)),
+            Check::OwnCodeEvents(check) => Some((check, true)),
+            Check::Runner(_) => None,
+        }
+    }
 }
 
 /// The registry. One entry per rule, in code order.
@@ -358,6 +378,8 @@ pub trait SourceFacts {
     /// When the call at `span` is a whole expression statement (its value is thrown
     /// away): the receiver of the method call as written, if it is a (dotted) name.
     fn discarded_call(&self, span: Span) -> Option<Discarded>;
+    /// The span of the innermost function definition around a byte offset.
+    fn function_of(&self, offset: u32) -> Option<Span>;
 }
 
 /// A call whose value its statement throws away (see [`SourceFacts::discarded_call`]).
@@ -382,6 +404,9 @@ impl SourceFacts for NoSource {
         None
     }
     fn discarded_call(&self, _: Span) -> Option<Discarded> {
+        None
+    }
+    fn function_of(&self, _: u32) -> Option<Span> {
         None
     }
 }

@@ -7,7 +7,7 @@ use crate::diagnostic::{Fix, Label, Subject};
 use crate::ir::Span;
 
 use super::prefilter::ReportedOps;
-use super::{notes_for, Check, LintContext, Rule, RULES};
+use super::{notes_for, LintContext, Rule, RULES};
 
 /// A finding with the identity of its rule and the notes on what it rests on: all a
 /// diagnostic needs but the file.
@@ -54,9 +54,12 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
     let ops = ReportedOps::get(ctx.language);
     for ev in events {
         for r in RULES {
-            let Check::Events(check) = r.check else {
+            let Some((check, own_code_only)) = r.check.event_lint() else {
                 continue;
             };
+            if own_code_only && ev.from_caller {
+                continue;
+            }
             if !ops.reports(r, ev.op) {
                 continue;
             }

@@ -92,6 +92,41 @@ mod tests {
             .collect()
     }
 
+    /// The notes of each SL002 finding.
+    fn notes(source: &str) -> Vec<Vec<String>> {
+        let settings = crate::Settings::default();
+        crate::check_source(Path::new("m.py"), source.to_string(), &settings)
+            .into_iter()
+            .filter(|d| d.code == "SL002")
+            .map(|d| d.notes)
+            .collect()
+    }
+
+    /// A contiguous view of a parameter is contiguous only if the parameter is: the copy
+    /// found after it rests on that, although the chain shown starts at the view.
+    #[test]
+    fn a_copy_after_a_view_of_a_parameter_names_the_assumption() {
+        let assumed = "assumes the function's tensor arguments are contiguous";
+        let through_view = notes(
+            "def f(x):\n    B, T, C = x.shape\n    y = x.view(B * T, C)\n    return y.t().reshape(-1)\n",
+        );
+        assert_eq!(through_view.len(), 1, "{through_view:?}");
+        assert!(
+            through_view[0].iter().any(|n| n == assumed),
+            "{through_view:?}"
+        );
+        // A square `Linear` writes a new tensor of its input's very layout: nothing after it
+        // rests on the parameter's layout.
+        let through_layer = notes(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, c):\n        super().__init__()\n        self.proj = nn.Linear(c, c)\n    def forward(self, x):\n        B, T, C = x.shape\n        return self.proj(x).transpose(1, 2).reshape(B, -1)\n",
+        );
+        assert_eq!(through_layer.len(), 1, "{through_layer:?}");
+        assert!(
+            !through_layer[0].iter().any(|n| n == assumed),
+            "{through_layer:?}"
+        );
+    }
+
     /// candle copies any non-contiguous input; torch only when the dims cannot be merged.
     #[test]
     fn the_reason_follows_the_library() {

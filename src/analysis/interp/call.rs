@@ -551,7 +551,10 @@ impl Interpreter<'_> {
                     r,
                     span,
                     &what,
-                    false,
+                    applying::ResultOf {
+                        same_shape: false,
+                        writes_new_tensor: fresh,
+                    },
                     applying::result_unknown(&m.spec.call),
                 ),
             };

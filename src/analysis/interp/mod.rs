@@ -703,12 +703,7 @@ fn param_tensor(param: &str, layout: Option<SymLayout>, span: Span) -> Value {
     let what = format!("parameter `{param}` (assumed contiguous)");
     Value::Tensor(TensorVal::Alts(vec![TensorAlt::new(
         layout.clone(),
-        Some(Arc::new(Step {
-            span,
-            what,
-            layout,
-            prev: None,
-        })),
+        Some(Arc::new(Step::parameter(span, what, layout))),
     )]))
 }
 

@@ -570,15 +570,18 @@ impl Interpreter<'_> {
         if let Some(o) = origin {
             env.shapes.insert(o, layout.clone());
         }
-        let what = match &current {
-            Value::Named { .. } => format!("parameter `{var}` (assumed contiguous)"),
-            _ => format!("`{var}` (contiguous)"),
-        };
-        let step = Step {
-            span: value.span,
-            what,
-            layout: Some(layout.clone()),
-            prev,
+        let step = match &current {
+            Value::Named { .. } => Step::parameter(
+                value.span,
+                format!("parameter `{var}` (assumed contiguous)"),
+                Some(layout.clone()),
+            ),
+            _ => Step::after(
+                value.span,
+                format!("`{var}` (contiguous)"),
+                Some(layout.clone()),
+                prev,
+            ),
         };
         let mut alt = super::super::value::TensorAlt::new(Some(layout), Some(Arc::new(step)));
         alt.origin = origin;
