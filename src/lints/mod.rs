@@ -39,6 +39,7 @@ pub mod sl004_invalid_dim;
 pub mod sl005_candle_matmul_strides;
 pub mod sl006_requires_contiguous;
 pub mod sl007_contiguous_discarded;
+pub mod sl009_avoidable_contiguous;
 pub mod sl010_write_to_copy;
 pub mod sl900_reveal_layout;
 
@@ -257,6 +258,17 @@ pub static RULES: &[Rule] = &[
         fix: FixAvailability::Sometimes,
         judge: Judge::Torch(&[("discarded", "contiguous")]),
         check: Check::Events(sl007_contiguous_discarded::check),
+    },
+    Rule {
+        code: "SL009",
+        name: "avoidable-contiguous",
+        severity: Severity::Warning,
+        summary: "`.contiguous()` on a tensor the code already made contiguous: the call does nothing",
+        doc: rule_doc!("SL009"),
+        reports_on: &[Reports::Kind(OpKind::Contiguous)],
+        fix: FixAvailability::Sometimes,
+        judge: Judge::Torch(&[("returns-input", "contiguous")]),
+        check: Check::OwnCodeEvents(sl009_avoidable_contiguous::check),
     },
     Rule {
         code: "SL010",

@@ -1,0 +1,157 @@
+//! SL009 `avoidable-contiguous`: `.contiguous()` on a tensor that already is contiguous.
+//!
+//! `contiguous` returns its input itself when the input already has the layout it asks
+//! for, so such a call does nothing. It is not free to read, though: it tells the reader
+//! (and reviewers deleting "unneeded" calls later) that a copy may happen here, and it
+//! hides which producer the code relies on for its layout.
+//!
+//! Reported only when the function's own code fixes the layout on every path that reaches
+//! the call: a layer's or an op's fresh output, a view of it. A layout that rests on a
+//! tensor parameter is never enough, neither taken to be contiguous nor passed by the
+//! callers the tree has (the call may be there exactly for a caller that passes a
+//! transposed tensor, now or later), nor is one path of several.
+//! A call whose result is thrown away is SL007's. The fix (Python) deletes the call: safe
+//! when the layout holds for all sizes with no assumption at all, unsafe otherwise.
+
+use crate::analysis::event::{AltOutcome, OpEvent};
+use crate::analysis::value::{basis_of, format_shape, Basis};
+use crate::diagnostic::{Applicability, Edit, Fix};
+use crate::ir::{Language, Span};
+
+use super::{Finding, LintContext};
+
+pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
+    if ev.kind != "contiguous" || ev.path.is_some() || ctx.source.discarded_call(ev.span).is_some()
+    {
+        return None;
+    }
+    let function = ctx.source.function_of(ev.span.start)?;
+    // The input is a tensor written anew in this very function (not a parameter, not an
+    // attribute the constructor made, which other code may replace), on every path.
+    let made_here = |o: &AltOutcome| match basis_of(&o.input.chain) {
+        Basis::NewTensor(at) => ctx.source.function_of(at.start) == Some(function),
+        Basis::Parameter | Basis::Unknown => false,
+    };
+    if !ev.all(|o| o.copies.is_no() && o.input.condition.is_none() && made_here(o)) {
+        return None;
+    }
+    let holds = ev.holds(|o| o.copies.is_no())?;
+    // A new tensor of a shape the analysis does not know is still contiguous.
+    let input = match &holds.outcome().input.layout {
+        Some(l) => format!(
+            "{} strides {} is",
+            format_shape(&l.shape),
+            format_shape(&l.strides)
+        ),
+        None => "is a new tensor, and".to_string(),
+    };
+    let message = format!(
+        "`{}()` does nothing here: its input {input} already contiguous, so the call returns it unchanged",
+        ev.op,
+    );
+    let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.help = Some(
+        "delete the call (the steps above show where the contiguous layout comes from); to state what later code relies on, `assert t.is_contiguous()` does it without a possible copy".into(),
+    );
+    // Removing the call changes nothing when the layout holds for all sizes; when it rests
+    // on an assumption (`n_head divides C`, in the notes), the removal is offered as unsafe.
+    let unconditional =
+        ev.divisibility.is_empty() && ev.outcomes.iter().all(|o| o.assumptions.is_empty());
+    if let (Language::Python, Some((dot, _))) = (ctx.language, ctx.source.method_call(ev.name_span))
+    {
+        let fix = Fix {
+            message: format!("Remove `.{}()`", ev.op),
+            applicability: if unconditional {
+                Applicability::Safe
+            } else {
+                Applicability::Unsafe
+            },
+            edits: vec![Edit {
+                span: Span {
+                    start: dot,
+                    end: ev.span.end,
+                },
+                content: String::new(),
+            }],
+        };
+        if unconditional {
+            finding.fix = Some(fix);
+        } else {
+            finding.unsafe_fix = Some(fix);
+        }
+    }
+    Some(finding)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// (line, has a fix) of each SL009 finding.
+    fn sl009(path: &str, source: &str) -> Vec<(usize, bool)> {
+        let settings = crate::Settings::default();
+        crate::check_source(Path::new(path), source.to_string(), &settings)
+            .into_iter()
+            .filter(|d| d.code == "SL009")
+            .map(|d| (d.file.location(d.span.start as usize).row, d.fix.is_some()))
+            .collect()
+    }
+
+    #[test]
+    fn a_fresh_output_made_contiguous_again_is_reported() {
+        let found = sl009(
+            "m.py",
+            "import torch\n\
+             def f(a, b):\n    \
+                 c = torch.matmul(a, b).contiguous()\n    \
+                 d = c.view(-1).contiguous()\n    \
+                 return d\n",
+        );
+        assert_eq!(found, [(3, true), (4, true)]);
+    }
+
+    #[test]
+    fn a_parameter_a_permutation_and_one_path_are_not() {
+        let found = sl009(
+            "m.py",
+            "import torch\n\
+             def f(x, flag):\n    \
+                 y = x.contiguous()\n    \
+                 B, T, C = x.shape\n    \
+                 z = torch.zeros(B, T, C).transpose(1, 2).contiguous()\n    \
+                 w = torch.zeros(B, T, C)\n    \
+                 if flag:\n        \
+                     w = w.transpose(1, 2)\n    \
+                 w = w.contiguous()\n    \
+                 torch.zeros(B, T).contiguous()\n    \
+                 return y, z, w\n",
+        );
+        assert_eq!(found, [], "{found:?}");
+    }
+
+    /// What a layout rests on survives a view: a contiguous view of a parameter, `F.pad` of
+    /// one (it keeps the memory format), and a tensor the constructor made (other code may
+    /// replace it) are not the function's own.
+    #[test]
+    fn views_of_what_the_function_did_not_make_are_not_reported() {
+        let found = sl009(
+            "m.py",
+            "import torch
+             import torch.nn as nn
+             import torch.nn.functional as F
+             class M(nn.Linear):
+                     def __init__(self, i, o):
+                             super().__init__(i, o)
+                             self.register_buffer('scale', torch.empty(o, i))
+                     def forward(self, x):
+                             B, T, C = x.shape
+                             a = x.view(B * T, C).contiguous()
+                             b = F.pad(x, (0, 1)).contiguous()
+                             c = self.scale.view(torch.uint8).contiguous()
+                             d = self.scale.t().t().contiguous()
+                             return a, b, c, d
+",
+        );
+        assert_eq!(found, [], "{found:?}");
+    }
+}
