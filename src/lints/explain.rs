@@ -157,23 +157,94 @@ pub fn describe_non_adjacent(
     target: Option<&[Dim]>,
     assumptions: &Assumptions,
 ) -> Option<String> {
+    let found = first_non_adjacent(layout, target, assumptions)?;
+    Some(match found {
+        NonAdjacent::Pair { i, j, merged } => {
+            let needed = layout.shape[j].mul(&layout.strides[j]);
+            let which = format!(
+                "dims {i} ({}) and {j} ({})",
+                layout.shape[i], layout.shape[j]
+            );
+            let why = format!(
+                "stride({i}) = {}, but size({j})·stride({j}) = {needed}",
+                layout.strides[i]
+            );
+            if merged {
+                format!("it merges {which}, which are not adjacent in memory ({why})")
+            } else {
+                format!("{which} are not adjacent in memory ({why})")
+            }
+        }
+        NonAdjacent::Blocks { blocks, fewer } => format!(
+            "its dims lie in {blocks} blocks of memory that no view can merge, and {fewer} cannot cover them one by one"
+        ),
+    })
+}
+
+/// Why a reshape copies, for the help that says what to do instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyCause {
+    /// Dims out of memory order (a `permute`/`transpose` before the merge).
+    Permuted,
+    /// A dim of stride 0 (an `expand`) is merged: the copy materialises the broadcast.
+    Broadcast { dim: usize },
+    /// Dims in memory order with a gap between them (a slice or `narrow` of the inner dim).
+    Gap,
+    /// Not worked out.
+    Other,
+}
+
+/// What makes the reshape of `layout` to `target` copy: the first pair of dims it merges
+/// that are not adjacent in memory, classified by their strides.
+pub fn copy_cause(
+    layout: &SymLayout,
+    target: Option<&[Dim]>,
+    assumptions: &Assumptions,
+) -> CopyCause {
+    let Some(NonAdjacent::Pair { i, j, .. }) = first_non_adjacent(layout, target, assumptions)
+    else {
+        return CopyCause::Other;
+    };
+    let d = Decider::new(assumptions);
+    for dim in [i, j] {
+        if d.eq_lit(&layout.strides[dim], 0).is_yes() {
+            return CopyCause::Broadcast { dim };
+        }
+    }
+    // Dims in memory order (strides decreasing, outermost first) with a merge that still
+    // fails leave a gap; dims out of that order were permuted.
+    let strides: Vec<&Dim> = (0..layout.rank())
+        .filter(|&k| !d.eq_lit(&layout.shape[k], 1).is_yes())
+        .map(|k| &layout.strides[k])
+        .collect();
+    let in_order = strides.windows(2).all(|w| d.lt(w[1], w[0]).is_yes());
+    let out_of_order = strides.windows(2).any(|w| d.lt(w[0], w[1]).is_yes());
+    match (in_order, out_of_order) {
+        (true, _) => CopyCause::Gap,
+        (_, true) => CopyCause::Permuted,
+        _ => CopyCause::Other,
+    }
+}
+
+/// The first dims a view/reshape to `target` cannot merge.
+enum NonAdjacent {
+    /// Dims `i` and `j` (the next dim of size other than 1): stride(i) ≠ size(j)·stride(j).
+    /// `merged`: the target merges them (else the target's grouping was not worked out).
+    Pair { i: usize, j: usize, merged: bool },
+    /// The dims lie in more blocks of memory than the target has dims.
+    Blocks { blocks: usize, fewer: String },
+}
+
+fn first_non_adjacent(
+    layout: &SymLayout,
+    target: Option<&[Dim]>,
+    assumptions: &Assumptions,
+) -> Option<NonAdjacent> {
     let d = Decider::new(assumptions);
     let is_one = |x: &Dim| d.eq_lit(x, 1).is_yes();
-    // "dims 2 (H) and 3 (D)" + "(stride(2) = T·D, but size(3)·stride(3) = D)" when not adjacent.
-    let pair = |i: usize, j: usize| -> Option<(String, String)> {
+    let apart = |i: usize, j: usize| {
         let needed = layout.shape[j].mul(&layout.strides[j]);
-        d.ne(&layout.strides[i], &needed).is_yes().then(|| {
-            (
-                format!(
-                    "dims {i} ({}) and {j} ({})",
-                    layout.shape[i], layout.shape[j]
-                ),
-                format!(
-                    "stride({i}) = {}, but size({j})·stride({j}) = {}",
-                    layout.strides[i], needed
-                ),
-            )
-        })
+        d.ne(&layout.strides[i], &needed).is_yes()
     };
     // Resolve a `-1` so the grouping sees real sizes.
     let resolved = target.and_then(|t| infer_size(t, &layout.numel(), &d).ok());
@@ -183,12 +254,12 @@ pub fn describe_non_adjacent(
                 .into_iter()
                 .filter(|&i| !is_one(&layout.shape[i]))
                 .collect();
-            for w in dims.windows(2) {
-                if let Some((which, why)) = pair(w[0], w[1]) {
-                    return Some(format!(
-                        "it merges {which}, which are not adjacent in memory ({why})"
-                    ));
-                }
+            if let Some(w) = dims.windows(2).find(|w| apart(w[0], w[1])) {
+                return Some(NonAdjacent::Pair {
+                    i: w[0],
+                    j: w[1],
+                    merged: true,
+                });
             }
         }
     }
@@ -200,17 +271,19 @@ pub fn describe_non_adjacent(
                 Some(t) => format!("the {} dims of the target", t.len()),
                 None => "a target of fewer dims".to_string(),
             };
-            return Some(format!(
-                "its dims lie in {blocks} blocks of memory that no view can merge, and {fewer} cannot cover them one by one"
-            ));
+            return Some(NonAdjacent::Blocks { blocks, fewer });
         }
     }
     let dims: Vec<usize> = (0..layout.shape.len())
         .filter(|&i| !is_one(&layout.shape[i]))
         .collect();
     dims.windows(2)
-        .find_map(|w| pair(w[0], w[1]))
-        .map(|(which, why)| format!("{which} are not adjacent in memory ({why})"))
+        .find(|w| apart(w[0], w[1]))
+        .map(|w| NonAdjacent::Pair {
+            i: w[0],
+            j: w[1],
+            merged: false,
+        })
 }
 
 /// Groups of consecutive input dims whose product equals a run of consecutive target

@@ -5,11 +5,11 @@
 //! Which ops count is table data: ops tagged `hidden-copy` in `rules/*.toml`.
 
 use crate::analysis::event::{AltOutcome, OpEvent};
-use crate::analysis::value::format_shape;
+use crate::analysis::value::{format_shape, SymLayout};
 use crate::diagnostic::Subject;
 use crate::ops::Semantics;
 
-use super::explain::describe_non_contiguous;
+use super::explain::{copy_cause, describe_non_contiguous, CopyCause};
 use super::{describe_non_adjacent, Finding, LintContext};
 
 /// The tag `rules/*.toml` gives the ops that copy silently when no view exists.
@@ -56,9 +56,13 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         why
     );
     let mut finding = Finding::new(ev.span, message, Some(holds));
-    finding.help = Some(
-        "the copy allocates a new tensor of the same size; avoid it by producing the tensor in the order the reshape needs (e.g. permute after reshaping, or have the producer write that layout), or make it explicit with `.contiguous()` where it is intended".into(),
-    );
+    // What copies: the input, or for einops the permuted intermediate its reshape copies.
+    let (copied, shape) = match &alt.copied_reshape {
+        Some((copied, shape)) => (copied, Some(shape.as_slice())),
+        None => (input, alt.target.as_deref()),
+    };
+    let cause = copy_cause(copied, shape, &ev.assumptions);
+    finding.help = Some(help_for(cause, ev.semantics, copied));
     // What is copied: the input, or for einops the permuted intermediate its final
     // reshape copies (what `--verify` replays).
     finding.subject = Some(match &alt.copied_reshape {
@@ -76,6 +80,21 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         },
     });
     Some(finding)
+}
+
+/// What to do instead, by what makes the reshape copy.
+fn help_for(cause: CopyCause, semantics: Semantics, copied: &SymLayout) -> String {
+    if semantics == Semantics::Candle {
+        return "candle's `reshape` copies every non-contiguous input: reshape before the `transpose`/`narrow` that made it non-contiguous, or make the copy explicit with `.contiguous()?` where it is intended".into();
+    }
+    match cause {
+        CopyCause::Broadcast { dim } => format!(
+            "the reshape writes out a broadcast: dim {dim} (size {}) has stride 0 (an `expand`), so the result holds that many copies of the same elements; keep the broadcast instead (matmul and element-wise ops broadcast by themselves), and for grouped-query attention pass the key/value heads as they are to `F.scaled_dot_product_attention(q, k, v, enable_gqa=True)` (torch ≥ 2.5)",
+            copied.shape[dim]
+        ),
+        CopyCause::Gap => "a slice or `narrow` left gaps between the elements the reshape merges: reshape before slicing (and slice the result), or make the copy explicit with `.contiguous()` where it is intended".into(),
+        CopyCause::Permuted | CopyCause::Other => "the copy allocates a new tensor of the same size; avoid it by producing the tensor in the order the reshape needs (e.g. permute after reshaping, or have the producer write that layout), or make it explicit with `.contiguous()` where it is intended".into(),
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +144,41 @@ mod tests {
             !through_layer[0].iter().any(|n| n == assumed),
             "{through_layer:?}"
         );
+    }
+
+    /// The help says what to do for the way the reshape copies: a permutation, a broadcast
+    /// (`repeat_kv`), a slice's gap.
+    #[test]
+    fn the_help_follows_the_cause_of_the_copy() {
+        let help = |source: &str| -> Vec<String> {
+            let settings = crate::Settings::default();
+            crate::check_source(Path::new("m.py"), source.to_string(), &settings)
+                .into_iter()
+                .filter(|d| d.code == "SL002")
+                .filter_map(|d| d.help)
+                .collect()
+        };
+        let permuted =
+            help("def f(x):\n    B, T, C = x.shape\n    return x.transpose(1, 2).reshape(B, -1)\n");
+        assert_eq!(permuted.len(), 1, "{permuted:?}");
+        assert!(
+            permuted[0].contains("permute after reshaping"),
+            "{}",
+            permuted[0]
+        );
+        let broadcast = help(
+            "def repeat_kv(hidden_states, n_rep):\n    batch, num_key_value_heads, slen, head_dim = hidden_states.shape\n    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)\n    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)\n",
+        );
+        assert_eq!(broadcast.len(), 1, "{broadcast:?}");
+        assert!(
+            broadcast[0].contains("dim 2 (size n_rep) has stride 0"),
+            "{}",
+            broadcast[0]
+        );
+        assert!(broadcast[0].contains("enable_gqa=True"), "{}", broadcast[0]);
+        let gap = help("import torch\ndef f():\n    x = torch.randn(4, 6, 8)\n    return x[:, :, :4].reshape(4, -1)\n");
+        assert_eq!(gap.len(), 1, "{gap:?}");
+        assert!(gap[0].contains("reshape before slicing"), "{}", gap[0]);
     }
 
     /// candle copies any non-contiguous input; torch only when the dims cannot be merged.
