@@ -25,6 +25,13 @@
 //! becomes a single atom that keeps its operation and operands. Equal expressions give equal
 //! atoms, and [`Dim::eval`] can still compute them.
 //!
+//! # Display
+//! Printing follows the code rather than the normal form: a sum shows the factor its
+//! terms share (`b·c·(t - 1)`, `2·(T + 1)`), and symbols print in the order the code
+//! introduced them when the caller says what that is ([`with_display_order`]: the
+//! finding's shapes, so `B, nh, T, hs = y.shape` prints strides `nh·T·hs`), by name
+//! otherwise. Only the text changes, never the form, equality or hashing.
+//!
 //! # Comparisons
 //! [`Dim::compare`] decides the sign of `d = a - b`, and answers *unknown* unless the sign
 //! holds for every value the assumptions allow:
@@ -1403,9 +1410,60 @@ fn display_mono(mono: &[(Atom, i32)]) -> Vec<(&Atom, i32)> {
     factors
 }
 
-/// The order atoms are printed in.
+/// The order atoms are printed in: symbols in the order [`with_display_order`] gave them,
+/// then the other symbols by name, then opaque atoms.
 fn display_cmp(a: &Atom, b: &Atom) -> Ordering {
+    if let (Atom::Symbol(x), Atom::Symbol(y)) = (a, b) {
+        let ranks = DISPLAY_ORDER.with(|order| {
+            let order = order.borrow();
+            (order.get(&**x).copied(), order.get(&**y).copied())
+        });
+        match ranks {
+            (Some(p), Some(q)) => return p.cmp(&q),
+            (Some(_), None) => return Ordering::Less,
+            (None, Some(_)) => return Ordering::Greater,
+            (None, None) => {}
+        }
+    }
     a.cmp(b)
+}
+
+thread_local! {
+    /// The display rank of each symbol while a [`with_display_order`] scope runs on this
+    /// thread; empty outside one.
+    static DISPLAY_ORDER: std::cell::RefCell<rustc_hash::FxHashMap<Arc<str>, u32>> =
+        std::cell::RefCell::new(Default::default());
+}
+
+/// Runs `f` with symbols printed in the order they first occur in `sizes` (taken in turn,
+/// each size's symbols by name): the order in which the code introduced them, when the
+/// sizes are the shapes of a finding's chain, oldest first. With `B, nh, T, hs = y.shape`
+/// first, `nh * hs` prints `nh·hs` and the strides `nh·T·hs`, not `hs·nh` and `T·hs·nh`.
+/// Symbols that `sizes` do not mention print after the others, by name; outside any scope
+/// all of them do. Only the printing changes: equality, hashing and the normal form stay
+/// canonical. The previous order is restored when `f` returns (or unwinds), so scopes nest
+/// and nothing leaks from one finding into the next on the same thread.
+pub fn with_display_order<'d, R>(
+    sizes: impl IntoIterator<Item = &'d Dim>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let mut order: rustc_hash::FxHashMap<Arc<str>, u32> = Default::default();
+    for d in sizes {
+        for name in d.symbols() {
+            let rank = order.len() as u32;
+            order.entry(name.into()).or_insert(rank);
+        }
+    }
+    struct Restore(Option<rustc_hash::FxHashMap<Arc<str>, u32>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(previous) = self.0.take() {
+                DISPLAY_ORDER.with(|o| *o.borrow_mut() = previous);
+            }
+        }
+    }
+    let _restore = Restore(Some(DISPLAY_ORDER.with(|o| o.replace(order))));
+    f()
 }
 
 /// `|coeff| · monomial` as `num·atoms/(den·atoms)`.
@@ -1703,6 +1761,44 @@ mod tests {
         );
         // Inside an opaque atom the operand is factored too.
         assert_eq!(b.mul(&t).add(&b).max(&c).to_string(), "max(b·(t + 1), c)");
+    }
+
+    #[test]
+    fn display_order_follows_the_sizes_given_and_is_restored() {
+        let (b, nh, t, hs) = (s("B"), s("nh"), s("T"), s("hs"));
+        let strides = nh.mul(&t).mul(&hs);
+        let numel = b.mul(&strides);
+        let merged = nh.mul(&hs).add(&t);
+        // Outside any scope: by name.
+        assert_eq!(strides.to_string(), "T·hs·nh");
+        let shape = [b.clone(), nh.clone(), t.clone(), hs.clone()];
+        let inside = with_display_order(&shape, || {
+            assert_eq!(strides.to_string(), "nh·T·hs");
+            assert_eq!(numel.to_string(), "B·nh·T·hs");
+            assert_eq!(merged.to_string(), "nh·hs + T");
+            assert_eq!(hs.mul(&t).floordiv(&nh).to_string(), "T·hs/nh");
+            // A symbol the sizes do not mention comes after, by name.
+            assert_eq!(s("C").mul(&s("A")).mul(&hs).to_string(), "hs·A·C");
+            // A nested scope has its own order, and gives the outer one back.
+            let swapped = [hs.clone(), t.clone()];
+            with_display_order(&swapped, || assert_eq!(strides.to_string(), "hs·T·nh"));
+            assert_eq!(strides.to_string(), "nh·T·hs");
+            strides.to_string()
+        });
+        // The first occurrence counts; a size's own symbols come by name.
+        let first = [t.clone(), numel.clone()];
+        with_display_order(&first, || assert_eq!(numel.to_string(), "T·B·hs·nh"));
+        assert_eq!(inside, "nh·T·hs");
+        // Left behind: nothing, also after a panic inside a scope.
+        assert_eq!(strides.to_string(), "T·hs·nh");
+        let unwound = std::panic::catch_unwind(|| {
+            with_display_order(&shape, || panic!("a lint bug"));
+        });
+        assert!(unwound.is_err());
+        assert_eq!(strides.to_string(), "T·hs·nh");
+        // Only the printing changes: the forms are the same values.
+        let reordered = with_display_order(&shape, || t.mul(&hs).mul(&nh));
+        assert_eq!(reordered, strides);
     }
 
     #[test]

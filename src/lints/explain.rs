@@ -7,7 +7,26 @@ use crate::layout::Assumption;
 use super::LintContext;
 use crate::analysis::value::{chain_steps, format_layout, SymLayout};
 use crate::diagnostic::Label;
+use crate::layout::dim::with_display_order;
 use crate::layout::{blocks_of_two_or_more, infer_size, Assumptions, Decider, Dim, Tri};
+
+/// Runs `f`, which words a finding about `ev`, with its sizes printed in the order the
+/// code introduced them: the order they first occur in the shapes of the event's chains,
+/// oldest step first, then its inputs and targets, then in their strides (see
+/// [`with_display_order`]).
+pub fn in_source_order<R>(ev: &OpEvent, f: impl FnOnce() -> R) -> R {
+    let mut layouts: Vec<&SymLayout> = Vec::new();
+    let mut targets: Vec<&Dim> = Vec::new();
+    for o in &ev.outcomes {
+        let steps: Vec<_> = chain_steps(&o.input.chain).collect();
+        layouts.extend(steps.iter().rev().filter_map(|s| s.layout.as_ref()));
+        layouts.extend(o.input.layout.as_ref());
+        targets.extend(o.target.iter().flatten());
+    }
+    let shapes = layouts.iter().flat_map(|l| l.shape.iter());
+    let strides = layouts.iter().flat_map(|l| l.strides.iter());
+    with_display_order(shapes.chain(targets).chain(strides), f)
+}
 
 /// Labels for the steps that produced the input layout, oldest first (at most 6).
 pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {

@@ -7,7 +7,7 @@ use crate::diagnostic::{Fix, Label, Subject};
 use crate::ir::Span;
 
 use super::prefilter::ReportedOps;
-use super::{notes_for, Check, LintContext, Rule, RULES};
+use super::{in_source_order, notes_for, Check, LintContext, Rule, RULES};
 
 /// A finding with the identity of its rule and the notes on what it rests on: all a
 /// diagnostic needs but the file.
@@ -61,7 +61,12 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
                 continue;
             }
             let site = (r.code, ev.span);
-            match check(ev, ctx).map(|f| reported(r, ev, f, ctx)) {
+            // A finding is worded again with its sizes in the order the code introduced
+            // them (findings are few; most checks return `None` at once).
+            let found = check(ev, ctx).and_then(|_| {
+                in_source_order(ev, || check(ev, ctx).map(|f| reported(r, ev, f, ctx)))
+            });
+            match found {
                 Some(d) if ev.from_caller && !ev.rests_on_assumed_layout() => {
                     from_callers.entry(site).or_insert(d);
                 }
