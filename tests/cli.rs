@@ -856,3 +856,43 @@ def split(x):
     assert_eq!(cold, all);
     assert_eq!(stdout(&cached()), all, "from the warm cache");
 }
+
+/// Several steps of a chain on one line: each label hangs from its own call and the steps
+/// are numbered in the order they ran (codespan stacks the rightmost label on top).
+#[test]
+fn chain_steps_on_one_line_are_numbered_in_the_order_they_ran() {
+    let model = "\
+def merge(y):
+    B, nh, T, hs = y.shape
+    return y.transpose(1, 2).transpose(2, 3).reshape(B, T, nh * hs)
+";
+    let dir = project(&[("m.py", model)]);
+    let text = stdout(&stridelint(dir.path(), &["check", "m.py"]));
+    let expected = "\
+2 |     B, nh, T, hs = y.shape
+  |                    ------- 1. parameter `y` (assumed contiguous): (B, nh, T, hs) strides (nh·T·hs, T·hs, hs, 1)
+3 |     return y.transpose(1, 2).transpose(2, 3).reshape(B, T, nh * hs)
+  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |            |                |
+  |            |                3. `.transpose(2, 3)`: (B, T, hs, nh) strides (nh·T·hs, hs, 1, T·hs)
+  |            2. `.transpose(1, 2)`: (B, T, nh, hs) strides (nh·T·hs, hs, T·hs, 1)
+";
+    assert!(text.contains(expected), "{text}");
+    // One step per line: no numbers.
+    let apart = "\
+def merge(y):
+    B, nh, T, hs = y.shape
+    y = y.transpose(1, 2)
+    return y.reshape(B, T, nh * hs)
+";
+    std::fs::write(dir.path().join("m.py"), apart).unwrap();
+    let text = stdout(&stridelint(dir.path(), &["check", "m.py"]));
+    assert!(
+        text.contains("------- parameter `y` (assumed contiguous)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("----------------- `.transpose(1, 2)`"),
+        "{text}"
+    );
+}

@@ -80,8 +80,8 @@ fn rendered(diagnostic: &Diagnostic, ctx: &ReportContext) -> Rendered<()> {
         (),
         clamped_range(text, diagnostic.span),
     )];
-    labels.extend(diagnostic.chain.iter().map(|step| {
-        RenderedLabel::secondary((), clamped_range(text, step.span)).with_message(&step.message)
+    labels.extend(chain_labels(diagnostic).into_iter().map(|(span, message)| {
+        RenderedLabel::secondary((), clamped_range(text, span)).with_message(message)
     }));
 
     let mut notes: Vec<String> = diagnostic
@@ -101,6 +101,54 @@ fn rendered(diagnostic: &Diagnostic, ctx: &ReportContext) -> Rendered<()> {
         .with_message(header)
         .with_labels(labels)
         .with_notes(notes)
+}
+
+/// The chain's labels, each marking what its step added to the expression and numbered
+/// in the order the steps ran when two or more fall on one line.
+///
+/// A step of a method chain spans the steps before it (`y.transpose(1, 2).transpose(2, 3)`
+/// holds `y.transpose(1, 2)`); its label marks only its own call (`.transpose(2, 3)`), so
+/// that each label hangs from its own column, as rustc draws several labels on a line.
+/// Codespan, like rustc, stacks those labels with the rightmost on top, so the last step
+/// reads first: the numbers (`1.`, `2.`, … over the whole chain) give the order the code ran.
+fn chain_labels(diagnostic: &Diagnostic) -> Vec<(Span, String)> {
+    let chain = &diagnostic.chain;
+    let spans: Vec<Span> = chain
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let inner = chain[..i]
+                .iter()
+                .filter(|earlier| {
+                    earlier.span.start == step.span.start && earlier.span.end < step.span.end
+                })
+                .map(|earlier| earlier.span.end)
+                .max();
+            match inner {
+                Some(end) => Span {
+                    start: end,
+                    end: step.span.end,
+                },
+                None => step.span,
+            }
+        })
+        .collect();
+    let file = &diagnostic.file;
+    let mut lines: Vec<usize> = spans
+        .iter()
+        .map(|span| file.line_index((span.start as usize).min(file.text.len())))
+        .collect();
+    lines.sort_unstable();
+    let shared = lines.windows(2).any(|pair| pair[0] == pair[1]);
+    spans
+        .into_iter()
+        .zip(chain)
+        .enumerate()
+        .map(|(i, (span, step))| match shared {
+            true => (span, format!("{}. {}", i + 1, step.message)),
+            false => (span, step.message.clone()),
+        })
+        .collect()
 }
 
 /// One help line for the help and the fix together. A fix whose title only repeats the
