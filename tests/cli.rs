@@ -896,3 +896,56 @@ def merge(y):
         "{text}"
     );
 }
+
+/// A chain that runs through a helper says so in the labels of the helper's steps: the
+/// flagged `view` is in `forward`, the transpose in `split_heads`.
+#[test]
+fn chain_steps_in_a_helper_name_it_and_the_call() {
+    let model = "\
+import torch.nn as nn
+
+
+def split_heads(x, n_head):
+    B, T, C = x.shape
+    x = x.view(B, T, n_head, C // n_head)
+    return x.transpose(1, 2)
+
+
+class Attention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = split_heads(self.qkv(x), self.n_head)
+        return q.view(B, T, C)
+";
+    let dir = project(&[("m.py", model)]);
+    let out = stridelint(dir.path(), &["check", "m.py"]);
+    let text = stdout(&out);
+    assert!(text.contains("--> m.py:19:16"), "{text}");
+    assert!(
+        text.contains("`.view(B, T, n_head, C // n_head)` in `split_heads` (called at line 18): (B, T, n_head, n_embd/n_head)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`.transpose(1, 2)` in `split_heads` (called at line 18): (B, n_head, T, n_embd/n_head)"),
+        "{text}"
+    );
+    // The same helper's own finding, in its own analysis, names no function.
+    let helper = "\
+def split_heads(x, n_head):
+    B, T, C = x.shape
+    x = x.view(B, T, n_head, C // n_head).transpose(1, 2)
+    return x.view(B, T, C)
+";
+    std::fs::write(dir.path().join("m.py"), helper).unwrap();
+    let text = stdout(&stridelint(dir.path(), &["check", "m.py"]));
+    assert!(
+        text.contains("`.transpose(1, 2)`: (B, n_head, T, C/n_head)"),
+        "{text}"
+    );
+    assert!(!text.contains(" in `split_heads`"), "{text}");
+}

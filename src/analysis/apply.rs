@@ -153,12 +153,18 @@ pub fn resolve_value(shapes: &HashMap<Origin, SymLayout>, v: Value) -> Value {
 const PARAMETER_STEP: &str = "parameter ";
 
 /// A parameter used as a tensor: contiguous, shape unknown (assumption 1).
-pub fn param_as_tensor(name: &str, origin: Option<Origin>, span: Span) -> Value {
+pub fn param_as_tensor(
+    name: &str,
+    origin: Option<Origin>,
+    span: Span,
+    context: Option<Arc<CallContext>>,
+) -> Value {
     let step = Step {
         span,
         what: format!("{PARAMETER_STEP}`{name}` (assumed contiguous)"),
         layout: None,
         prev: None,
+        context,
     };
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = origin;
@@ -166,12 +172,12 @@ pub fn param_as_tensor(name: &str, origin: Option<Origin>, span: Span) -> Value 
 }
 
 /// A name that may be a tensor parameter, as a tensor; anything else unchanged.
-pub fn as_tensor(v: Value, span: Span) -> Value {
+pub fn as_tensor(v: Value, span: Span, context: &Option<Arc<CallContext>>) -> Value {
     match v {
         Value::Named {
             name,
             param: Some(origin),
-        } => param_as_tensor(&name, Some(origin), span),
+        } => param_as_tensor(&name, Some(origin), span, context.clone()),
         other => other,
     }
 }
@@ -185,6 +191,7 @@ fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
         what: what.to_string(),
         layout: None,
         prev: None,
+        context: ctx.context.clone(),
     };
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = Some(origin);
@@ -213,6 +220,7 @@ fn contiguous_from_input(ctx: &mut ApplyCtx, input: &TensorAlt, span: Span, what
         what: format!("{what} {FROM_CONTIGUOUS_INPUT}"),
         layout: None,
         prev: input.chain.clone(),
+        context: ctx.context.clone(),
     };
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = Some(origin);
@@ -270,7 +278,7 @@ pub fn unknown_result(spec: &OpSpec, why: UnknownReason) -> Value {
 /// A `reveal_layout(x)` call (lint SL900): one event whose outcomes are `x`'s alternatives
 /// as the path holds them; the value is returned unchanged, as `reveal_type` does.
 pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Value {
-    let value = resolve_value(ctx.shapes, as_tensor(value, span));
+    let value = resolve_value(ctx.shapes, as_tensor(value, span, &ctx.context));
     let alts = match &value {
         Value::Tensor(TensorVal::Alts(alts)) => alts.clone(),
         _ => vec![TensorAlt::new(None, None)],
@@ -510,7 +518,7 @@ pub fn apply_op(
     span: Span,
     nspan: Span,
 ) -> Value {
-    let recv = recv.map(|r| as_tensor(r, span));
+    let recv = recv.map(|r| as_tensor(r, span, &ctx.context));
     let what = step_description(ctx, span, nspan);
     // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
     // tensor: their first argument is a size or data, never the input. `einsum`'s first
@@ -521,7 +529,7 @@ pub fn apply_op(
     let mut positional = positional;
     if recv.is_none() {
         if let Some(first) = positional.first_mut() {
-            *first = as_tensor(first.clone(), span);
+            *first = as_tensor(first.clone(), span, &ctx.context);
         }
     }
     let receiver = if recv.is_some() {
@@ -825,6 +833,7 @@ fn sdpa_alternatives(
                 what: format!("{what} (its {names} kernel)"),
                 layout: Some(layout.clone()),
                 prev: None,
+                context: ctx.context.clone(),
             };
             let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
             if !single {
@@ -942,6 +951,7 @@ fn contiguous_view_result(
         what: format!("{what} (if its element count matches)"),
         layout: Some(layout.clone()),
         prev: None,
+        context: ctx.context.clone(),
     };
     let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
     alt.condition = input_alt.condition.clone();
@@ -1019,6 +1029,7 @@ fn partial_product(
         what: format!("{what}{note}"),
         layout: Some(layout.clone()),
         prev: None,
+        context: ctx.context.clone(),
     };
     Some(Value::Tensor(TensorVal::single(
         Some(layout),
@@ -1635,6 +1646,7 @@ fn apply_factory(
             what: format!("{what} (whatever its operands' layouts)"),
             layout: Some(layout.clone()),
             prev: None,
+            context: ctx.context.clone(),
         };
         return Value::Tensor(TensorVal::single(Some(layout), Some(Arc::new(step))));
     }
@@ -1841,6 +1853,7 @@ pub fn result_value(
                     what: what.to_string(),
                     layout: Some(l.clone()),
                     prev: None,
+                    context: ctx.context.clone(),
                 }))
             } else {
                 Some(Arc::new(Step {
@@ -1848,6 +1861,7 @@ pub fn result_value(
                     what: what.to_string(),
                     layout: Some(l.clone()),
                     prev: input.chain.clone(),
+                    context: ctx.context.clone(),
                 }))
             };
             let mut alt = TensorAlt::new(Some(l), chain);
@@ -1862,6 +1876,7 @@ pub fn result_value(
                         what: what.to_string(),
                         layout: Some(l.clone()),
                         prev: input.chain.clone(),
+                        context: ctx.context.clone(),
                     };
                     Value::Tensor(TensorVal::single(Some(l), Some(Arc::new(step))))
                 })

@@ -23,6 +23,29 @@ pub type Bindings = HashMap<Arc<str>, Value>;
 /// Beyond this many alternative layouts a tensor is treated as unknown.
 pub const MAX_ALTERNATIVES: usize = 4;
 
+/// Where an analysis came from: the function analysed on its own (no context), or a call
+/// followed from another function, which names its caller in findings.
+#[derive(Debug)]
+pub struct CallContext {
+    /// The function that made the call, as findings name it (`Block.forward`).
+    pub caller: String,
+    /// The function called, named the same way (`split_heads`, `Block.attend`).
+    pub callee: String,
+    /// The call expression in the caller.
+    pub call_span: Span,
+    /// The file of the call, when it is not the file of the finding.
+    pub call_file: Option<Arc<std::path::Path>>,
+    /// The caller's own context.
+    pub parent: Option<Arc<CallContext>>,
+}
+
+impl CallContext {
+    /// How many calls deep this context is.
+    pub fn depth(&self) -> usize {
+        1 + self.parent.as_ref().map_or(0, |p| p.depth())
+    }
+}
+
 /// One step in the history of a layout: the op at `span` produced `layout`.
 /// A persistent list, newest first, shared between values that derive from each other.
 #[derive(Debug)]
@@ -33,6 +56,9 @@ pub struct Step {
     /// Layout after the step (`None`: contiguous, shape unknown).
     pub layout: Option<SymLayout>,
     pub prev: Option<Arc<Step>>,
+    /// The call that led into the function where the step ran (`None`: the root function
+    /// of the analysis), so that a finding can say when its chain went through a helper.
+    pub context: Option<Arc<CallContext>>,
 }
 
 /// The chain of steps behind an alternative, newest first.

@@ -6,6 +6,7 @@ use crate::analysis::event::OpEvent;
 use crate::diagnostic::{Fix, Label, Subject};
 use crate::ir::Span;
 
+use super::explain::place_steps;
 use super::prefilter::ReportedOps;
 use super::{in_source_order, notes_for, Check, LintContext, Rule, RULES};
 
@@ -101,15 +102,19 @@ fn reported(
     finding: super::Finding<'_>,
     ctx: &LintContext,
 ) -> Reported {
+    let mut chain = finding.chain;
     let notes = match finding.holds {
-        Some(holds) => notes_for(ev, holds, &finding.extra_assumptions, ctx),
+        Some(holds) => {
+            place_steps(&mut chain, ev, holds.outcome(), ctx);
+            notes_for(ev, holds, &finding.extra_assumptions, ctx)
+        }
         None => Vec::new(),
     };
     Reported {
         rule,
         span: finding.span,
         message: finding.message,
-        chain: finding.chain,
+        chain,
         notes,
         help: finding.help,
         fix: finding.fix,

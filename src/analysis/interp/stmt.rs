@@ -579,6 +579,7 @@ impl Interpreter<'_> {
             what,
             layout: Some(layout.clone()),
             prev,
+            context: self.frame.context.clone(),
         };
         let mut alt = super::super::value::TensorAlt::new(Some(layout), Some(Arc::new(step)));
         alt.origin = origin;
