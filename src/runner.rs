@@ -114,7 +114,7 @@ pub fn reveals(file: &Arc<SourceFile>, events: &[OpEvent]) -> Vec<Diagnostic> {
                 .to_string(),
                 Revealed::Result => written(ev.span),
             };
-            let finding = reveal(ev, &subject, what);
+            let finding = lints::in_source_order(ev, || reveal(ev, &subject, what));
             Diagnostic {
                 code: rule.code,
                 severity: rule.severity,

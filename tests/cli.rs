@@ -692,11 +692,11 @@ def split_heads(x, n_head):
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "m.py:7:5: SL900 layout of `k`: (B, n_head, T, C/n_head) strides (C·T, C/n_head, C, 1) offset 0, not contiguous",
+        "m.py:7:5: SL900 layout of `k`: (B, n_head, T, C/n_head) strides (T·C, C/n_head, C, 1) offset 0, not contiguous",
         "{text}"
     );
     assert!(
-        lines[1].starts_with("m.py:8:12: SL900 layout of `k.flatten(2)`: (B, n_head, C·T/n_head) strides (C·T, C·T/n_head, 1) offset 0, contiguous"),
+        lines[1].starts_with("m.py:8:12: SL900 layout of `k.flatten(2)`: (B, n_head, T·C/n_head) strides (T·C, T·C/n_head, 1) offset 0, contiguous"),
         "{text}"
     );
     assert_eq!(
@@ -785,4 +785,167 @@ def merge_heads(y, B, T, H, D):
     );
     let text = sized(&["B=16", "T=4096", "H=32"]);
     assert!(!text.contains("the copy at"), "{text}");
+}
+
+/// Sizes print in the order the code introduced them (`B, nh, T, hs = y.shape`: `nh·hs`,
+/// strides `nh·T·hs`), not by name, and the same whatever else is linted with the file,
+/// in parallel, and from a warm cache (which stores findings as text).
+#[test]
+fn sizes_print_in_the_order_the_code_introduced_them() {
+    let merge = "\
+def merge_heads(y):
+    B, nh, T, hs = y.shape
+    return y.transpose(1, 2).reshape(B, T, nh * hs)
+";
+    // Another file, and a function before it, that introduce the same names in another order.
+    let other = "\
+def split(x):
+    T, B, hs, nh = x.shape
+    return x.transpose(1, 2).reshape(T, hs, B * nh)
+";
+    let expected = "`reshape` to (B, T, nh·hs) copies B·nh·T·hs elements of (B, T, nh, hs) \
+                    strides (nh·T·hs, hs, T·hs, 1); it merges dims 2 (nh) and 3 (hs)";
+    let dir = project(&[
+        ("a_other.py", other),
+        ("b_merge.py", merge),
+        ("c_both.py", &format!("{other}\n\n{merge}")),
+    ]);
+    let alone = stdout(&stridelint(dir.path(), &["check", "b_merge.py"]));
+    assert!(alone.contains(expected), "{alone}");
+    assert!(
+        alone.contains(
+            "parameter `y` (assumed contiguous): (B, nh, T, hs) strides (nh·T·hs, T·hs, hs, 1)"
+        ),
+        "{alone}"
+    );
+    let all = stdout(&stridelint(
+        dir.path(),
+        &["check", ".", "--output-format", "concise"],
+    ));
+    let line = |text: &str, file: &str| {
+        text.lines()
+            .find(|l| l.starts_with(file))
+            .unwrap_or_else(|| panic!("no finding in {file}: {text}"))
+            .split_once(' ')
+            .unwrap()
+            .1
+            .to_owned()
+    };
+    assert!(line(&all, "b_merge.py").contains(expected), "{all}");
+    assert!(all.contains("c_both.py:8:12: SL002"), "{all}");
+    assert!(
+        all.lines()
+            .any(|l| l.starts_with("c_both.py:8:12") && l.contains(expected)),
+        "{all}"
+    );
+    // The other order where the code spells it so.
+    assert!(
+        line(&all, "a_other.py")
+            .contains("`reshape` to (T, hs, B·nh) copies T·B·hs·nh elements of (T, hs, B, nh)"),
+        "{all}"
+    );
+    let cached = || {
+        Command::new(env!("CARGO_BIN_EXE_stridelint"))
+            .current_dir(dir.path())
+            .args(["check", ".", "--output-format", "concise"])
+            .env_remove("STRIDELINT_CACHE_DIR")
+            .output()
+            .unwrap()
+    };
+    let cold = stdout(&cached());
+    assert_eq!(cold, all);
+    assert_eq!(stdout(&cached()), all, "from the warm cache");
+}
+
+/// Several steps of a chain on one line: each label hangs from its own call and the steps
+/// are numbered in the order they ran (codespan stacks the rightmost label on top).
+#[test]
+fn chain_steps_on_one_line_are_numbered_in_the_order_they_ran() {
+    let model = "\
+def merge(y):
+    B, nh, T, hs = y.shape
+    return y.transpose(1, 2).transpose(2, 3).reshape(B, T, nh * hs)
+";
+    let dir = project(&[("m.py", model)]);
+    let text = stdout(&stridelint(dir.path(), &["check", "m.py"]));
+    let expected = "\
+2 |     B, nh, T, hs = y.shape
+  |                    ------- 1. parameter `y` (assumed contiguous): (B, nh, T, hs) strides (nh·T·hs, T·hs, hs, 1)
+3 |     return y.transpose(1, 2).transpose(2, 3).reshape(B, T, nh * hs)
+  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |            |                |
+  |            |                3. `.transpose(2, 3)`: (B, T, hs, nh) strides (nh·T·hs, hs, 1, T·hs)
+  |            2. `.transpose(1, 2)`: (B, T, nh, hs) strides (nh·T·hs, hs, T·hs, 1)
+";
+    assert!(text.contains(expected), "{text}");
+    // One step per line: no numbers.
+    let apart = "\
+def merge(y):
+    B, nh, T, hs = y.shape
+    y = y.transpose(1, 2)
+    return y.reshape(B, T, nh * hs)
+";
+    std::fs::write(dir.path().join("m.py"), apart).unwrap();
+    let text = stdout(&stridelint(dir.path(), &["check", "m.py"]));
+    assert!(
+        text.contains("------- parameter `y` (assumed contiguous)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("----------------- `.transpose(1, 2)`"),
+        "{text}"
+    );
+}
+
+/// A chain that runs through a helper says so in the labels of the helper's steps: the
+/// flagged `view` is in `forward`, the transpose in `split_heads`.
+#[test]
+fn chain_steps_in_a_helper_name_it_and_the_call() {
+    let model = "\
+import torch.nn as nn
+
+
+def split_heads(x, n_head):
+    B, T, C = x.shape
+    x = x.view(B, T, n_head, C // n_head)
+    return x.transpose(1, 2)
+
+
+class Attention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = split_heads(self.qkv(x), self.n_head)
+        return q.view(B, T, C)
+";
+    let dir = project(&[("m.py", model)]);
+    let out = stridelint(dir.path(), &["check", "m.py"]);
+    let text = stdout(&out);
+    assert!(text.contains("--> m.py:19:16"), "{text}");
+    assert!(
+        text.contains("`.view(B, T, n_head, C // n_head)` in `split_heads` (called at line 18): (B, T, n_head, n_embd/n_head)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`.transpose(1, 2)` in `split_heads` (called at line 18): (B, n_head, T, n_embd/n_head)"),
+        "{text}"
+    );
+    // The same helper's own finding, in its own analysis, names no function.
+    let helper = "\
+def split_heads(x, n_head):
+    B, T, C = x.shape
+    x = x.view(B, T, n_head, C // n_head).transpose(1, 2)
+    return x.view(B, T, C)
+";
+    std::fs::write(dir.path().join("m.py"), helper).unwrap();
+    let text = stdout(&stridelint(dir.path(), &["check", "m.py"]));
+    assert!(
+        text.contains("`.transpose(1, 2)`: (B, n_head, T, C/n_head)"),
+        "{text}"
+    );
+    assert!(!text.contains(" in `split_heads`"), "{text}");
 }

@@ -630,9 +630,13 @@ mod behaviour {
             !text.contains("Replace `.view` with `.reshape`"),
             "fixes are hidden without show_fixes"
         );
+        // The fix names code the help does not (`.view`): its own line, after the help.
         let with_fixes = render(OutputFormat::Full, &sample(), &ctx(false, true));
         assert!(
-            with_fixes.contains("= help: Replace `.view` with `.reshape`"),
+            with_fixes.contains(
+                "= help: call `.contiguous()` first, or use `.reshape(B, T, C)`, which copies\n  \
+                 = fix: Replace `.view` with `.reshape`"
+            ),
             "{with_fixes}"
         );
     }

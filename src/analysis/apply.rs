@@ -153,11 +153,17 @@ pub fn resolve_value(shapes: &HashMap<Origin, SymLayout>, v: Value) -> Value {
 const PARAMETER_STEP: &str = "parameter ";
 
 /// A parameter used as a tensor: contiguous, shape unknown (assumption 1).
-pub fn param_as_tensor(name: &str, origin: Option<Origin>, span: Span) -> Value {
+pub fn param_as_tensor(
+    name: &str,
+    origin: Option<Origin>,
+    span: Span,
+    context: Option<Arc<CallContext>>,
+) -> Value {
     let step = Step::parameter(
         span,
         format!("{PARAMETER_STEP}`{name}` (assumed contiguous)"),
         None,
+        context,
     );
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = origin;
@@ -165,12 +171,12 @@ pub fn param_as_tensor(name: &str, origin: Option<Origin>, span: Span) -> Value 
 }
 
 /// A name that may be a tensor parameter, as a tensor; anything else unchanged.
-pub fn as_tensor(v: Value, span: Span) -> Value {
+pub fn as_tensor(v: Value, span: Span, context: &Option<Arc<CallContext>>) -> Value {
     match v {
         Value::Named {
             name,
             param: Some(origin),
-        } => param_as_tensor(&name, Some(origin), span),
+        } => param_as_tensor(&name, Some(origin), span, context.clone()),
         other => other,
     }
 }
@@ -179,7 +185,7 @@ pub fn as_tensor(v: Value, span: Span) -> Value {
 /// (a `matmul` whose operand shape is unknown still writes a new contiguous tensor).
 fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
     let origin = ctx.fresh_origin();
-    let step = Step::fresh(span, what.to_string(), None);
+    let step = Step::fresh(span, what.to_string(), None, ctx.context.clone());
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = Some(origin);
     Value::Tensor(TensorVal::Alts(vec![alt]))
@@ -207,6 +213,7 @@ fn contiguous_from_input(ctx: &mut ApplyCtx, input: &TensorAlt, span: Span, what
         format!("{what} {FROM_CONTIGUOUS_INPUT}"),
         None,
         input.chain.clone(),
+        ctx.context.clone(),
     );
     let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
     alt.origin = Some(origin);
@@ -264,7 +271,7 @@ pub fn unknown_result(spec: &OpSpec, why: UnknownReason) -> Value {
 /// A `reveal_layout(x)` call (lint SL900): one event whose outcomes are `x`'s alternatives
 /// as the path holds them; the value is returned unchanged, as `reveal_type` does.
 pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Value {
-    let value = resolve_value(ctx.shapes, as_tensor(value, span));
+    let value = resolve_value(ctx.shapes, as_tensor(value, span, &ctx.context));
     let alts = match &value {
         Value::Tensor(TensorVal::Alts(alts)) => alts.clone(),
         _ => vec![TensorAlt::new(None, None)],
@@ -504,7 +511,7 @@ pub fn apply_op(
     span: Span,
     nspan: Span,
 ) -> Value {
-    let recv = recv.map(|r| as_tensor(r, span));
+    let recv = recv.map(|r| as_tensor(r, span, &ctx.context));
     let what = step_description(ctx, span, nspan);
     // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
     // tensor: their first argument is a size or data, never the input. `einsum`'s first
@@ -515,7 +522,7 @@ pub fn apply_op(
     let mut positional = positional;
     if recv.is_none() {
         if let Some(first) = positional.first_mut() {
-            *first = as_tensor(first.clone(), span);
+            *first = as_tensor(first.clone(), span, &ctx.context);
         }
     }
     let receiver = if recv.is_some() {
@@ -821,6 +828,7 @@ fn sdpa_alternatives(
                 span,
                 format!("{what} (its {names} kernel)"),
                 Some(layout.clone()),
+                ctx.context.clone(),
             );
             let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
             if !single {
@@ -914,7 +922,13 @@ fn contiguous_view_result(
             // A view of the input, not a new tensor: its layout rests on the input's.
             return input.map(|_| {
                 let origin = ctx.fresh_origin();
-                let step = Step::restart(span, what.to_string(), None, &input_alt.chain);
+                let step = Step::restart(
+                    span,
+                    what.to_string(),
+                    None,
+                    &input_alt.chain,
+                    ctx.context.clone(),
+                );
                 let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
                 alt.origin = Some(origin);
                 alt.condition = input_alt.condition.clone();
@@ -948,6 +962,7 @@ fn contiguous_view_result(
         format!("{what} (if its element count matches)"),
         Some(layout.clone()),
         &input_alt.chain,
+        ctx.context.clone(),
     );
     let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
     alt.condition = input_alt.condition.clone();
@@ -1020,7 +1035,12 @@ fn partial_product(
         OpKind::Bmm => String::new(),
         _ => " (assuming its operand of unknown shape has no more dims than the other)".into(),
     };
-    let step = Step::fresh(span, format!("{what}{note}"), Some(layout.clone()));
+    let step = Step::fresh(
+        span,
+        format!("{what}{note}"),
+        Some(layout.clone()),
+        ctx.context.clone(),
+    );
     Some(Value::Tensor(TensorVal::single(
         Some(layout),
         Some(Arc::new(step)),
@@ -1635,6 +1655,7 @@ fn apply_factory(
             span,
             format!("{what} (whatever its operands' layouts)"),
             Some(layout.clone()),
+            ctx.context.clone(),
         );
         return Value::Tensor(TensorVal::single(Some(layout), Some(Arc::new(step))));
     }
@@ -1854,6 +1875,7 @@ pub fn result_value(
                     span,
                     what.to_string(),
                     Some(l.clone()),
+                    ctx.context.clone(),
                 )))
             } else if input.layout.as_ref() == Some(&l) {
                 input.chain.clone()
@@ -1865,6 +1887,7 @@ pub fn result_value(
                     what.to_string(),
                     Some(l.clone()),
                     &input.chain,
+                    ctx.context.clone(),
                 )))
             } else {
                 Some(Arc::new(Step::after(
@@ -1872,6 +1895,7 @@ pub fn result_value(
                     what.to_string(),
                     Some(l.clone()),
                     input.chain.clone(),
+                    ctx.context.clone(),
                 )))
             };
             let mut alt = TensorAlt::new(Some(l), chain);
@@ -1881,8 +1905,13 @@ pub fn result_value(
         OpResult::Tensors(ls) => Value::Tuple(
             ls.into_iter()
                 .map(|l| {
-                    let step =
-                        Step::after(span, what.to_string(), Some(l.clone()), input.chain.clone());
+                    let step = Step::after(
+                        span,
+                        what.to_string(),
+                        Some(l.clone()),
+                        input.chain.clone(),
+                        ctx.context.clone(),
+                    );
                     Value::Tensor(TensorVal::single(Some(l), Some(Arc::new(step))))
                 })
                 .collect(),

@@ -16,26 +16,9 @@ use crate::layout::{Assumption, Assumptions, Dim};
 
 use super::value::{Bindings, Instance, Value};
 
-/// Where an analysis came from: the function analysed on its own (no context), or a call
-/// followed from another function, which names its caller in findings.
-#[derive(Debug)]
-pub struct CallContext {
-    /// The function that made the call, as findings name it (`Block.forward`).
-    pub caller: String,
-    /// The call expression in the caller.
-    pub call_span: Span,
-    /// The file of the call, when it is not the file of the finding.
-    pub call_file: Option<Arc<std::path::Path>>,
-    /// The caller's own context.
-    pub parent: Option<Arc<CallContext>>,
-}
-
-impl CallContext {
-    /// How many calls deep this context is.
-    pub fn depth(&self) -> usize {
-        1 + self.parent.as_ref().map_or(0, |p| p.depth())
-    }
-}
+// Defined beside the chains whose steps carry it (a step remembers the call it ran in),
+// so that `value` needs nothing from here.
+pub use super::value::CallContext;
 
 /// Size facts learned on the current path (see the module docs).
 #[derive(Debug, Clone, Default)]

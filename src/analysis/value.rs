@@ -23,6 +23,29 @@ pub type Bindings = HashMap<Arc<str>, Value>;
 /// Beyond this many alternative layouts a tensor is treated as unknown.
 pub const MAX_ALTERNATIVES: usize = 4;
 
+/// Where an analysis came from: the function analysed on its own (no context), or a call
+/// followed from another function, which names its caller in findings.
+#[derive(Debug)]
+pub struct CallContext {
+    /// The function that made the call, as findings name it (`Block.forward`).
+    pub caller: String,
+    /// The function called, named the same way (`split_heads`, `Block.attend`).
+    pub callee: String,
+    /// The call expression in the caller.
+    pub call_span: Span,
+    /// The file of the call, when it is not the file of the finding.
+    pub call_file: Option<Arc<std::path::Path>>,
+    /// The caller's own context.
+    pub parent: Option<Arc<CallContext>>,
+}
+
+impl CallContext {
+    /// How many calls deep this context is.
+    pub fn depth(&self) -> usize {
+        1 + self.parent.as_ref().map_or(0, |p| p.depth())
+    }
+}
+
 /// One step in the history of a layout: the op at `span` produced `layout`.
 /// A persistent list, newest first, shared between values that derive from each other.
 #[derive(Debug)]
@@ -37,6 +60,9 @@ pub struct Step {
     /// whose layout follows from this one's, also where the chain restarts at a contiguous
     /// result (`x.view(B * T, C)` of a parameter `x` is contiguous only if `x` is).
     pub basis: Basis,
+    /// The call that led into the function where the step ran (`None`: the root function
+    /// of the analysis), so that a finding can say when its chain went through a helper.
+    pub context: Option<Arc<CallContext>>,
 }
 
 /// What a layout rests on, at the end of its chain.
@@ -54,29 +80,37 @@ pub enum Basis {
 
 impl Step {
     /// The first step of a parameter's history: its layout is the assumption.
-    pub fn parameter(span: Span, what: String, layout: Option<SymLayout>) -> Step {
+    pub fn parameter(span: Span, what: String, layout: Option<SymLayout>, context: Ctx) -> Step {
         Step {
             span,
             what,
             layout,
             prev: None,
             basis: Basis::Parameter,
+            context,
         }
     }
 
     /// A tensor the op writes anew, whatever its inputs' layouts.
-    pub fn fresh(span: Span, what: String, layout: Option<SymLayout>) -> Step {
+    pub fn fresh(span: Span, what: String, layout: Option<SymLayout>, context: Ctx) -> Step {
         Step {
             span,
             what,
             layout,
             prev: None,
             basis: Basis::NewTensor(span),
+            context,
         }
     }
 
     /// A step after `prev`, whose layout follows from it.
-    pub fn after(span: Span, what: String, layout: Option<SymLayout>, prev: Chain) -> Step {
+    pub fn after(
+        span: Span,
+        what: String,
+        layout: Option<SymLayout>,
+        prev: Chain,
+        context: Ctx,
+    ) -> Step {
         let basis = basis_of(&prev);
         Step {
             span,
@@ -84,21 +118,32 @@ impl Step {
             layout,
             prev,
             basis,
+            context,
         }
     }
 
     /// A step that starts a new chain (a contiguous result's history cannot explain a later
     /// non-contiguity) but whose layout still follows from the input behind `from`.
-    pub fn restart(span: Span, what: String, layout: Option<SymLayout>, from: &Chain) -> Step {
+    pub fn restart(
+        span: Span,
+        what: String,
+        layout: Option<SymLayout>,
+        from: &Chain,
+        context: Ctx,
+    ) -> Step {
         Step {
             span,
             what,
             layout,
             prev: None,
             basis: basis_of(from),
+            context,
         }
     }
 }
+
+/// The call context a step ran in (see [`Step::context`]).
+type Ctx = Option<Arc<CallContext>>;
 
 /// What the layout at the end of this chain rests on.
 pub fn basis_of(chain: &Chain) -> Basis {

@@ -25,6 +25,13 @@
 //! becomes a single atom that keeps its operation and operands. Equal expressions give equal
 //! atoms, and [`Dim::eval`] can still compute them.
 //!
+//! # Display
+//! Printing follows the code rather than the normal form: a sum shows the factor its
+//! terms share (`b·c·(t - 1)`, `2·(T + 1)`), and symbols print in the order the code
+//! introduced them when the caller says what that is ([`with_display_order`]: the
+//! finding's shapes, so `B, nh, T, hs = y.shape` prints strides `nh·T·hs`), by name
+//! otherwise. Only the text changes, never the form, equality or hashing.
+//!
 //! # Comparisons
 //! [`Dim::compare`] decides the sign of `d = a - b`, and answers *unknown* unless the sign
 //! holds for every value the assumptions allow:
@@ -1247,7 +1254,15 @@ fn write_dim(w: &mut dyn fmt::Write, d: &Dim) -> fmt::Result {
         }] if matches!(&mono[..], [(_, 1)]) => return write_atom(w, &mono[0].0, true),
         _ => {}
     }
-    for (i, term) in d.terms.iter().enumerate() {
+    if let Some((factor, rest)) = common_factor(&d.terms) {
+        return write_factored(w, &factor, &rest);
+    }
+    write_sum(w, &d.terms)
+}
+
+/// The terms with their signs, in display order: `B·T - B`.
+fn write_sum(w: &mut dyn fmt::Write, terms: &[Term]) -> fmt::Result {
+    for (i, term) in display_terms(terms).into_iter().enumerate() {
         match (i, term.coeff.num < 0) {
             (0, true) => w.write_str("-")?,
             (0, false) => {}
@@ -1259,11 +1274,204 @@ fn write_dim(w: &mut dyn fmt::Write, d: &Dim) -> fmt::Result {
     Ok(())
 }
 
+/// The factor every term of a sum shares, when there is one, and the sum divided by it:
+/// `b·c·t - b·c` is `b·c` times `t - 1`, `2·T + 2` is `2` times `T + 1`, `T/h - 1/h` is
+/// `1/h` times `T - 1`. The factor is the atoms every term has with exponents of one sign
+/// (the smallest power), times the gcd of the numerators over the lcm of the denominators,
+/// negated when the first term printed is negative. `None` for a single term, and where
+/// nothing but `±1` is common (`C/n_head - 1`, `-T + 1` stay as they are).
+fn common_factor(terms: &[Term]) -> Option<(Term, Vec<Term>)> {
+    let [first, rest @ ..] = terms else {
+        return None;
+    };
+    if rest.is_empty() {
+        return None;
+    }
+    let exponent_in = |term: &Term, atom: &Atom| {
+        term.mono
+            .iter()
+            .find(|(a, _)| a == atom)
+            .map_or(0, |(_, e)| *e)
+    };
+    let mono: Vec<(Atom, i32)> = first
+        .mono
+        .iter()
+        .filter_map(|(atom, e)| {
+            let exponents = terms.iter().map(|t| exponent_in(t, atom));
+            let common = if *e > 0 {
+                exponents.min().filter(|m| *m > 0)
+            } else {
+                exponents.max().filter(|m| *m < 0)
+            };
+            common.map(|c| (atom.clone(), c))
+        })
+        .collect();
+    let (mut num, mut den) = (0u128, 1u128);
+    for t in terms {
+        num = gcd(num, t.coeff.num.unsigned_abs());
+        den = den.checked_mul(t.coeff.den as u128 / gcd(den, t.coeff.den as u128))?;
+    }
+    let mut coeff = Coeff::new(i128::try_from(num).ok()?, i128::try_from(den).ok()?)?;
+    if mono.is_empty() && coeff == Coeff::ONE {
+        return None;
+    }
+    if display_terms(terms)[0].coeff.num < 0 {
+        coeff = coeff.neg();
+    }
+    let inverse = Term {
+        coeff: coeff.recip()?,
+        mono: mono.iter().map(|(a, e)| (a.clone(), -e)).collect(),
+    };
+    let quotient = terms
+        .iter()
+        .map(|t| {
+            Some(Term {
+                coeff: t.coeff.mul(inverse.coeff)?,
+                mono: mono_mul(&t.mono, &inverse.mono)?,
+            })
+        })
+        .collect::<Option<Vec<Term>>>()?;
+    Some((Term { coeff, mono }, quotient))
+}
+
+/// `factor·(sum)`, the factor's denominator last: `b·c·(t - 1)`, `-2·(T + 1)`,
+/// `C·(T - 1)/h`, `(T + 1)/2`.
+fn write_factored(w: &mut dyn fmt::Write, factor: &Term, sum: &[Term]) -> fmt::Result {
+    if factor.coeff.num < 0 {
+        w.write_str("-")?;
+    }
+    let numerator = Term {
+        coeff: Coeff {
+            num: factor.coeff.num.abs(),
+            den: 1,
+        },
+        mono: factor
+            .mono
+            .iter()
+            .filter(|(_, e)| *e > 0)
+            .cloned()
+            .collect(),
+    };
+    if numerator.coeff != Coeff::ONE || !numerator.mono.is_empty() {
+        write_term_magnitude(w, &numerator)?;
+        w.write_str("·")?;
+    }
+    w.write_str("(")?;
+    write_sum(w, sum)?;
+    w.write_str(")")?;
+    let denominator = Term {
+        coeff: Coeff {
+            num: factor.coeff.den,
+            den: 1,
+        },
+        mono: factor
+            .mono
+            .iter()
+            .filter(|(_, e)| *e < 0)
+            .map(|(a, e)| (a.clone(), -e))
+            .collect(),
+    };
+    if denominator.coeff != Coeff::ONE || !denominator.mono.is_empty() {
+        let grouped = usize::from(denominator.coeff != Coeff::ONE) + denominator.mono.len() > 1;
+        w.write_str(if grouped { "/(" } else { "/" })?;
+        write_term_magnitude(w, &denominator)?;
+        if grouped {
+            w.write_str(")")?;
+        }
+    }
+    Ok(())
+}
+
+/// The terms in the order they are printed: higher degree first, constant last, then by
+/// their atoms in display order (see [`display_cmp`]).
+fn display_terms(terms: &[Term]) -> Vec<&Term> {
+    let mut sorted: Vec<&Term> = terms.iter().collect();
+    sorted.sort_by(|a, b| {
+        a.mono
+            .is_empty()
+            .cmp(&b.mono.is_empty())
+            .then_with(|| degree(&b.mono).cmp(&degree(&a.mono)))
+            .then_with(|| {
+                let (a, b) = (display_mono(&a.mono), display_mono(&b.mono));
+                let pairs = a.iter().zip(&b);
+                pairs
+                    .map(|((x, e), (y, f))| display_cmp(x, y).then(e.cmp(f)))
+                    .find(|o| o.is_ne())
+                    .unwrap_or_else(|| a.len().cmp(&b.len()))
+            })
+    });
+    sorted
+}
+
+/// A monomial's factors in the order they are printed.
+fn display_mono(mono: &[(Atom, i32)]) -> Vec<(&Atom, i32)> {
+    let mut factors: Vec<(&Atom, i32)> = mono.iter().map(|(a, e)| (a, *e)).collect();
+    factors.sort_by(|(a, _), (b, _)| display_cmp(a, b));
+    factors
+}
+
+/// The order atoms are printed in: symbols in the order [`with_display_order`] gave them,
+/// then the other symbols by name, then opaque atoms.
+fn display_cmp(a: &Atom, b: &Atom) -> Ordering {
+    if let (Atom::Symbol(x), Atom::Symbol(y)) = (a, b) {
+        let ranks = DISPLAY_ORDER.with(|order| {
+            let order = order.borrow();
+            (order.get(&**x).copied(), order.get(&**y).copied())
+        });
+        match ranks {
+            (Some(p), Some(q)) => return p.cmp(&q),
+            (Some(_), None) => return Ordering::Less,
+            (None, Some(_)) => return Ordering::Greater,
+            (None, None) => {}
+        }
+    }
+    a.cmp(b)
+}
+
+thread_local! {
+    /// The display rank of each symbol while a [`with_display_order`] scope runs on this
+    /// thread; empty outside one.
+    static DISPLAY_ORDER: std::cell::RefCell<rustc_hash::FxHashMap<Arc<str>, u32>> =
+        std::cell::RefCell::new(Default::default());
+}
+
+/// Runs `f` with symbols printed in the order they first occur in `sizes` (taken in turn,
+/// each size's symbols by name): the order in which the code introduced them, when the
+/// sizes are the shapes of a finding's chain, oldest first. With `B, nh, T, hs = y.shape`
+/// first, `nh * hs` prints `nh·hs` and the strides `nh·T·hs`, not `hs·nh` and `T·hs·nh`.
+/// Symbols that `sizes` do not mention print after the others, by name; outside any scope
+/// all of them do. Only the printing changes: equality, hashing and the normal form stay
+/// canonical. The previous order is restored when `f` returns (or unwinds), so scopes nest
+/// and nothing leaks from one finding into the next on the same thread.
+pub fn with_display_order<'d, R>(
+    sizes: impl IntoIterator<Item = &'d Dim>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let mut order: rustc_hash::FxHashMap<Arc<str>, u32> = Default::default();
+    for d in sizes {
+        for name in d.symbols() {
+            let rank = order.len() as u32;
+            order.entry(name.into()).or_insert(rank);
+        }
+    }
+    struct Restore(Option<rustc_hash::FxHashMap<Arc<str>, u32>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(previous) = self.0.take() {
+                DISPLAY_ORDER.with(|o| *o.borrow_mut() = previous);
+            }
+        }
+    }
+    let _restore = Restore(Some(DISPLAY_ORDER.with(|o| o.replace(order))));
+    f()
+}
+
 /// `|coeff| · monomial` as `num·atoms/(den·atoms)`.
 fn write_term_magnitude(w: &mut dyn fmt::Write, term: &Term) -> fmt::Result {
     let (num, den) = (term.coeff.num.unsigned_abs(), term.coeff.den.unsigned_abs());
-    let numerator: Vec<&(Atom, i32)> = term.mono.iter().filter(|(_, e)| *e > 0).collect();
-    let denominator: Vec<&(Atom, i32)> = term.mono.iter().filter(|(_, e)| *e < 0).collect();
+    let factors = display_mono(&term.mono);
+    let numerator: Vec<&(&Atom, i32)> = factors.iter().filter(|(_, e)| *e > 0).collect();
+    let denominator: Vec<&(&Atom, i32)> = factors.iter().filter(|(_, e)| *e < 0).collect();
     let mut first = true;
     if num != 1 || numerator.is_empty() {
         write!(w, "{num}")?;
@@ -1505,6 +1713,92 @@ mod tests {
         assert_eq!(s("C").floordiv(&l(2).mul(&s("h"))).to_string(), "C/(2·h)");
         assert_eq!(s("T").mul(&s("C")).floordiv(&s("h")).to_string(), "C·T/h");
         assert_eq!(l(1).floordiv(&s("h")).to_string(), "1/h");
+    }
+
+    #[test]
+    fn display_pulls_out_the_factor_every_term_shares() {
+        let (b, c, t, h) = (s("b"), s("c"), s("t"), s("h"));
+        // As the code wrote it: `b * c * (t - 1)`, `2 * (t + 1)`.
+        assert_eq!(b.mul(&c).mul(&t.sub(&l(1))).to_string(), "b·c·(t - 1)");
+        assert_eq!(l(2).mul(&t.add(&l(1))).to_string(), "2·(t + 1)");
+        assert_eq!(l(6).mul(&t).sub(&l(4)).to_string(), "2·(3·t - 2)");
+        assert_eq!(t.mul(&t).mul(&c).add(&t.mul(&c)).to_string(), "c·t·(t + 1)");
+        // A negative first term takes the sign along with the factor.
+        assert_eq!(l(-2).mul(&t).sub(&l(2)).to_string(), "-2·(t + 1)");
+        assert_eq!(b.mul(&c).mul(&l(1).sub(&t)).to_string(), "-b·c·(t - 1)");
+        // A shared denominator goes last, a fraction of integers too.
+        let per_head = c.floordiv(&h);
+        assert_eq!(per_head.mul(&t.sub(&l(1))).to_string(), "c·(t - 1)/h");
+        assert_eq!(t.sub(&l(1)).floordiv(&h).to_string(), "(t - 1)/h");
+        assert_eq!(
+            t.mul(&c).sub(&c).floordiv(&h.mul(&h)).to_string(),
+            "c·(t - 1)/h²"
+        );
+        let half = Dim {
+            terms: vec![
+                Term {
+                    coeff: Coeff::new(1, 2).unwrap(),
+                    mono: vec![(Atom::Symbol("t".into()), 1)],
+                },
+                Term {
+                    coeff: Coeff::new(1, 2).unwrap(),
+                    mono: Vec::new(),
+                },
+            ]
+            .into(),
+        };
+        assert_eq!(half.to_string(), "(t + 1)/2");
+        assert_eq!(half.mul(&per_head).to_string(), "c·(t + 1)/(2·h)");
+        // Nothing to pull out: untouched.
+        assert_eq!(t.to_string(), "t");
+        assert_eq!(l(2).mul(&b).mul(&c).to_string(), "2·b·c");
+        assert_eq!(b.mul(&c).add(&t).to_string(), "b·c + t");
+        assert_eq!(per_head.sub(&l(1)).to_string(), "c/h - 1");
+        assert_eq!(l(1).sub(&t).to_string(), "-t + 1");
+        assert_eq!(
+            t.mul(&c).add(&b.mul(&h)).sub(&l(3)).to_string(),
+            "b·h + c·t - 3"
+        );
+        // Inside an opaque atom the operand is factored too.
+        assert_eq!(b.mul(&t).add(&b).max(&c).to_string(), "max(b·(t + 1), c)");
+    }
+
+    #[test]
+    fn display_order_follows_the_sizes_given_and_is_restored() {
+        let (b, nh, t, hs) = (s("B"), s("nh"), s("T"), s("hs"));
+        let strides = nh.mul(&t).mul(&hs);
+        let numel = b.mul(&strides);
+        let merged = nh.mul(&hs).add(&t);
+        // Outside any scope: by name.
+        assert_eq!(strides.to_string(), "T·hs·nh");
+        let shape = [b.clone(), nh.clone(), t.clone(), hs.clone()];
+        let inside = with_display_order(&shape, || {
+            assert_eq!(strides.to_string(), "nh·T·hs");
+            assert_eq!(numel.to_string(), "B·nh·T·hs");
+            assert_eq!(merged.to_string(), "nh·hs + T");
+            assert_eq!(hs.mul(&t).floordiv(&nh).to_string(), "T·hs/nh");
+            // A symbol the sizes do not mention comes after, by name.
+            assert_eq!(s("C").mul(&s("A")).mul(&hs).to_string(), "hs·A·C");
+            // A nested scope has its own order, and gives the outer one back.
+            let swapped = [hs.clone(), t.clone()];
+            with_display_order(&swapped, || assert_eq!(strides.to_string(), "hs·T·nh"));
+            assert_eq!(strides.to_string(), "nh·T·hs");
+            strides.to_string()
+        });
+        // The first occurrence counts; a size's own symbols come by name.
+        let first = [t.clone(), numel.clone()];
+        with_display_order(&first, || assert_eq!(numel.to_string(), "T·B·hs·nh"));
+        assert_eq!(inside, "nh·T·hs");
+        // Left behind: nothing, also after a panic inside a scope.
+        assert_eq!(strides.to_string(), "T·hs·nh");
+        let unwound = std::panic::catch_unwind(|| {
+            with_display_order(&shape, || panic!("a lint bug"));
+        });
+        assert!(unwound.is_err());
+        assert_eq!(strides.to_string(), "T·hs·nh");
+        // Only the printing changes: the forms are the same values.
+        let reordered = with_display_order(&shape, || t.mul(&hs).mul(&nh));
+        assert_eq!(reordered, strides);
     }
 
     #[test]

@@ -1,13 +1,35 @@
 //! Shared wording for diagnostics: the chain of layout steps as labels, the
 //! assumptions as notes, and which dimensions are not adjacent in memory.
 
+use std::sync::Arc;
+
 use crate::analysis::event::{AltOutcome, Holds, OpEvent};
+use crate::analysis::frame::CallContext;
 use crate::layout::Assumption;
 
 use super::LintContext;
-use crate::analysis::value::{chain_steps, format_layout, rests_on_assumption, SymLayout};
+use crate::analysis::value::{chain_steps, format_layout, rests_on_assumption, Step, SymLayout};
 use crate::diagnostic::Label;
+use crate::layout::dim::with_display_order;
 use crate::layout::{blocks_of_two_or_more, infer_size, Assumptions, Decider, Dim, Tri};
+
+/// Runs `f`, which words a finding about `ev`, with its sizes printed in the order the
+/// code introduced them: the order they first occur in the shapes of the event's chains,
+/// oldest step first, then its inputs and targets, then in their strides (see
+/// [`with_display_order`]).
+pub fn in_source_order<R>(ev: &OpEvent, f: impl FnOnce() -> R) -> R {
+    let mut layouts: Vec<&SymLayout> = Vec::new();
+    let mut targets: Vec<&Dim> = Vec::new();
+    for o in &ev.outcomes {
+        let steps: Vec<_> = chain_steps(&o.input.chain).collect();
+        layouts.extend(steps.iter().rev().filter_map(|s| s.layout.as_ref()));
+        layouts.extend(o.input.layout.as_ref());
+        targets.extend(o.target.iter().flatten());
+    }
+    let shapes = layouts.iter().flat_map(|l| l.shape.iter());
+    let strides = layouts.iter().flat_map(|l| l.strides.iter());
+    with_display_order(shapes.chain(targets).chain(strides), f)
+}
 
 /// Labels for the steps that produced the input layout, oldest first (at most 6).
 pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
@@ -20,6 +42,66 @@ pub fn chain_labels(alt: &AltOutcome) -> Vec<Label> {
     steps.truncate(6);
     steps.reverse();
     steps
+}
+
+/// Says in the chain's labels which steps ran in another function than the flagged call:
+/// "`.transpose(1, 2)` in `split_heads` (called at line 12): …" for a step inside a helper
+/// the flagged function called, "in `Block.forward`" for one in the function that called
+/// the flagged call's own. `chain` holds [`chain_labels`] of `alt` first (a lint may have
+/// added labels after them, which are left as they are).
+pub fn place_steps(chain: &mut [Label], ev: &OpEvent, alt: &AltOutcome, ctx: &LintContext) {
+    let mut steps: Vec<&Step> = chain_steps(&alt.input.chain).collect();
+    steps.truncate(6);
+    steps.reverse();
+    for (label, step) in chain.iter_mut().zip(steps) {
+        let Some(rest) = label.message.strip_prefix(step.what.as_str()) else {
+            continue;
+        };
+        if label.span != step.span {
+            continue;
+        }
+        if let Some(place) = step_place(step, ev, ctx) {
+            label.message = format!("{} {place}{rest}", step.what);
+        }
+    }
+}
+
+/// Where `step` ran, when not in the function of the call `ev` flags: a function on the
+/// way to it (the notes say which call led there) is only named; a helper it called also
+/// says the call.
+fn step_place(step: &Step, ev: &OpEvent, ctx: &LintContext) -> Option<String> {
+    let same = |a: Option<&Arc<CallContext>>, b: Option<&Arc<CallContext>>| match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    };
+    let on_the_way: Vec<Option<&Arc<CallContext>>> =
+        std::iter::successors(ev.context.as_ref(), |c| c.parent.as_ref())
+            .map(|c| c.parent.as_ref())
+            .collect();
+    if same(step.context.as_ref(), ev.context.as_ref()) {
+        return None;
+    }
+    if on_the_way.iter().any(|c| same(*c, step.context.as_ref())) {
+        let function = match &step.context {
+            Some(call) => &call.callee,
+            // The function the analysis started from: the outermost caller.
+            None => {
+                let outer = std::iter::successors(ev.context.as_ref(), |c| c.parent.as_ref());
+                &outer.last()?.caller
+            }
+        };
+        return Some(format!("in `{function}`"));
+    }
+    let call = step.context.as_ref()?;
+    let line = ctx.source.line(call.call_span.start);
+    Some(match same(call.parent.as_ref(), ev.context.as_ref()) {
+        true => format!("in `{}` (called at line {line})", call.callee),
+        false => format!(
+            "in `{}` (called from `{}` at line {line})",
+            call.callee, call.caller
+        ),
+    })
 }
 
 /// Notes listing what a finding rests on: the call it was found through, the path, the

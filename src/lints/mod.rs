@@ -43,7 +43,7 @@ pub mod sl009_avoidable_contiguous;
 pub mod sl010_write_to_copy;
 pub mod sl900_reveal_layout;
 
-pub use explain::{chain_labels, describe_non_adjacent, notes_for};
+pub use explain::{chain_labels, describe_non_adjacent, in_source_order, notes_for};
 pub use run::{run_lints, Reported};
 
 /// A rule: identity, documentation and the check that produces its findings.

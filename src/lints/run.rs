@@ -6,8 +6,9 @@ use crate::analysis::event::OpEvent;
 use crate::diagnostic::{Fix, Label, Subject};
 use crate::ir::Span;
 
+use super::explain::place_steps;
 use super::prefilter::ReportedOps;
-use super::{notes_for, LintContext, Rule, RULES};
+use super::{in_source_order, notes_for, LintContext, Rule, RULES};
 
 /// A finding with the identity of its rule and the notes on what it rests on: all a
 /// diagnostic needs but the file.
@@ -64,7 +65,12 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
                 continue;
             }
             let site = (r.code, ev.span);
-            match check(ev, ctx).map(|f| reported(r, ev, f, ctx)) {
+            // A finding is worded again with its sizes in the order the code introduced
+            // them (findings are few; most checks return `None` at once).
+            let found = check(ev, ctx).and_then(|_| {
+                in_source_order(ev, || check(ev, ctx).map(|f| reported(r, ev, f, ctx)))
+            });
+            match found {
                 Some(d) if ev.from_caller && !ev.rests_on_assumed_layout() => {
                     from_callers.entry(site).or_insert(d);
                 }
@@ -99,15 +105,19 @@ fn reported(
     finding: super::Finding<'_>,
     ctx: &LintContext,
 ) -> Reported {
+    let mut chain = finding.chain;
     let notes = match finding.holds {
-        Some(holds) => notes_for(ev, holds, &finding.extra_assumptions, ctx),
+        Some(holds) => {
+            place_steps(&mut chain, ev, holds.outcome(), ctx);
+            notes_for(ev, holds, &finding.extra_assumptions, ctx)
+        }
         None => Vec::new(),
     };
     Reported {
         rule,
         span: finding.span,
         message: finding.message,
-        chain: finding.chain,
+        chain,
         notes,
         help: finding.help,
         fix: finding.fix,

@@ -16,8 +16,9 @@
 //!
 //! The primary label marks the offending call; every step of the layout chain is a
 //! secondary label whose text is the shape and strides after that step, so the reader
-//! sees *why* the call fails without re-running anything. Notes, help, the fix (with
-//! `show_fixes`) and the `--verify` summary follow as `= …` lines. ASCII drawing
+//! sees *why* the call fails without re-running anything. Notes, the help (one line, which
+//! says when `--fix` applies it; see `help_lines`) and the `--verify` summary follow as
+//! `= …` lines. ASCII drawing
 //! characters are used, as Ruff and rustc do, so logs stay readable everywhere.
 
 use std::io::{self, Write};
@@ -31,7 +32,7 @@ use codespan_reporting::term::{self, Chars, Config};
 
 use super::paths::PathDisplay;
 use super::{style, ReportContext};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
 use crate::ir::Span;
 use crate::source::SourceFile;
 
@@ -79,8 +80,8 @@ fn rendered(diagnostic: &Diagnostic, ctx: &ReportContext) -> Rendered<()> {
         (),
         clamped_range(text, diagnostic.span),
     )];
-    labels.extend(diagnostic.chain.iter().map(|step| {
-        RenderedLabel::secondary((), clamped_range(text, step.span)).with_message(&step.message)
+    labels.extend(chain_labels(diagnostic).into_iter().map(|(span, message)| {
+        RenderedLabel::secondary((), clamped_range(text, span)).with_message(message)
     }));
 
     let mut notes: Vec<String> = diagnostic
@@ -88,12 +89,10 @@ fn rendered(diagnostic: &Diagnostic, ctx: &ReportContext) -> Rendered<()> {
         .iter()
         .map(|note| format!("note: {note}"))
         .collect();
-    if let Some(help) = &diagnostic.help {
-        notes.push(format!("help: {help}"));
-    }
-    if let Some(fix) = diagnostic.fix.as_ref().filter(|_| ctx.show_fixes) {
-        notes.push(format!("help: {}", fix.message));
-    }
+    notes.extend(help_lines(
+        diagnostic.help.as_deref(),
+        diagnostic.fix.as_ref().filter(|_| ctx.show_fixes),
+    ));
     if let Some(verify) = &diagnostic.verify {
         notes.push(format!("verify: {}", verify_summary(verify)));
     }
@@ -102,6 +101,85 @@ fn rendered(diagnostic: &Diagnostic, ctx: &ReportContext) -> Rendered<()> {
         .with_message(header)
         .with_labels(labels)
         .with_notes(notes)
+}
+
+/// The chain's labels, each marking what its step added to the expression and numbered
+/// in the order the steps ran when two or more fall on one line.
+///
+/// A step of a method chain spans the steps before it (`y.transpose(1, 2).transpose(2, 3)`
+/// holds `y.transpose(1, 2)`); its label marks only its own call (`.transpose(2, 3)`), so
+/// that each label hangs from its own column, as rustc draws several labels on a line.
+/// Codespan, like rustc, stacks those labels with the rightmost on top, so the last step
+/// reads first: the numbers (`1.`, `2.`, … over the whole chain) give the order the code ran.
+fn chain_labels(diagnostic: &Diagnostic) -> Vec<(Span, String)> {
+    let chain = &diagnostic.chain;
+    let spans: Vec<Span> = chain
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let inner = chain[..i]
+                .iter()
+                .filter(|earlier| {
+                    earlier.span.start == step.span.start && earlier.span.end < step.span.end
+                })
+                .map(|earlier| earlier.span.end)
+                .max();
+            match inner {
+                Some(end) => Span {
+                    start: end,
+                    end: step.span.end,
+                },
+                None => step.span,
+            }
+        })
+        .collect();
+    let file = &diagnostic.file;
+    let mut lines: Vec<usize> = spans
+        .iter()
+        .map(|span| file.line_index((span.start as usize).min(file.text.len())))
+        .collect();
+    lines.sort_unstable();
+    let shared = lines.windows(2).any(|pair| pair[0] == pair[1]);
+    spans
+        .into_iter()
+        .zip(chain)
+        .enumerate()
+        .map(|(i, (span, step))| match shared {
+            true => (span, format!("{}. {}", i + 1, step.message)),
+            false => (span, step.message.clone()),
+        })
+        .collect()
+}
+
+/// One help line for the help and the fix together. A fix whose title only repeats the
+/// help (every piece of code it names is in the help: "Insert `.contiguous()` before the
+/// view") adds just the flag that applies it; a title that says more gets a `fix:` line;
+/// a fix without a help is the help, as in Ruff. The fix title itself stays in the
+/// machine-readable formats' fix object.
+fn help_lines(help: Option<&str>, fix: Option<&Fix>) -> Vec<String> {
+    match (help, fix) {
+        (None, None) => Vec::new(),
+        (Some(help), None) => vec![format!("help: {help}")],
+        (None, Some(fix)) => vec![format!("help: {}", fix.message)],
+        (Some(help), Some(fix)) if repeats(help, &fix.message) => {
+            let flag = match fix.applicability {
+                Applicability::Safe => "--fix",
+                Applicability::Unsafe => "--fix --unsafe-fixes",
+            };
+            vec![format!("help: {help} (fixable with `{flag}`)")]
+        }
+        (Some(help), Some(fix)) => vec![format!("help: {help}"), format!("fix: {}", fix.message)],
+    }
+}
+
+/// Whether a fix title says nothing the help does not: it names code, and the help names
+/// every piece of it.
+fn repeats(help: &str, title: &str) -> bool {
+    let pieces: Vec<&str> = title.split('`').skip(1).step_by(2).collect();
+    !pieces.is_empty()
+        && pieces
+            .iter()
+            .all(|piece| help.contains(&format!("`{piece}")))
 }
 
 /// The one-line summary of a `--verify` measurement; the whole value if it has none.
@@ -196,6 +274,45 @@ impl<'a> Files<'a> for CodespanFile<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fix_that_repeats_the_help_adds_only_its_flag() {
+        let fix = |message: &str, applicability| Fix {
+            message: message.to_owned(),
+            applicability,
+            edits: Vec::new(),
+        };
+        let help =
+            "call `.contiguous()` before `.view(...)` (an explicit copy), or use `.reshape(...)`";
+        let insert = fix(
+            "Insert `.contiguous()` before the view",
+            Applicability::Safe,
+        );
+        assert_eq!(
+            help_lines(Some(help), Some(&insert)),
+            [format!("help: {help} (fixable with `--fix`)")]
+        );
+        let reshape = fix("Replace `view` with `reshape`", Applicability::Unsafe);
+        assert_eq!(
+            help_lines(Some(help), Some(&reshape)),
+            [
+                format!("help: {help}"),
+                "fix: Replace `view` with `reshape`".to_owned()
+            ]
+        );
+        let unsafe_insert = fix("Insert `.contiguous()`", Applicability::Unsafe);
+        assert_eq!(
+            help_lines(Some(help), Some(&unsafe_insert)),
+            [format!(
+                "help: {help} (fixable with `--fix --unsafe-fixes`)"
+            )]
+        );
+        let plain = fix("Insert a copy", Applicability::Safe);
+        assert_eq!(help_lines(Some(help), Some(&plain)).len(), 2);
+        assert_eq!(help_lines(None, Some(&plain)), ["help: Insert a copy"]);
+        assert_eq!(help_lines(Some("h"), None), ["help: h"]);
+        assert!(help_lines(None, None).is_empty());
+    }
 
     #[test]
     fn clamped_ranges_stay_inside_the_text_and_on_char_boundaries() {

@@ -160,7 +160,12 @@ impl Interpreter<'_> {
                         param: Some(origin),
                     } => {
                         if self.tables.method(attr).is_some() {
-                            let t = param_as_tensor(name, Some(origin), value.span);
+                            let t = param_as_tensor(
+                                name,
+                                Some(origin),
+                                value.span,
+                                self.frame.context.clone(),
+                            );
                             self.tensor_method(attr, t, a, call.span, nspan, env)
                         } else {
                             Value::Unknown(UnknownReason::UnresolvedCall)
@@ -487,7 +492,8 @@ impl Interpreter<'_> {
         let Some(input) = a.positional.first().cloned() else {
             return Value::Unknown(UnknownReason::Unmodelled);
         };
-        let input = applying::resolve_value(&env.shapes, as_tensor(input, span));
+        let input =
+            applying::resolve_value(&env.shapes, as_tensor(input, span, &self.frame.context));
         // A module whose constructor fixes sizes of its input (`nn.Linear(in_features, …)`,
         // `nn.LayerNorm(normalized_shape)`, rules/*.toml `input_sizes`) tells us those sizes:
         // the call fails otherwise.
@@ -668,7 +674,7 @@ impl Interpreter<'_> {
     /// `x[...]`: basic indexing through the `__getitem__` entry of the table; each
     /// comma-separated entry is one positional argument.
     pub fn tensor_getitem(&mut self, e: &Expr, v: Value, index: &[Expr], env: &mut Env) -> Value {
-        let t = as_tensor(v, e.span);
+        let t = as_tensor(v, e.span, &self.frame.context);
         let mut items = Vec::with_capacity(index.len());
         for ix in index {
             items.push(self.index_item(ix, env));
@@ -733,7 +739,7 @@ impl Interpreter<'_> {
             Value::Named {
                 name,
                 param: Some(origin),
-            } => param_as_tensor(&name, Some(origin), span),
+            } => param_as_tensor(&name, Some(origin), span, self.frame.context.clone()),
             Value::Named { .. } => Value::unknown_tensor(UnknownReason::NotATensor),
             x => x,
         };

@@ -352,7 +352,7 @@ impl Interpreter<'_> {
             }
             Value::Named { name, param } => {
                 if param.is_some() && self.tables.attribute(attr).is_some() {
-                    let t = param_as_tensor(&name, param, value.span);
+                    let t = param_as_tensor(&name, param, value.span, self.frame.context.clone());
                     return self.tensor_property(t, attr, span, env);
                 }
                 Value::Named {

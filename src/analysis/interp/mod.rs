@@ -435,7 +435,7 @@ impl<'a> Interpreter<'a> {
             }
             Some(SymLayout::contiguous(shape))
         };
-        param_tensor(param, layout, span)
+        param_tensor(param, layout, span, self.frame.context.clone())
     }
 
     /// A parameter whose rank its uses fix: contiguous, one minted size per dim, named as
@@ -449,7 +449,12 @@ impl<'a> Interpreter<'a> {
                 None => self.mint(&format!("{param}.shape[{i}]")),
             })
             .collect();
-        param_tensor(param, Some(SymLayout::contiguous(shape)), span)
+        param_tensor(
+            param,
+            Some(SymLayout::contiguous(shape)),
+            span,
+            self.frame.context.clone(),
+        )
     }
 
     /// Interpret `f` as the root of an analysis with the given parameter values; returns the
@@ -559,16 +564,17 @@ impl<'a> Interpreter<'a> {
         }
         *count += 1;
 
-        let context = Arc::new(CallContext {
-            caller: self.frame.function.clone(),
-            call_span,
-            call_file: None,
-            parent: self.frame.context.clone(),
-        });
         let name = match &class {
             Some(c) => format!("{}.{}", c.name(), f.name),
             None => f.name.clone(),
         };
+        let context = Arc::new(CallContext {
+            caller: self.frame.function.clone(),
+            callee: name.clone(),
+            call_span,
+            call_file: None,
+            parent: self.frame.context.clone(),
+        });
         let mut callee = self.fresh_frame(name, this, class, Some(context));
         callee.body_of = Some(f.clone());
         // The caller's size facts hold in the callee (its arguments were built under them).
@@ -699,11 +705,16 @@ fn literal_default(default: Option<&crate::ir::Expr>) -> Value {
 }
 
 /// A parameter tensor with a known (or unknown: `None`) contiguous layout.
-fn param_tensor(param: &str, layout: Option<SymLayout>, span: Span) -> Value {
+fn param_tensor(
+    param: &str,
+    layout: Option<SymLayout>,
+    span: Span,
+    context: Option<Arc<CallContext>>,
+) -> Value {
     let what = format!("parameter `{param}` (assumed contiguous)");
     Value::Tensor(TensorVal::Alts(vec![TensorAlt::new(
         layout.clone(),
-        Some(Arc::new(Step::parameter(span, what, layout))),
+        Some(Arc::new(Step::parameter(span, what, layout, context))),
     )]))
 }
 

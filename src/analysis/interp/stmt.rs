@@ -575,12 +575,14 @@ impl Interpreter<'_> {
                 value.span,
                 format!("parameter `{var}` (assumed contiguous)"),
                 Some(layout.clone()),
+                self.frame.context.clone(),
             ),
             _ => Step::after(
                 value.span,
                 format!("`{var}` (contiguous)"),
                 Some(layout.clone()),
                 prev,
+                self.frame.context.clone(),
             ),
         };
         let mut alt = super::super::value::TensorAlt::new(Some(layout), Some(Arc::new(step)));
