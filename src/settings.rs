@@ -382,37 +382,53 @@ pub fn load_config(path: &Path) -> Result<Option<Config>, ConfigError> {
 }
 
 fn load_chain(path: &Path, seen: &mut Vec<PathBuf>) -> Result<Option<Config>, ConfigError> {
-    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    if seen.contains(&canonical) {
-        return Err(ConfigError {
-            location: None,
-            path: path.to_path_buf(),
-            message: "`extend` forms a cycle".into(),
-        });
-    }
-    seen.push(canonical);
+    seen.push(path.canonicalize().unwrap_or_else(|_| path.to_path_buf()));
     let Some(mut cfg) = parse_config_file(path)? else {
         return Ok(None);
     };
     cfg.selection_layers = vec![cfg.own_selection_layer()];
-    match cfg.extend.clone() {
-        Some(parent) => {
-            let parent_path = path.parent().unwrap_or(Path::new(".")).join(&parent);
-            if parent.as_os_str().is_empty() || parent_path.is_dir() {
-                return Err(ConfigError {
-                    location: None,
-                    path: path.to_path_buf(),
-                    message: format!(
-                        "extend = \"{}\" is a directory, not a configuration file (name the file: extend = \"../stridelint.toml\")",
-                        parent.display()
-                    ),
-                });
-            }
-            let base = load_chain(&parent_path, seen)?.unwrap_or_default();
-            Ok(Some(cfg.over(base)))
-        }
-        None => Ok(Some(cfg)),
+    let Some(parent) = cfg.extend.clone() else {
+        return Ok(Some(cfg));
+    };
+    // Errors about the file `extend` names are reported at the `extend` key that names it.
+    let at_extend = |message: String| ConfigError {
+        location: extend_location(path),
+        path: path.to_path_buf(),
+        message,
+    };
+    let parent_path = path.parent().unwrap_or(Path::new(".")).join(&parent);
+    let named = format!("extend = \"{}\"", parent.display());
+    if parent.as_os_str().is_empty() || parent_path.is_dir() {
+        return Err(at_extend(format!(
+            "{named} is a directory, not a configuration file (name the file: extend = \"../stridelint.toml\")"
+        )));
     }
+    if !parent_path.exists() {
+        return Err(at_extend(format!(
+            "{named}: no such file ({})",
+            display_path(&parent_path)
+        )));
+    }
+    let canonical = parent_path
+        .canonicalize()
+        .unwrap_or_else(|_| parent_path.clone());
+    if seen.contains(&canonical) {
+        return Err(at_extend(format!("{named} forms a cycle")));
+    }
+    let base = load_chain(&parent_path, seen)?.unwrap_or_default();
+    Ok(Some(cfg.over(base)))
+}
+
+/// Line and column of the `extend` key in a configuration file (under `[tool.stridelint]`
+/// in a `pyproject.toml`).
+fn extend_location(path: &Path) -> Option<(usize, usize)> {
+    let text = crate::fsutil::read_regular_to_string(path).ok()?;
+    let key: Vec<String> = if path.file_name().is_some_and(|n| n == "pyproject.toml") {
+        vec!["tool".into(), "stridelint".into(), "extend".into()]
+    } else {
+        vec!["extend".into()]
+    };
+    toml_location::offset_of(&text, &key).map(|offset| toml_location::line_column(&text, offset))
 }
 
 const CONFIG_NAMES: &[&str] = &["stridelint.toml", ".stridelint.toml", "pyproject.toml"];
@@ -1091,6 +1107,30 @@ mod tests {
             .unwrap_err()
             .message
             .contains("cycle"));
+    }
+
+    /// An `extend` that names a missing file, or closes a cycle, is reported at the key.
+    #[test]
+    fn a_broken_extend_is_reported_at_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.toml"),
+            "select = [\"SL001\"]\nextend = \"nope.toml\"\n",
+        )
+        .unwrap();
+        let missing = load_config(&dir.path().join("a.toml")).unwrap_err();
+        assert_eq!(missing.location, Some((2, 10)), "{}", missing.message);
+        assert!(
+            missing
+                .message
+                .contains("extend = \"nope.toml\": no such file"),
+            "{}",
+            missing.message
+        );
+        std::fs::write(dir.path().join("b.toml"), "extend = \"c.toml\"\n").unwrap();
+        std::fs::write(dir.path().join("c.toml"), "\n\nextend = \"b.toml\"\n").unwrap();
+        let cycle = load_config(&dir.path().join("b.toml")).unwrap_err();
+        assert!(cycle.place().ends_with("c.toml:3:10"), "{}", cycle.place());
     }
 
     #[test]

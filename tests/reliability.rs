@@ -695,7 +695,7 @@ fn extending_a_directory_is_a_clear_error() {
     let err = stderr(&out);
     assert!(
         err.contains(
-            "error: stridelint.toml: extend = \".\" is a directory, not a configuration file"
+            "error: stridelint.toml:1:10: extend = \".\" is a directory, not a configuration file"
         ),
         "{err}"
     );
