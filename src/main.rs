@@ -480,12 +480,11 @@ fn run_check(args: CheckArgs) -> ExitCode {
             .clone()
             .or_else(|| std::env::var_os("STRIDELINT_CACHE_DIR").map(PathBuf::from))
             .unwrap_or_else(|| resolver.project_root().join(stridelint::cache::DEFAULT_DIR));
-        // JSON shows each finding's symbolic subject, which the cache does not store.
+        // JSON shows each finding's symbolic subject, which the cache does not store, and
+        // every format but the concise one shows the notes, where a copy whose sizes are
+        // known states its size (computed from the subject after linting).
         Cache::open(&dir)
-            .with_subjects_needed(matches!(
-                args.output_format,
-                OutputFormat::Json | OutputFormat::JsonLines
-            ))
+            .with_subjects_needed(!matches!(args.output_format, OutputFormat::Concise))
             // Fix edits are recomputed, never taken from the cache file.
             .with_fixes_needed(args.fix || args.diff)
     });

@@ -785,6 +785,9 @@ def merge_heads(y, B, T, H, D):
     );
     let text = sized(&["B=16", "T=4096", "H=32"]);
     assert!(!text.contains("the copy at"), "{text}");
+    // From a warm cache too (the cache keeps findings as text, without their subject).
+    let text = sized(&["B=16", "T=4096", "H=32", "D=128"]);
+    assert!(text.contains("512.0 MiB in bf16"), "{text}");
 }
 
 /// Sizes print in the order the code introduced them (`B, nh, T, hs = y.shape`: `nh·hs`,
