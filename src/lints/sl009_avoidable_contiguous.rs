@@ -25,6 +25,9 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     {
         return None;
     }
+    if !ev.all(|o| o.copies.is_no() && o.input.condition.is_none()) {
+        return None;
+    }
     let function = ctx.source.function_of(ev.span.start)?;
     // The input is a tensor written anew in this very function (not a parameter, not an
     // attribute the constructor made, which other code may replace), on every path.
@@ -32,7 +35,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         Basis::NewTensor(at) => ctx.source.function_of(at.start) == Some(function),
         Basis::Parameter | Basis::Unknown => false,
     };
-    if !ev.all(|o| o.copies.is_no() && o.input.condition.is_none() && made_here(o)) {
+    if !ev.outcomes.iter().all(made_here) {
         return None;
     }
     let holds = ev.holds(|o| o.copies.is_no())?;
