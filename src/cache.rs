@@ -201,6 +201,7 @@ impl CachedDiagnostic {
             }),
             unsafe_fix: None,
             verify: None,
+            copy: None,
             subject: None,
         })
     }
@@ -480,6 +481,7 @@ mod tests {
             }),
             unsafe_fix: None,
             verify: None,
+            copy: None,
             subject: None,
         }
     }

@@ -83,9 +83,26 @@ pub struct Diagnostic {
     pub unsafe_fix: Option<Fix>,
     /// Filled by `--verify`: measured cost of the copy (at least a `summary` string).
     pub verify: Option<serde_json::Value>,
+    /// The size of the copy a hidden-copy finding makes, when every size it needs is known
+    /// (literals, `dims`/`--dim`), stated without `--verify`.
+    pub copy: Option<CopySize>,
     /// The layout a view/copy finding is about, symbolically, so `--verify` can bind the
     /// sizes (`--dim B=16`) and replay it.
     pub subject: Option<Subject>,
+}
+
+/// The size of a copy at the sizes bound (see [`Diagnostic::copy`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CopySize {
+    /// The symbolic sizes it needed, with the values they were bound to (`B = 16`).
+    pub at: std::collections::BTreeMap<String, i64>,
+    pub elements: u64,
+    pub bytes: u64,
+    pub dtype: String,
+    /// The configured number of layers the copy repeats in (1 when not given).
+    pub layers: u64,
+    /// `bytes × layers`.
+    pub bytes_per_forward_pass: Option<u64>,
 }
 
 /// The tensor a finding is about: its layout before the op, and the op's target shape.

@@ -133,6 +133,7 @@ mod tests {
             fix: None,
             unsafe_fix: None,
             verify: None,
+            copy: None,
             subject: None,
         };
         let findings = [

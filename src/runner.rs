@@ -48,6 +48,7 @@ pub fn lint(
             fix: r.fix,
             unsafe_fix: r.unsafe_fix,
             verify: None,
+            copy: None,
             subject: r.subject,
         })
         .collect();
@@ -127,6 +128,7 @@ pub fn reveals(file: &Arc<SourceFile>, events: &[OpEvent]) -> Vec<Diagnostic> {
                 fix: None,
                 unsafe_fix: None,
                 verify: None,
+                copy: None,
                 subject: None,
             }
         })
@@ -161,6 +163,7 @@ pub fn syntax_error(
         fix: None,
         unsafe_fix: None,
         verify: None,
+        copy: None,
         subject: None,
     }
 }

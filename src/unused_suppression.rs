@@ -162,6 +162,7 @@ fn diagnostic(
         }),
         unsafe_fix: None,
         verify: None,
+        copy: None,
         subject: None,
     }
 }

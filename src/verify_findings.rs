@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
-use crate::diagnostic::{Diagnostic, Subject};
+use crate::diagnostic::{CopySize, Diagnostic, Subject};
 use crate::layout::{self, Decider, Dim, Layout, Tri, ViewOutcome};
 use crate::ops::{OpKind, OpTable, Semantics};
 
@@ -644,7 +644,7 @@ pub fn copy_size_note(
     subject: &Subject,
     request: &VerifyRequest,
     dtype_given: bool,
-) -> Option<String> {
+) -> Option<(String, CopySize)> {
     let Concretization::Bound(concrete) = concretize(subject, &request.dims) else {
         return None;
     };
@@ -668,16 +668,23 @@ pub fn copy_size_note(
         "the copy{at}: {elements} elements, {} in {dtype}",
         format_bytes(bytes)
     );
-    if request.layers > 1 {
-        if let Some(forward) = bytes.checked_mul(request.layers) {
-            note.push_str(&format!(
-                "; ×{} layers: {} per forward pass",
-                request.layers,
-                format_bytes(forward)
-            ));
-        }
+    let per_forward_pass = bytes.checked_mul(request.layers);
+    if let (true, Some(forward)) = (request.layers > 1, per_forward_pass) {
+        note.push_str(&format!(
+            "; ×{} layers: {} per forward pass",
+            request.layers,
+            format_bytes(forward)
+        ));
     }
-    Some(note)
+    let size = CopySize {
+        at: concrete.dims.clone(),
+        elements,
+        bytes,
+        dtype: request.dtype.name().to_string(),
+        layers: request.layers,
+        bytes_per_forward_pass: per_forward_pass,
+    };
+    Some((note, size))
 }
 
 /// `verified on <device>: copies 512.0 MiB in 1.84 ms (…); ×32 layers = 58.9 ms and
@@ -1039,6 +1046,7 @@ mod tests {
             fix: None,
             unsafe_fix: None,
             verify: None,
+            copy: None,
             subject: Some(subject),
         }
     }

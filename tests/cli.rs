@@ -788,6 +788,47 @@ def merge_heads(y, B, T, H, D):
     // From a warm cache too (the cache keeps findings as text, without their subject).
     let text = sized(&["B=16", "T=4096", "H=32", "D=128"]);
     assert!(text.contains("512.0 MiB in bf16"), "{text}");
+    // JSON and SARIF carry the numbers.
+    for (format, at) in [
+        ("json", "/0/copy"),
+        ("sarif", "/runs/0/results/0/properties/copy"),
+    ] {
+        let out = stridelint(
+            dir.path(),
+            &[
+                "check",
+                ".",
+                "--select",
+                "SL002",
+                "--dtype",
+                "bf16",
+                "--layers",
+                "32",
+                "--dim",
+                "B=16",
+                "--dim",
+                "T=4096",
+                "--dim",
+                "H=32",
+                "--dim",
+                "D=128",
+                "--output-format",
+                format,
+            ],
+        );
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let copy = report
+            .pointer(at)
+            .unwrap_or_else(|| panic!("{format}: no {at}"));
+        assert_eq!(copy["elements"], 268_435_456, "{format}: {copy}");
+        assert_eq!(copy["bytes"], 536_870_912_u64, "{format}: {copy}");
+        assert_eq!(
+            copy["bytes_per_forward_pass"], 17_179_869_184_u64,
+            "{format}: {copy}"
+        );
+        assert_eq!(copy["dtype"], "bf16", "{format}: {copy}");
+        assert_eq!(copy["at"]["T"], 4096, "{format}: {copy}");
+    }
 }
 
 /// Sizes print in the order the code introduced them (`B, nh, T, hs = y.shape`: `nh·hs`,

@@ -123,6 +123,7 @@ fn view_incompatible(file: &Arc<SourceFile>) -> Diagnostic {
         }),
         unsafe_fix: None,
         verify: None,
+        copy: None,
         subject: None,
     }
 }
@@ -154,6 +155,7 @@ fn hidden_copy(file: &Arc<SourceFile>) -> Diagnostic {
             "bytes": 33_554_432,
             "summary": "copies 32.0 MiB at B=16, T=1024, C=512 (float32)",
         })),
+        copy: None,
         subject: None,
     }
 }
@@ -172,6 +174,7 @@ fn odd_finding() -> Diagnostic {
         fix: None,
         unsafe_fix: None,
         verify: None,
+        copy: None,
         subject: None,
     }
 }

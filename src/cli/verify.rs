@@ -158,8 +158,9 @@ fn state_copy_sizes(
             let dtype_given = args.dtype.is_some() || settings.verify.dtype.is_some();
             (args.request(&settings), dtype_given)
         });
-        if let Some(note) = copy_size_note(subject, request, *dtype_given) {
+        if let Some((note, size)) = copy_size_note(subject, request, *dtype_given) {
             diagnostic.notes.push(note);
+            diagnostic.copy = Some(size);
         }
     }
 }

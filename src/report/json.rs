@@ -50,6 +50,9 @@ pub(super) struct JsonDiagnostic<'a> {
     severity: Severity,
     url: String,
     verify: Option<&'a serde_json::Value>,
+    /// The size of a hidden copy, when every size it needs is known (see `Diagnostic::copy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    copy: Option<&'a crate::diagnostic::CopySize>,
     /// The layout the finding is about, symbolically (`{"op", "shape", "strides", "target"}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     subject: Option<JsonSubject>,
@@ -122,6 +125,7 @@ impl<'a> JsonDiagnostic<'a> {
             severity: diagnostic.severity,
             url: diagnostic.url(),
             verify: diagnostic.verify.as_ref(),
+            copy: diagnostic.copy.as_ref(),
             subject: diagnostic.subject.as_ref().map(|s| JsonSubject {
                 op: s.op.clone(),
                 shape: s.layout.shape.iter().map(|d| d.to_string()).collect(),

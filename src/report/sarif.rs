@@ -259,6 +259,7 @@ impl<'a> SarifResult<'a> {
                 notes: &diagnostic.notes,
                 help: diagnostic.help.as_deref(),
                 verify: diagnostic.verify.as_ref(),
+                copy: diagnostic.copy.as_ref(),
             },
         }
     }
@@ -372,10 +373,17 @@ struct Properties<'a> {
     help: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     verify: Option<&'a serde_json::Value>,
+    /// The size of a hidden copy, when every size it needs is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    copy: Option<&'a crate::diagnostic::CopySize>,
 }
 
 impl Properties<'_> {
     fn is_empty(&self) -> bool {
-        self.cell.is_none() && self.notes.is_empty() && self.help.is_none() && self.verify.is_none()
+        self.cell.is_none()
+            && self.notes.is_empty()
+            && self.help.is_none()
+            && self.verify.is_none()
+            && self.copy.is_none()
     }
 }
