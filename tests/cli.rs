@@ -788,6 +788,44 @@ def merge_heads(y, B, T, H, D):
     // From a warm cache too (the cache keeps findings as text, without their subject).
     let text = sized(&["B=16", "T=4096", "H=32", "D=128"]);
     assert!(text.contains("512.0 MiB in bf16"), "{text}");
+    // `--statistics` sums them per rule, in text and JSON.
+    let stats = |format: &str| {
+        let out = stridelint(
+            dir.path(),
+            &[
+                "check",
+                ".",
+                "--select",
+                "SL002",
+                "--dtype",
+                "bf16",
+                "--layers",
+                "32",
+                "--dim",
+                "B=16",
+                "--dim",
+                "T=4096",
+                "--dim",
+                "H=32",
+                "--dim",
+                "D=128",
+                "--statistics",
+                "--output-format",
+                format,
+            ],
+        );
+        stdout(&out)
+    };
+    let text = stats("full");
+    assert!(
+        text.contains("hidden-copy\tcopies 16.0 GiB per forward pass (1 of 1 with known sizes)"),
+        "{text}"
+    );
+    let rows: serde_json::Value = serde_json::from_str(&stats("json")).unwrap();
+    assert_eq!(
+        rows[0]["copies"]["bytes_per_forward_pass"], 17_179_869_184_u64,
+        "{rows}"
+    );
     // JSON and SARIF carry the numbers.
     for (format, at) in [
         ("json", "/0/copy"),

@@ -8,6 +8,9 @@
 //! ```
 //!
 //! The `[*]`/`[ ]` column appears only when some rule's findings are all safely fixable.
+//! A rule whose findings have copies of known size (SL002 with `--dim`/`dims`) adds, after
+//! a tab, the bytes they copy per forward pass together:
+//! `copies 16.0 GiB per forward pass (1 of 1 with known sizes)`.
 //!
 //! After the table, a block on what the analysis understood (see `crate::coverage`): per
 //! family of ops the layout rules are about, the call sites it reached, decided and left
@@ -33,6 +36,7 @@ use serde::Serialize;
 use super::{has_safe_fix, style, ReportContext};
 use crate::coverage::{FamilyCounts, OpFamily, SiteCounts};
 use crate::diagnostic::Diagnostic;
+use crate::verify::replay::format_bytes;
 
 /// How many reasons for "unknown" the text block lists per family.
 const TOP_REASONS: usize = 5;
@@ -46,6 +50,16 @@ struct Statistic<'a> {
     count: usize,
     /// Every finding of this rule has a safe fix.
     fixable: bool,
+    /// The findings whose copy has a known size, and the bytes they copy per forward pass
+    /// together (absent when there are none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    copies: Option<CopiedBytes>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+struct CopiedBytes {
+    sized: usize,
+    bytes_per_forward_pass: u64,
 }
 
 /// Writes the table, then the block on the analysed sites; nothing when there are no
@@ -103,7 +117,17 @@ fn write_rule_table(
                 out.write_all(b"[ ] ")?;
             }
         }
-        writeln!(out, "{}", statistic.name)?;
+        match statistic.copies {
+            Some(c) => writeln!(
+                out,
+                "{}\tcopies {} per forward pass ({} of {} with known sizes)",
+                statistic.name,
+                format_bytes(c.bytes_per_forward_pass),
+                c.sized,
+                statistic.count
+            )?,
+            None => writeln!(out, "{}", statistic.name)?,
+        }
     }
     out.flush()
 }
@@ -206,19 +230,26 @@ pub fn write_statistics_json(
 
 /// Rows by descending count; rules with equal counts by code.
 fn statistics<'a>(diagnostics: &'a [Diagnostic], ctx: &ReportContext<'a>) -> Vec<Statistic<'a>> {
-    let mut by_code: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
+    let mut by_code: BTreeMap<&str, (usize, bool, Option<CopiedBytes>)> = BTreeMap::new();
     for diagnostic in diagnostics {
-        let (count, fixable) = by_code.entry(diagnostic.code).or_insert((0, true));
+        let (count, fixable, copies) = by_code.entry(diagnostic.code).or_insert((0, true, None));
         *count += 1;
         *fixable &= has_safe_fix(diagnostic);
+        if let Some(size) = &diagnostic.copy {
+            let c = copies.get_or_insert_with(CopiedBytes::default);
+            c.sized += 1;
+            let per_pass = size.bytes_per_forward_pass.unwrap_or(u64::MAX);
+            c.bytes_per_forward_pass = c.bytes_per_forward_pass.saturating_add(per_pass);
+        }
     }
     let mut rows: Vec<Statistic> = by_code
         .into_iter()
-        .map(|(code, (count, fixable))| Statistic {
+        .map(|(code, (count, fixable, copies))| Statistic {
             code,
             name: ctx.rule(code).map_or("", |rule| rule.name),
             count,
             fixable,
+            copies,
         })
         .collect();
     rows.sort_by_key(|row| std::cmp::Reverse(row.count));
