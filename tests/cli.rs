@@ -763,19 +763,25 @@ def merge_heads(y, B, T, H, D):
     return y.reshape(B, T, H * D)
 ";
     let dir = project(&[("m.py", model)]);
-    let sized = |dims: &[&str]| {
+    let all = ["B=16", "T=4096", "H=32", "D=128"];
+    // stdout of `check` with these sizes and any further arguments.
+    let run = |dims: &[&str], extra: &[&str]| {
         let mut args = vec![
             "check", ".", "--select", "SL002", "--dtype", "bf16", "--layers", "32",
         ];
         for d in dims {
             args.extend(["--dim", d]);
         }
-        let out = stridelint(dir.path(), &args);
+        args.extend(extra);
+        stridelint(dir.path(), &args)
+    };
+    let sized = |dims: &[&str]| {
+        let out = run(dims, &[]);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert!(!stderr(&out).contains("only matter"), "{}", stderr(&out));
         stdout(&out)
     };
-    let text = sized(&["B=16", "T=4096", "H=32", "D=128"]);
+    let text = sized(&all);
     assert!(
         text.contains(
             "note: the copy at B = 16, D = 128, H = 32, T = 4096: 268435456 elements, \
@@ -786,36 +792,10 @@ def merge_heads(y, B, T, H, D):
     let text = sized(&["B=16", "T=4096", "H=32"]);
     assert!(!text.contains("the copy at"), "{text}");
     // From a warm cache too (the cache keeps findings as text, without their subject).
-    let text = sized(&["B=16", "T=4096", "H=32", "D=128"]);
+    let text = sized(&all);
     assert!(text.contains("512.0 MiB in bf16"), "{text}");
     // `--statistics` sums them per rule, in text and JSON.
-    let stats = |format: &str| {
-        let out = stridelint(
-            dir.path(),
-            &[
-                "check",
-                ".",
-                "--select",
-                "SL002",
-                "--dtype",
-                "bf16",
-                "--layers",
-                "32",
-                "--dim",
-                "B=16",
-                "--dim",
-                "T=4096",
-                "--dim",
-                "H=32",
-                "--dim",
-                "D=128",
-                "--statistics",
-                "--output-format",
-                format,
-            ],
-        );
-        stdout(&out)
-    };
+    let stats = |format: &str| stdout(&run(&all, &["--statistics", "--output-format", format]));
     let text = stats("full");
     assert!(
         text.contains("hidden-copy\tcopies 16.0 GiB per forward pass (1 of 1 with known sizes)"),
@@ -831,29 +811,7 @@ def merge_heads(y, B, T, H, D):
         ("json", "/0/copy"),
         ("sarif", "/runs/0/results/0/properties/copy"),
     ] {
-        let out = stridelint(
-            dir.path(),
-            &[
-                "check",
-                ".",
-                "--select",
-                "SL002",
-                "--dtype",
-                "bf16",
-                "--layers",
-                "32",
-                "--dim",
-                "B=16",
-                "--dim",
-                "T=4096",
-                "--dim",
-                "H=32",
-                "--dim",
-                "D=128",
-                "--output-format",
-                format,
-            ],
-        );
+        let out = run(&all, &["--output-format", format]);
         let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         let copy = report
             .pointer(at)

@@ -101,24 +101,22 @@ fn help_for(cause: CopyCause, semantics: Semantics, copied: &SymLayout) -> Strin
 mod tests {
     use std::path::Path;
 
-    fn messages(path: &str, source: &str) -> Vec<String> {
-        // The whole pipeline, as the crate root runs it.
+    /// The SL002 findings of the whole pipeline, as the crate root runs it.
+    fn sl002(path: &str, source: &str) -> Vec<crate::diagnostic::Diagnostic> {
         let settings = crate::Settings::default();
         crate::check_source(Path::new(path), source.to_string(), &settings)
             .into_iter()
             .filter(|d| d.code == "SL002")
-            .map(|d| d.message)
             .collect()
+    }
+
+    fn messages(path: &str, source: &str) -> Vec<String> {
+        sl002(path, source).into_iter().map(|d| d.message).collect()
     }
 
     /// The notes of each SL002 finding.
     fn notes(source: &str) -> Vec<Vec<String>> {
-        let settings = crate::Settings::default();
-        crate::check_source(Path::new("m.py"), source.to_string(), &settings)
-            .into_iter()
-            .filter(|d| d.code == "SL002")
-            .map(|d| d.notes)
-            .collect()
+        sl002("m.py", source).into_iter().map(|d| d.notes).collect()
     }
 
     /// A contiguous view of a parameter is contiguous only if the parameter is: the copy
@@ -151,10 +149,8 @@ mod tests {
     #[test]
     fn the_help_follows_the_cause_of_the_copy() {
         let help = |source: &str| -> Vec<String> {
-            let settings = crate::Settings::default();
-            crate::check_source(Path::new("m.py"), source.to_string(), &settings)
+            sl002("m.py", source)
                 .into_iter()
-                .filter(|d| d.code == "SL002")
                 .filter_map(|d| d.help)
                 .collect()
         };
