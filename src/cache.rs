@@ -87,6 +87,10 @@ struct Entry {
     content: String,
     settings: String,
     diagnostics: Vec<CachedDiagnostic>,
+    /// Other files whose definitions the analysis used (absolute path, blake3 of their
+    /// bytes then): the entry is stale when one of them changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    depends_on: Vec<(String, String)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -273,6 +277,9 @@ impl Cache {
                 && e.settings == key.settings
                 && !(self.subjects_needed && e.diagnostics.iter().any(|d| d.had_subject))
                 && !(self.fixes_needed && e.diagnostics.iter().any(|d| d.fix.is_some()))
+                && e.depends_on
+                    .iter()
+                    .all(|(dep, hash)| unchanged(Path::new(dep), hash))
         });
         match hit {
             Some(entry) => {
@@ -288,11 +295,21 @@ impl Cache {
     }
 
     /// Remember the findings of `path` under `key`.
-    pub fn put(&self, path: &Path, key: CacheKey, diagnostics: &[Diagnostic]) {
+    pub fn put(
+        &self,
+        path: &Path,
+        key: CacheKey,
+        diagnostics: &[Diagnostic],
+        depends_on: &[(Arc<Path>, String)],
+    ) {
         let entry = Entry {
             content: key.content,
             settings: key.settings,
             diagnostics: diagnostics.iter().map(CachedDiagnostic::new).collect(),
+            depends_on: depends_on
+                .iter()
+                .map(|(p, h)| (absolute(p).to_string_lossy().into_owned(), h.clone()))
+                .collect(),
         };
         self.lock().insert(absolute(path), entry);
         self.stored.fetch_add(1, Ordering::Relaxed);
@@ -450,6 +467,12 @@ fn tool_stamp() -> String {
     format!("{} exe:{len}:{modified}", env!("CARGO_PKG_VERSION"))
 }
 
+/// Does the file at `path` still hash to `hash`? (Unreadable: no.)
+fn unchanged(path: &Path, hash: &str) -> bool {
+    crate::fsutil::read_regular(path, Some(crate::MAX_FILE_BYTES))
+        .is_ok_and(|bytes| blake3::hash(&bytes).to_hex().as_str() == hash)
+}
+
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
@@ -495,7 +518,7 @@ mod tests {
         let key = CacheKey::new(file.text.as_bytes(), &Settings::default());
         let cache = Cache::open(dir.path());
         assert!(cache.get(&source, &key).is_none());
-        cache.put(&source, key.clone(), &[finding(&file)]);
+        cache.put(&source, key.clone(), &[finding(&file)], &[]);
         cache.save().unwrap();
         assert!(
             dir.path().join("CACHEDIR.TAG").is_file() && dir.path().join(".gitignore").is_file()
@@ -535,7 +558,7 @@ mod tests {
         std::fs::write(&source, "x = 1\n").unwrap();
         let cache = Cache::open(dir.path());
         let key = CacheKey::new(b"x = 1\n", &Settings::default());
-        cache.put(&source, key, &[]);
+        cache.put(&source, key, &[], &[]);
         cache.save().unwrap();
         let reopened = Cache::open(dir.path());
         assert!(reopened
@@ -568,14 +591,24 @@ mod tests {
         let cache = Cache::open(dir.path());
         let gone = dir.path().join("gone.py");
         std::fs::write(&gone, "x = 1\n").unwrap();
-        cache.put(&gone, CacheKey::new(b"x = 1\n", &Settings::default()), &[]);
+        cache.put(
+            &gone,
+            CacheKey::new(b"x = 1\n", &Settings::default()),
+            &[],
+            &[],
+        );
         cache.save().unwrap();
         std::fs::remove_file(&gone).unwrap();
         let kept = dir.path().join("kept.py");
         std::fs::write(&kept, "y = 1\n").unwrap();
         let second = Cache::open(dir.path());
         assert_eq!(second.previous.len(), 1);
-        second.put(&kept, CacheKey::new(b"y = 1\n", &Settings::default()), &[]);
+        second.put(
+            &kept,
+            CacheKey::new(b"y = 1\n", &Settings::default()),
+            &[],
+            &[],
+        );
         second.save().unwrap();
         let third = Cache::open(dir.path());
         assert_eq!(

@@ -36,7 +36,16 @@ impl Span {
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
+    /// Is this a span of another file of the tree (see [`OTHER_FILE_SPANS`])?
+    pub fn in_other_file(self) -> bool {
+        self.start >= OTHER_FILE_SPANS
+    }
 }
+
+/// Spans at or past this offset address another file of the tree than the one analysed
+/// (`analysis::foreign` shifts such a module's spans into a range of its own); the files
+/// linted themselves are smaller (larger ones are refused before parsing).
+pub const OTHER_FILE_SPANS: u32 = 1 << 31;
 
 /// Source language a module came from; selects the op tables the analysis uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -331,5 +340,199 @@ impl Expr {
             ExprKind::Attr { value, attr } => value.dotted_name().map(|b| format!("{b}.{attr}")),
             _ => None,
         }
+    }
+}
+
+/// Move every span of `module` by `by` bytes (a module of another file placed in a span
+/// range of its own, see [`OTHER_FILE_SPANS`]).
+pub fn shift_spans(module: &mut Module, by: u32) {
+    for f in &mut module.functions {
+        shift_function(Arc::make_mut(f), by);
+    }
+    for c in &mut module.classes {
+        shift_class(Arc::make_mut(c), by);
+    }
+    shift_block(&mut module.body, by);
+}
+
+fn shift(s: &mut Span, by: u32) {
+    s.start = s.start.saturating_add(by);
+    s.end = s.end.saturating_add(by);
+}
+
+fn shift_class(c: &mut Class, by: u32) {
+    shift(&mut c.span, by);
+    for m in &mut c.methods {
+        shift_function(Arc::make_mut(m), by);
+    }
+}
+
+fn shift_function(f: &mut Function, by: u32) {
+    shift(&mut f.span, by);
+    shift(&mut f.name_span, by);
+    for p in &mut f.params {
+        shift(&mut p.span, by);
+        if let Some(d) = &mut p.default {
+            shift_expr(d, by);
+        }
+    }
+    shift_block(&mut f.body, by);
+}
+
+fn shift_block(body: &mut [Stmt], by: u32) {
+    for s in body {
+        shift_stmt(s, by);
+    }
+}
+
+fn shift_stmt(s: &mut Stmt, by: u32) {
+    match s {
+        Stmt::Assign {
+            targets,
+            value,
+            span,
+        } => {
+            targets.iter_mut().for_each(|t| shift_target(t, by));
+            shift_expr(value, by);
+            shift(span, by);
+        }
+        Stmt::AugAssign {
+            target,
+            value,
+            span,
+            ..
+        } => {
+            shift_target(target, by);
+            shift_expr(value, by);
+            shift(span, by);
+        }
+        Stmt::Expr(e) => shift_expr(e, by),
+        Stmt::Return { value, span } => {
+            if let Some(v) = value {
+                shift_expr(v, by);
+            }
+            shift(span, by);
+        }
+        Stmt::If {
+            test,
+            body,
+            orelse,
+            span,
+        } => {
+            shift_expr(test, by);
+            shift_block(body, by);
+            shift_block(orelse, by);
+            shift(span, by);
+        }
+        Stmt::Loop {
+            target,
+            iter,
+            body,
+            orelse,
+            span,
+        } => {
+            if let Some(t) = target {
+                shift_target(t, by);
+            }
+            if let Some(i) = iter {
+                shift_expr(i, by);
+            }
+            shift_block(body, by);
+            shift_block(orelse, by);
+            shift(span, by);
+        }
+        Stmt::With { items, body, span } => {
+            for (e, t) in items {
+                shift_expr(e, by);
+                if let Some(t) = t {
+                    shift_target(t, by);
+                }
+            }
+            shift_block(body, by);
+            shift(span, by);
+        }
+        Stmt::Try {
+            body,
+            handlers,
+            orelse,
+            finalbody,
+            span,
+        } => {
+            shift_block(body, by);
+            handlers.iter_mut().for_each(|h| shift_block(h, by));
+            shift_block(orelse, by);
+            shift_block(finalbody, by);
+            shift(span, by);
+        }
+        Stmt::Assert { test, span } => {
+            shift_expr(test, by);
+            shift(span, by);
+        }
+        Stmt::Raise { span }
+        | Stmt::Import { span, .. }
+        | Stmt::Jump { span }
+        | Stmt::Other { span } => shift(span, by),
+        Stmt::FunctionDef(f) => shift_function(Arc::make_mut(f), by),
+        Stmt::ClassDef(c) => shift_class(Arc::make_mut(c), by),
+    }
+}
+
+fn shift_target(t: &mut Target, by: u32) {
+    match t {
+        Target::Name(_, span) | Target::Other(span) => shift(span, by),
+        Target::Attr { value, span, .. } | Target::Item { value, span } => {
+            shift_expr(value, by);
+            shift(span, by);
+        }
+        Target::Tuple(items, span) => {
+            items.iter_mut().for_each(|i| shift_target(i, by));
+            shift(span, by);
+        }
+        Target::Starred(inner, span) => {
+            shift_target(inner, by);
+            shift(span, by);
+        }
+    }
+}
+
+fn shift_expr(e: &mut Expr, by: u32) {
+    shift(&mut e.span, by);
+    match &mut e.kind {
+        ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => {
+            shift_expr(value, by)
+        }
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter_mut().for_each(|i| shift_expr(i, by))
+        }
+        ExprKind::Call { func, args } => {
+            shift_expr(func, by);
+            args.iter_mut().for_each(|a| shift_expr(&mut a.value, by));
+        }
+        ExprKind::Subscript { value, index } => {
+            shift_expr(value, by);
+            index.iter_mut().for_each(|i| shift_expr(i, by));
+        }
+        ExprKind::Slice { lower, upper, step } => {
+            for part in [lower, upper, step].into_iter().flatten() {
+                shift_expr(part, by);
+            }
+        }
+        ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
+            shift_expr(left, by);
+            shift_expr(right, by);
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            shift_expr(test, by);
+            shift_expr(body, by);
+            shift_expr(orelse, by);
+        }
+        ExprKind::Name(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::None
+        | ExprKind::Ellipsis
+        | ExprKind::Unknown => {}
     }
 }

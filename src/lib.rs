@@ -19,6 +19,7 @@ pub mod noqa;
 pub mod notebook;
 pub mod ops;
 pub mod progress;
+pub mod project;
 pub mod report;
 pub mod runner;
 pub mod settings;
@@ -131,6 +132,9 @@ pub struct FileReport {
     pub diagnostics: Vec<Diagnostic>,
     /// The file's analysed sites (none when the file was not analysed).
     pub sites: coverage::SiteCounts,
+    /// Other files of the tree whose definitions the analysis used (path, blake3 of their
+    /// bytes): the findings are stale when one of them changes.
+    pub depends_on: Vec<(Arc<Path>, String)>,
 }
 
 impl From<Vec<Diagnostic>> for FileReport {
@@ -138,6 +142,7 @@ impl From<Vec<Diagnostic>> for FileReport {
         FileReport {
             diagnostics,
             sites: Default::default(),
+            depends_on: Vec::new(),
         }
     }
 }
@@ -197,13 +202,17 @@ pub fn check_files(
     settings: &settings::SettingsResolver,
     options: &CheckOptions,
 ) -> CheckResult {
+    // The tree's modules, read on demand and shared by every file of the run.
+    let project = project::ProjectIndex::new();
     let per_file: Vec<Result<FileReport, FileError>> = files
         .par_iter()
         .map(|path| {
             let result = settings
                 .settings_for(path)
                 .map_err(FileError::from)
-                .and_then(|file_settings| check_file_cached(path, &file_settings, options.cache));
+                .and_then(|file_settings| {
+                    check_file_cached(path, &file_settings, options.cache, &project)
+                });
             if let Some(progress) = options.progress {
                 progress.inc();
             }
@@ -245,7 +254,8 @@ impl From<settings::ConfigError> for FileError {
 
 /// Read and lint one file.
 pub fn check_file(path: &Path, settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
-    check_file_cached(path, settings, None).map(|report| report.diagnostics)
+    check_file_cached(path, settings, None, &project::ProjectIndex::new())
+        .map(|report| report.diagnostics)
 }
 
 /// Read and lint one file, through `cache` when given.
@@ -253,6 +263,7 @@ fn check_file_cached(
     path: &Path,
     settings: &Settings,
     cache: Option<&cache::Cache>,
+    project: &project::ProjectIndex,
 ) -> Result<FileReport, FileError> {
     let text = read_source(path)?;
     let key = cache.map(|_| cache::CacheKey::new(text.as_bytes(), settings));
@@ -277,9 +288,9 @@ fn check_file_cached(
         warn_malformed(&file, settings);
         return Ok(restored.into());
     }
-    let report = check_source_report(file, settings);
+    let report = check_source_in(file, settings, project);
     if let (Some(cache), Some(key)) = (cache, key) {
-        cache.put(path, key, &report.diagnostics);
+        cache.put(path, key, &report.diagnostics, &report.depends_on);
     }
     Ok(report)
 }
@@ -374,12 +385,21 @@ pub fn check_source_file(file: Arc<SourceFile>, settings: &Settings) -> Vec<Diag
 
 /// [`check_source_file`], with the file's analysed sites.
 pub fn check_source_report(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
+    check_source_in(file, settings, &project::ProjectIndex::new())
+}
+
+/// [`check_source_report`], reading definitions from the tree through `project`.
+fn check_source_in(
+    file: Arc<SourceFile>,
+    settings: &Settings,
+    project: &project::ProjectIndex,
+) -> FileReport {
     if settings.ignore_noqa {
-        return check_loaded(file, settings);
+        return check_loaded(file, settings, project);
     }
     warn_malformed(&file, settings);
     let suppressions = file.suppressions();
-    let mut report = check_loaded(file.clone(), settings);
+    let mut report = check_loaded(file.clone(), settings, project);
     // `# stridelint: noqa: SL001` suppresses SL001 in the whole file (SL100 included).
     report
         .diagnostics
@@ -403,7 +423,11 @@ fn warn_malformed(file: &SourceFile, settings: &Settings) {
     }
 }
 
-fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
+fn check_loaded(
+    file: Arc<SourceFile>,
+    settings: &Settings,
+    project: &project::ProjectIndex,
+) -> FileReport {
     // The language is chosen by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
     let is_rust = file.path.extension().is_some_and(|e| e == "rs");
     let language = if is_rust {
@@ -440,8 +464,10 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
         return diagnostics.into();
     }
     let mut sites = coverage::SiteCounts::default();
+    let mut depends_on = Vec::new();
     if !syntax_only {
-        let events = analyze(&file, &parsed.module, settings);
+        let (events, used) = analyze(&file, &parsed.module, settings, project);
+        depends_on = used;
         sites = lints::coverage::count_sites(&events, language);
         diagnostics.extend(runner::lint(
             &file,
@@ -454,7 +480,11 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
     // A rule the file exempts itself from (`# stridelint: noqa: SL001`) is not reported,
     // so the line directives that would hide it are not used either.
     if settings.ignore_noqa {
-        return FileReport { diagnostics, sites };
+        return FileReport {
+            diagnostics,
+            sites,
+            depends_on,
+        };
     }
     let suppressions = file.suppressions();
     diagnostics.retain(|d| !suppressions.file_suppresses(d.code));
@@ -475,7 +505,11 @@ fn check_loaded(file: Arc<SourceFile>, settings: &Settings) -> FileReport {
             settings,
         ));
     }
-    FileReport { diagnostics, sites }
+    FileReport {
+        diagnostics,
+        sites,
+        depends_on,
+    }
 }
 
 /// The interpreter's events for a parsed file (with the debugging aids of [`debug_flags`]).
@@ -483,9 +517,19 @@ fn analyze(
     file: &SourceFile,
     module: &ir::Module,
     settings: &Settings,
-) -> Vec<analysis::event::OpEvent> {
+    project: &project::ProjectIndex,
+) -> (Vec<analysis::event::OpEvent>, Vec<(Arc<Path>, String)>) {
     let started = std::time::Instant::now();
-    let analysis = analysis::analyze_module(module, &file.text, &settings.analysis);
+    let place = match module.language {
+        ir::Language::Python => project.place_of(&file.path),
+        ir::Language::Rust => None,
+    };
+    let analysis = analysis::analyze_module(
+        module,
+        &file.text,
+        &settings.analysis,
+        place.as_ref().map(|p| project.project(p)),
+    );
     if debug_flags().time_files {
         eprintln!(
             "analysis-time {:.1} ms {}",
@@ -528,7 +572,7 @@ fn analyze(
             }
         }
     }
-    events
+    (events, analysis.foreign_files)
 }
 
 /// Debugging switches from the environment, read once rather than per file:

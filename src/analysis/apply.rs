@@ -17,13 +17,14 @@ use crate::ops::schema::{ParamSpec, ParamType, Variadic};
 use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
 
 use super::event::{AltOutcome, OpEvent, Outcome, REVEAL_OP};
+use super::foreign::SourceText;
 use super::frame::{CallContext, Facts, RootState};
 use super::tables::OpTables;
 use super::value::{join, Origin, Step, SymLayout, TensorAlt, TensorVal, UnknownReason, Value};
 
 /// What applying an op needs besides the op and its arguments.
 pub struct ApplyCtx<'a> {
-    pub source: &'a str,
+    pub source: SourceText<'a>,
     pub language: Language,
     pub tables: &'a OpTables,
     pub facts: &'a Facts,
@@ -51,7 +52,7 @@ pub struct ApplyCtx<'a> {
 
 impl ApplyCtx<'_> {
     fn text(&self, span: Span) -> &str {
-        self.source.get(span.range()).unwrap_or("")
+        self.source.text(span)
     }
 
     fn fresh_origin(&mut self) -> Origin {
@@ -192,7 +193,7 @@ fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
 }
 
 /// A [`OpKind::FormatFollowing`] op (convolution, pooling, …) whose input is contiguous.
-fn follows_contiguous_input(ctx: &ApplyCtx, spec: &OpSpec, input: &TensorAlt) -> bool {
+pub fn follows_contiguous_input(ctx: &ApplyCtx, spec: &OpSpec, input: &TensorAlt) -> bool {
     spec.kind == OpKind::FormatFollowing
         && spec.semantics == ops::Semantics::Torch
         && match &input.layout {
@@ -206,7 +207,12 @@ fn follows_contiguous_input(ctx: &ApplyCtx, spec: &OpSpec, input: &TensorAlt) ->
 /// The contiguous output of unknown shape that a format-following op makes from a
 /// contiguous input; its chain keeps the input's, so a finding still names what the
 /// input's contiguity rests on (a parameter assumed contiguous).
-fn contiguous_from_input(ctx: &mut ApplyCtx, input: &TensorAlt, span: Span, what: &str) -> Value {
+pub fn contiguous_from_input(
+    ctx: &mut ApplyCtx,
+    input: &TensorAlt,
+    span: Span,
+    what: &str,
+) -> Value {
     let origin = ctx.fresh_origin();
     let step = Step::after(
         span,

@@ -10,6 +10,7 @@ use crate::layout::{Assumptions, Tri};
 use crate::ops::{OpKind, OpSpec};
 
 use super::event::{AltOutcome, CopiedBy, Outcome};
+use super::foreign::SourceText;
 use super::value::{TensorAlt, TensorVal, Value};
 
 /// Ops whose result shares its input's memory whenever they do not copy.
@@ -46,7 +47,7 @@ fn shares_memory(kind: OpKind) -> bool {
 /// input's when the op shares the input's memory.
 #[allow(clippy::too_many_arguments)]
 pub fn carry_copy(
-    source: &str,
+    source: SourceText,
     spec: &OpSpec,
     span: Span,
     nspan: Span,
@@ -92,11 +93,11 @@ pub fn carry_copy(
 }
 
 /// The receiver of a method call as written (`w.t()` in `w.t().reshape(-1)`), when short.
-fn receiver_text(source: &str, span: Span, nspan: Span) -> Option<String> {
+fn receiver_text(source: SourceText, span: Span, nspan: Span) -> Option<String> {
     if nspan.start <= span.start {
         return None;
     }
-    let text = source.get(span.start as usize..nspan.start as usize)?;
+    let text = source.get(span.start, nspan.start)?;
     let text: String = text
         .trim_end()
         .strip_suffix('.')?

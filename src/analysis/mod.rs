@@ -20,6 +20,7 @@ pub mod apply;
 pub mod copies;
 pub mod env;
 pub mod event;
+pub mod foreign;
 pub mod frame;
 pub mod interp;
 pub mod prefix;
@@ -45,15 +46,21 @@ pub struct ModuleAnalysis {
     /// The function in which the analysis ran out of its budget, when it did: the results
     /// of the file are then partial (calls stopped being followed there and after).
     pub budget_exhausted: Option<String>,
+    /// The other files of the tree the analysis read definitions from (path, blake3 of the
+    /// bytes): the results are stale when one of them changes.
+    pub foreign_files: Vec<(Arc<std::path::Path>, String)>,
 }
 
-/// Analyse one lowered file and return the op events of every function in it.
+/// Analyse one lowered file and return the op events of every function in it; with a
+/// `project`, calls of names imported from other files of the tree are followed.
 pub fn analyze_module(
     module: &ir::Module,
     source: &str,
     settings: &AnalysisSettings,
+    project: Option<foreign::Project>,
 ) -> ModuleAnalysis {
     let mut it = Interpreter::new(source, module.language, &settings.assumptions);
+    it.project = project;
     let classes = all_classes(module);
     it.classes = ClassTable::build(&classes);
 
@@ -123,9 +130,14 @@ pub fn analyze_module(
     for a in analysed {
         events.extend(merge_paths(a.events));
     }
+    // What ran in another file, or was reached from there, is that file's to report.
+    events.retain(|e| {
+        !foreign::is_foreign(e.span) && e.context.as_deref().is_none_or(|c| !foreign::in_foreign(c))
+    });
     ModuleAnalysis {
         events: dedup_events(events),
         budget_exhausted: it.exhausted.clone(),
+        foreign_files: it.foreign_files(),
     }
 }
 
@@ -240,7 +252,7 @@ fn name_path_conditions(ev: &mut OpEvent) {
 
 /// Every class of the file: top-level ones (and `Outer.Inner`), and those defined inside
 /// functions or top-level blocks.
-fn all_classes(module: &ir::Module) -> Vec<Arc<ir::Class>> {
+pub(crate) fn all_classes(module: &ir::Module) -> Vec<Arc<ir::Class>> {
     let mut out = module.classes.clone();
     let mut seen: HashSet<*const ir::Class> = out.iter().map(Arc::as_ptr).collect();
     let mut bodies: Vec<&[Stmt]> = vec![&module.body];
@@ -302,7 +314,7 @@ fn nested_functions(body: &[Stmt], out: &mut Vec<Arc<Function>>, depth: usize) {
 
 /// Statements of the module body other than function/class definitions (those are
 /// analysed on their own).
-fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
+pub(crate) fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
     body.iter()
         .filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
         .cloned()

@@ -158,13 +158,17 @@ pub fn rests_on_assumption(chain: &Chain) -> bool {
 /// The chain of steps behind an alternative, newest first.
 pub type Chain = Option<Arc<Step>>;
 
-/// Iterate a chain from the newest step to the oldest.
+/// Iterate a chain from the newest step to the oldest. Steps taken in another file of the
+/// tree are left out: a value coming back from there keeps one step for the call
+/// (`foreign::collapse_foreign_steps`), and no other step of that file can be shown here.
 pub fn chain_steps(chain: &Chain) -> impl Iterator<Item = &Step> {
     let mut cur = chain.as_deref();
-    std::iter::from_fn(move || {
+    std::iter::from_fn(move || loop {
         let s = cur?;
         cur = s.prev.as_deref();
-        Some(s)
+        if !s.span.in_other_file() {
+            return Some(s);
+        }
     })
 }
 

@@ -449,7 +449,11 @@ impl Interpreter<'_> {
                 Err(_) => Value::Unknown(UnknownReason::Unmodelled),
             };
         }
-        Value::Unknown(UnknownReason::UnresolvedCall)
+        // A function or class of another file of the tree.
+        match self.foreign_value(path, &a) {
+            Some(target) => self.call_value(target, a, span, nspan, env),
+            None => Value::Unknown(UnknownReason::UnresolvedCall),
+        }
     }
 
     /// `to_2tuple(x)` (rules/helpers.toml): `x` itself when it is a tuple, `n` times `x`
@@ -547,6 +551,17 @@ impl Interpreter<'_> {
                     let mut out = TensorAlt::new(None, alt.chain.clone());
                     out.origin = alt.origin;
                     Value::Tensor(TensorVal::Alts(vec![out]))
+                }
+                // A convolution or pooling layer writes its output in its input's memory
+                // format: contiguous in, contiguous out (as `F.conv2d`).
+                ops::OpResult::UnknownTensor
+                    if applying::follows_contiguous_input(
+                        &self.apply_ctx(env),
+                        &m.spec.call,
+                        alt,
+                    ) =>
+                {
+                    applying::contiguous_from_input(&mut self.apply_ctx(env), alt, span, &what)
                 }
                 ops::OpResult::Unknown | ops::OpResult::UnknownTensor if fresh => {
                     self.contiguous_unknown(span)

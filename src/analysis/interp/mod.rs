@@ -32,12 +32,13 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::ir::{ExprKind, Function, Language, Span};
+use crate::ir::{self, ExprKind, Function, Language, Span};
 use crate::layout::{Assumptions, Dim};
 
-use super::apply::ApplyCtx;
+use super::apply::{ApplyCtx, CallArgs};
 use super::env::{same_bindings, Env};
 use super::event::OpEvent;
+use super::foreign::{self, ForeignItem, ForeignKind, ForeignModule, Project, SourceText};
 use super::frame::{CallContext, Facts, Frame, RootState};
 use super::rank;
 use super::tables::OpTables;
@@ -61,6 +62,9 @@ const MAX_LOOP_ITERATIONS: usize = 3;
 /// A loop over a tuple of at most this many known elements is unrolled, one path per
 /// element (`for k in topk`).
 const MAX_UNROLL: usize = 8;
+/// Foreign modules one file's analysis loads at most (each is parsed once per run, but its
+/// top level runs once per importing file).
+const MAX_FOREIGN_MODULES: usize = 32;
 /// Expressions nested deeper than this are not evaluated (the frontend caps depth too).
 const MAX_EXPR_DEPTH: usize = 256;
 
@@ -129,6 +133,78 @@ pub struct Interpreter<'a> {
     pub exhausted: Option<String>,
     /// The finding's spelling of each plain `if` test, by span (see `condition_text`).
     condition_texts: std::cell::RefCell<HashMap<Span, Option<Arc<str>>>>,
+    /// The tree the file is in, when calls of imported names may be followed into it.
+    pub project: Option<Project<'a>>,
+    /// The foreign modules loaded so far (module slot `i + 1` is `foreign[i]`).
+    foreign: Vec<Arc<ForeignModule>>,
+    /// The names of each module but the one running (slot 0: the analysed file), whose
+    /// names are `globals` and `classes`.
+    module_names: Vec<ModuleNames>,
+    /// The slot of the module whose code is running.
+    current_module: usize,
+    /// A foreign module's top level is running: it only binds names, no call is followed.
+    loading_foreign: bool,
+    /// What each dotted name asked of the tree is (`None`: nothing followed).
+    foreign_kinds: HashMap<String, Option<ForeignKind>>,
+}
+
+/// The statements of a module's top level that bind names (imports, assignments), with the
+/// `if`/`try` blocks that hold such statements.
+fn names_only(body: &[ir::Stmt], depth: usize) -> Vec<ir::Stmt> {
+    use ir::Stmt;
+    let mut out = Vec::new();
+    for s in body {
+        match s {
+            Stmt::Import { .. } | Stmt::Assign { .. } => out.push(s.clone()),
+            Stmt::If {
+                test,
+                body,
+                orelse,
+                span,
+            } if depth < 4 => out.push(Stmt::If {
+                test: test.clone(),
+                body: names_only(body, depth + 1),
+                orelse: names_only(orelse, depth + 1),
+                span: *span,
+            }),
+            Stmt::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+                span,
+            } if depth < 4 => out.push(Stmt::Try {
+                body: names_only(body, depth + 1),
+                handlers: handlers.iter().map(|h| names_only(h, depth + 1)).collect(),
+                orelse: names_only(orelse, depth + 1),
+                finalbody: names_only(finalbody, depth + 1),
+                span: *span,
+            }),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Does a call pass a tensor, a parameter that may be one, or a layer?
+fn args_carry_layouts(args: &CallArgs) -> bool {
+    let carries = |v: &Value| {
+        matches!(
+            v,
+            Value::Tensor(_)
+                | Value::Named { param: Some(_), .. }
+                | Value::NnModule(_)
+                | Value::Instance(_)
+        )
+    };
+    args.positional.iter().any(carries) || args.keywords.iter().any(|(_, v)| carries(v))
+}
+
+/// A module's top-level names, kept aside while another module's code runs.
+#[derive(Default)]
+struct ModuleNames {
+    globals: Env,
+    classes: ClassTable,
 }
 
 impl<'a> Interpreter<'a> {
@@ -157,6 +233,12 @@ impl<'a> Interpreter<'a> {
             file_fuel: FILE_FUEL,
             exhausted: None,
             condition_texts: Default::default(),
+            project: None,
+            foreign: Vec::new(),
+            module_names: vec![ModuleNames::default()],
+            current_module: 0,
+            loading_foreign: false,
+            foreign_kinds: HashMap::default(),
         }
     }
 
@@ -272,7 +354,10 @@ impl<'a> Interpreter<'a> {
     pub fn apply_ctx<'e>(&'e mut self, env: &'e mut Env) -> ApplyCtx<'e> {
         let name_hint = self.frame.name_hint.as_ref().map(|(n, _)| n.clone());
         ApplyCtx {
-            source: self.source,
+            source: SourceText {
+                own: self.source,
+                foreign: &self.foreign,
+            },
             language: self.language,
             tables: &self.tables,
             facts: &self.frame.facts,
@@ -380,7 +465,178 @@ impl<'a> Interpreter<'a> {
 
     /// Source text of a span (for naming minted symbols and steps).
     pub fn text(&self, span: Span) -> &str {
-        self.source.get(span.range()).unwrap_or("")
+        self.source_text().text(span)
+    }
+
+    pub fn source_text(&self) -> SourceText<'_> {
+        SourceText {
+            own: self.source,
+            foreign: &self.foreign,
+        }
+    }
+
+    // ------------------------------------------------------------------ modules
+
+    /// The slot of the module `span` is in (0: the analysed file).
+    fn module_slot_of(&self, span: Span) -> usize {
+        if !foreign::is_foreign(span) {
+            return 0;
+        }
+        self.foreign
+            .iter()
+            .position(|m| m.contains(span))
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Make `slot`'s names the running module's; returns the slot that was running.
+    fn switch_module(&mut self, slot: usize) -> usize {
+        let prev = self.current_module;
+        if slot == prev {
+            return prev;
+        }
+        self.module_names[prev] = ModuleNames {
+            globals: std::mem::take(&mut self.globals),
+            classes: std::mem::take(&mut self.classes),
+        };
+        let next = std::mem::take(&mut self.module_names[slot]);
+        self.globals = next.globals;
+        self.classes = next.classes;
+        self.current_module = slot;
+        prev
+    }
+
+    /// The dotted name of the running module and whether it is a package, for relative
+    /// imports.
+    fn running_module_name(&self) -> Option<(&str, bool)> {
+        match self.current_module {
+            0 => self.project.map(|p| (p.module_name, p.is_package)),
+            i => self
+                .foreign
+                .get(i - 1)
+                .map(|m| (m.name.as_str(), m.is_package)),
+        }
+    }
+
+    /// An import path as written in the running module, made absolute (`..layers.Mlp` →
+    /// `timm.layers.Mlp`); unchanged when it cannot be.
+    pub fn absolute_import(&self, path: String) -> String {
+        if !path.starts_with('.') {
+            return path;
+        }
+        self.running_module_name()
+            .and_then(|(name, is_package)| foreign::absolute_import(name, is_package, &path))
+            .unwrap_or(path)
+    }
+
+    /// Load a foreign module into this analysis (once): its classes, and its top-level
+    /// names from running its top level in its own names. `None` beyond the bound.
+    fn load_foreign(&mut self, m: Arc<ForeignModule>) -> Option<usize> {
+        if let Some(i) = self.foreign.iter().position(|x| Arc::ptr_eq(x, &m)) {
+            return Some(i + 1);
+        }
+        if self.foreign.len() >= MAX_FOREIGN_MODULES {
+            return None;
+        }
+        self.foreign.push(m.clone());
+        let slot = self.foreign.len();
+        let classes = super::all_classes(&m.module);
+        self.module_names.push(ModuleNames {
+            globals: Env::default(),
+            classes: ClassTable::build(&classes),
+        });
+        let prev = self.switch_module(slot);
+        // Its top level runs apart from the caller's frame; nothing it records is reported.
+        let fresh = self.fresh_frame("<module>".into(), None, None, None);
+        let caller = std::mem::replace(&mut self.frame, fresh);
+        let mark = self.events.len();
+        // Only what binds names: imports and assignments (at the top level or in its
+        // `if`/`try` blocks); calls would not be followed anyway.
+        let top = names_only(&super::module_body_without_defs(&m.module.body), 0);
+        let loading = std::mem::replace(&mut self.loading_foreign, true);
+        let mut globals = self
+            .exec_block(&top, Some(Env::default()))
+            .unwrap_or_default();
+        self.loading_foreign = loading;
+        self.events.truncate(mark);
+        self.event_depths
+            .truncate(mark.min(self.event_depths.len()));
+        self.frame = caller;
+        for f in &m.module.functions {
+            globals.set(&f.name, Value::Function(f.clone(), None));
+        }
+        for c in &m.module.classes {
+            if let Some(def) = self.classes.get(&c.name) {
+                globals.set(&c.name, Value::Class(def));
+            }
+        }
+        self.globals = globals;
+        self.switch_module(prev);
+        Some(slot)
+    }
+
+    /// The foreign files this analysis loaded (path, content hash).
+    pub fn foreign_files(&self) -> Vec<(Arc<std::path::Path>, String)> {
+        self.foreign
+            .iter()
+            .map(|m| (m.path.clone(), m.hash.clone()))
+            .collect()
+    }
+
+    /// The function or class an absolute dotted name of the tree is, loaded into this
+    /// analysis, when calling it with `args` can matter for a layout: a layer class (it has
+    /// a `forward`), a function given a tensor or a layer, or a function called in a
+    /// constructor (a layer factory: `create_conv2d(…)`). Not at a module's top level
+    /// (`logger = logging.get_logger(__name__)`), not in a module being loaded, not beyond
+    /// the bounds: `None` then.
+    pub fn foreign_value(&mut self, path: &str, args: &CallArgs) -> Option<Value> {
+        let project = self.project?;
+        if self.language != Language::Python
+            || self.loading_foreign
+            || self.out_of_fuel()
+            || path.starts_with('.')
+            || self.frame.function == "<module>"
+        {
+            return None;
+        }
+        let in_constructor = match &self.frame.body_of {
+            Some(f) => f.is_constructor || f.name == "__init__",
+            // An object analysed on its own is built by running its constructor as a root.
+            None => self.frame.function.ends_with("__init__"),
+        };
+        // The tree is asked once per name and file (most names asked are not in it:
+        // `torch.finfo`, `np.sqrt`).
+        let kind = match self.foreign_kinds.get(path) {
+            Some(k) => k.clone(),
+            None => {
+                let k = project.defs.kind(project.root, path);
+                self.foreign_kinds.insert(path.to_string(), k.clone());
+                k
+            }
+        };
+        let wanted = match kind? {
+            ForeignKind::Layer => true,
+            // A layer factory in a constructor, or a helper that rearranges the tensor
+            // it is given.
+            ForeignKind::Function { rearranges } => {
+                in_constructor || (rearranges && args_carry_layouts(args))
+            }
+        };
+        if !wanted {
+            return None;
+        }
+        let (module, item) = project.defs.resolve(project.root, path)?;
+        let slot = self.load_foreign(module)?;
+        Some(match item {
+            ForeignItem::Function(f) => Value::Function(f, None),
+            ForeignItem::Class(c) => {
+                let def = if slot == self.current_module {
+                    self.classes.get(&c.name)
+                } else {
+                    self.module_names[slot].classes.get(&c.name)
+                }?;
+                Value::Class(def)
+            }
+        })
     }
 
     /// A fresh size symbol named as written in the code (see [`RootState::mint`]).
@@ -505,6 +761,42 @@ impl<'a> Interpreter<'a> {
         call_span: Span,
         env: &mut Env,
     ) -> Value {
+        let slot = self.module_slot_of(callee.function.span);
+        if slot == self.current_module {
+            return self.call_function_here(callee, args, call_span, env);
+        }
+        // A function of another module runs in that module's names; what comes back into
+        // the analysed file keeps one step for the call.
+        let what = match (&callee.class, slot) {
+            (Some(c), s) if s > 0 => format!(
+                "`{}.{}` ({})",
+                c.name(),
+                callee.function.name,
+                self.foreign[s - 1].name
+            ),
+            (None, s) if s > 0 => {
+                format!("`{}` ({})", callee.function.name, self.foreign[s - 1].name)
+            }
+            _ => String::new(),
+        };
+        let prev = self.switch_module(slot);
+        let v = self.call_function_here(callee, args, call_span, env);
+        self.switch_module(prev);
+        if prev == 0 {
+            foreign::collapse_foreign_steps(v, call_span, &what, &self.frame.context)
+        } else {
+            v
+        }
+    }
+
+    /// [`Interpreter::call_function`] of a function of the running module.
+    fn call_function_here(
+        &mut self,
+        callee: Callee,
+        args: Vec<(Option<String>, Value)>,
+        call_span: Span,
+        env: &mut Env,
+    ) -> Value {
         let Callee {
             function: f,
             this,
@@ -513,7 +805,8 @@ impl<'a> Interpreter<'a> {
         } = callee;
         let f = &f;
         let key_ptr = Arc::as_ptr(f);
-        if self.call_stack.contains(&key_ptr)
+        if self.loading_foreign
+            || self.call_stack.contains(&key_ptr)
             || self.call_stack.len() > MAX_CALL_DEPTH
             || !self.burn()
         {

@@ -376,7 +376,7 @@ impl Interpreter<'_> {
             Stmt::Raise { .. } => None,
             Stmt::Import { module, alias, .. } => {
                 let (name, path) = import_binding(module, alias.as_deref());
-                env.set(&name, Value::Import(path));
+                env.set(&name, Value::Import(self.absolute_import(path)));
                 Some(env)
             }
             Stmt::FunctionDef(f) => {
