@@ -80,6 +80,9 @@ pub struct Cache {
     /// Entries stored by `put` in this run (if none and none was dropped, `save` has
     /// nothing to write).
     stored: AtomicUsize,
+    /// The current blake3 of each file some entry depends on (`None`: unreadable), read
+    /// once per run however many files import it.
+    dependency_hashes: Mutex<HashMap<PathBuf, Option<String>>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -251,6 +254,7 @@ impl Cache {
             hits: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
+            dependency_hashes: Mutex::default(),
         }
     }
 
@@ -279,7 +283,7 @@ impl Cache {
                 && !(self.fixes_needed && e.diagnostics.iter().any(|d| d.fix.is_some()))
                 && e.depends_on
                     .iter()
-                    .all(|(dep, hash)| unchanged(Path::new(dep), hash))
+                    .all(|(dep, hash)| self.unchanged(Path::new(dep), hash))
         });
         match hit {
             Some(entry) => {
@@ -292,6 +296,20 @@ impl Cache {
                 None
             }
         }
+    }
+
+    /// Does the file at `path` still hash to `hash`? (Unreadable: no.)
+    fn unchanged(&self, path: &Path, hash: &str) -> bool {
+        let mut known = self
+            .dependency_hashes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let now = known.entry(path.to_path_buf()).or_insert_with(|| {
+            crate::fsutil::read_regular(path, Some(crate::MAX_FILE_BYTES))
+                .ok()
+                .map(|bytes| blake3::hash(&bytes).to_hex().to_string())
+        });
+        now.as_deref() == Some(hash)
     }
 
     /// Remember the findings of `path` under `key`.
@@ -465,12 +483,6 @@ fn tool_stamp() -> String {
         None => (0, 0),
     };
     format!("{} exe:{len}:{modified}", env!("CARGO_PKG_VERSION"))
-}
-
-/// Does the file at `path` still hash to `hash`? (Unreadable: no.)
-fn unchanged(path: &Path, hash: &str) -> bool {
-    crate::fsutil::read_regular(path, Some(crate::MAX_FILE_BYTES))
-        .is_ok_and(|bytes| blake3::hash(&bytes).to_hex().as_str() == hash)
 }
 
 fn absolute(path: &Path) -> PathBuf {

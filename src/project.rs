@@ -3,10 +3,11 @@
 //! what an absolute dotted name is defined as (`timm.layers.Mlp` → the class `Mlp` of
 //! `timm/layers/mlp.py`, through the `from .mlp import Mlp` of `timm/layers/__init__.py`).
 //!
-//! One index serves a whole run: every file is read and parsed at most once, on first use
-//! (never up front: most imported names are never called on a tensor), and the results are
-//! shared by the threads. Resolution is bounded: a few re-exports deep, files up to
-//! [`MAX_FOREIGN_BYTES`]. Python only.
+//! One index serves a whole run, shared by the threads. Names resolve through module
+//! outlines (`outline.rs`: read once per file, never parsed); a module is parsed only when
+//! one of its definitions is followed, on first use, and kept within [`KEPT_SOURCE_BYTES`]
+//! (one dropped is parsed again if needed). Resolution is bounded: a few re-exports deep,
+//! files up to [`MAX_FOREIGN_BYTES`]. Python only.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::foreign::{
-    ForeignDefs, ForeignItem, ForeignKind, ForeignModule, Project, FOREIGN_BASE,
+    ForeignDefs, ForeignItem, ForeignKind, ForeignModule, Lookup, Project,
 };
 use crate::ir;
 
@@ -32,6 +33,18 @@ const MAX_REEXPORTS: usize = 6;
 /// larger); beyond it, the modules used least recently are dropped and parsed again when
 /// needed. An analysis keeps the modules it loaded until its file is done.
 const KEPT_SOURCE_BYTES: usize = 4 * 1024 * 1024;
+
+/// A file a resolution read, with the blake3 of its bytes then.
+type Dep = (Arc<Path>, Arc<str>);
+
+/// What a dotted name resolved to, and the files read to know it (a cached result that
+/// rests on the answer is stale when one of them changes, also when the answer was "not
+/// in the tree").
+#[derive(Clone)]
+struct Resolution {
+    found: Option<Found>,
+    files: Arc<[Dep]>,
+}
 
 /// Where a resolution ended: a file and the name of a top-level definition in it (the
 /// module itself may have been dropped and parsed again since).
@@ -60,7 +73,7 @@ pub struct ProjectIndex {
     /// The parsed modules kept (see [`KEPT_SOURCE_BYTES`]).
     modules: Mutex<HashMap<PathBuf, Slot>>,
     /// Resolutions by root, then dotted name.
-    resolved: Mutex<HashMap<PathBuf, HashMap<String, Option<Found>>>>,
+    resolved: Mutex<HashMap<PathBuf, HashMap<String, Resolution>>>,
     /// The outline of each module file asked about (`None`: unreadable).
     outlines: Mutex<HashMap<PathBuf, OutlineCell>>,
     /// Does a directory hold an `__init__.py`?
@@ -78,7 +91,7 @@ impl Default for ProjectIndex {
             resolved: Default::default(),
             outlines: Default::default(),
             packages: Default::default(),
-            next_base: AtomicU32::new(FOREIGN_BASE),
+            next_base: AtomicU32::new(ir::OTHER_FILE_SPANS),
             uses: AtomicU64::new(0),
         }
     }
@@ -103,7 +116,7 @@ impl ProjectIndex {
         if path.extension().is_none_or(|e| e != "py") {
             return None;
         }
-        let path = absolute(path);
+        let path = std::path::absolute(path).ok()?;
         let stem = path.file_stem()?.to_str()?.to_string();
         let is_package = stem == "__init__";
         let mut parts = if is_package { Vec::new() } else { vec![stem] };
@@ -134,19 +147,11 @@ impl ProjectIndex {
     }
 
     fn is_package_dir(&self, dir: &Path) -> bool {
-        if let Some(&known) = self
-            .packages
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(dir)
-        {
+        if let Some(&known) = lock(&self.packages).get(dir) {
             return known;
         }
         let is = dir.join("__init__.py").is_file();
-        self.packages
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(dir.to_path_buf(), is);
+        lock(&self.packages).insert(dir.to_path_buf(), is);
         is
     }
 
@@ -170,7 +175,7 @@ impl ProjectIndex {
     fn load(&self, file: &Path, name: &str, is_package: bool) -> Option<Arc<ForeignModule>> {
         let now = self.uses.fetch_add(1, Ordering::Relaxed);
         let (cell, fresh) = {
-            let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+            let mut modules = lock(&self.modules);
             match modules.get_mut(file) {
                 Some(slot) => {
                     slot.last_used = now;
@@ -203,7 +208,7 @@ impl ProjectIndex {
     /// Record `file`'s size and drop the modules used least recently while the kept ones
     /// exceed [`KEPT_SOURCE_BYTES`].
     fn keep_within_budget(&self, file: &Path, bytes: usize) {
-        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut modules = lock(&self.modules);
         if let Some(slot) = modules.get_mut(file) {
             slot.bytes = bytes;
         }
@@ -227,11 +232,7 @@ impl ProjectIndex {
     }
 
     fn parse(&self, file: &Path, name: &str, is_package: bool) -> Option<Arc<ForeignModule>> {
-        let bytes = crate::fsutil::read_regular(file, Some(MAX_FOREIGN_BYTES)).ok()?;
-        if bytes.len() as u64 > MAX_FOREIGN_BYTES {
-            return None;
-        }
-        let text = String::from_utf8(bytes).ok()?;
+        let text = read_text(file)?;
         let len = u32::try_from(text.len()).ok()?;
         // A range of spans of its own; a run that has read 2 GiB of definitions reads no more.
         let base = self
@@ -242,72 +243,66 @@ impl ProjectIndex {
             .ok()?;
         let mut module = crate::frontend::python::parse_python(&text).module;
         ir::shift_spans(&mut module, base);
-        Some(Arc::new(ForeignModule {
-            name: name.to_string(),
+        let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+        Some(Arc::new(ForeignModule::new(
+            name.to_string(),
             is_package,
-            path: Arc::from(file),
+            Arc::from(file),
             base,
-            hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
-            text: Arc::from(text),
+            Arc::from(text),
             module,
-        }))
+            hash,
+        )))
     }
 
     /// The outline of `file`, read on first use (kept for the run: it is small).
     fn outline(&self, file: &Path) -> Option<Arc<Outline>> {
-        let cell = self
-            .outlines
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let cell = lock(&self.outlines)
             .entry(file.to_path_buf())
             .or_default()
             .clone();
         cell.get_or_init(|| {
-            let bytes = crate::fsutil::read_regular(file, Some(MAX_FOREIGN_BYTES)).ok()?;
-            if bytes.len() as u64 > MAX_FOREIGN_BYTES {
-                return None;
-            }
-            let text = String::from_utf8(bytes).ok()?;
-            Some(Arc::new(outline::outline(&text)))
+            let text = read_text(file)?;
+            let mut outline = outline::outline(&text);
+            outline.hash = Arc::from(blake3::hash(text.as_bytes()).to_hex().as_str());
+            Some(Arc::new(outline))
         })
         .clone()
     }
 
-    /// What `path` resolves to under `root` (recorded for the run).
-    fn found(&self, root: &Path, path: &str) -> Option<Found> {
-        self.found_at(root, path, 0)
-    }
-
-    fn found_at(&self, root: &Path, path: &str, depth: usize) -> Option<Found> {
-        if depth > MAX_REEXPORTS {
-            return None;
+    /// What `path` resolves to under `root`, with the files read on the way (recorded for
+    /// the run).
+    fn resolution(&self, root: &Path, path: &str) -> Resolution {
+        if let Some(r) = self.recorded(root, path) {
+            return r;
         }
-        if let Some(found) = self.recorded(root, path) {
-            return found;
-        }
-        let found = self.find(root, path, depth);
-        self.resolved
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let mut files = Vec::new();
+        let found = self.find(root, path, 0, &mut files);
+        let r = Resolution {
+            found,
+            files: files.into(),
+        };
+        lock(&self.resolved)
             .entry(root.to_path_buf())
             .or_default()
-            .insert(path.to_string(), found.clone());
-        found
+            .insert(path.to_string(), r.clone());
+        r
     }
 
     /// The resolution of `path` under `root` as recorded (`None`: not resolved yet).
-    fn recorded(&self, root: &Path, path: &str) -> Option<Option<Found>> {
-        self.resolved
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+    fn recorded(&self, root: &Path, path: &str) -> Option<Resolution> {
+        lock(&self.resolved)
             .get(root)
             .and_then(|by_name| by_name.get(path))
             .cloned()
     }
 
     /// The longest prefix of `path` that is a module of the tree, then the rest looked up
-    /// in it.
-    fn find(&self, root: &Path, path: &str, depth: usize) -> Option<Found> {
+    /// in it; the outlines read are added to `files`.
+    fn find(&self, root: &Path, path: &str, depth: usize, files: &mut Vec<Dep>) -> Option<Found> {
+        if depth > MAX_REEXPORTS {
+            return None;
+        }
         let parts: Vec<&str> = path.split('.').collect();
         if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
             return None;
@@ -326,15 +321,25 @@ impl ProjectIndex {
             name: parts[..k].join("."),
             file,
         };
-        self.lookup(root, &place, &parts[k..], depth)
+        self.lookup(root, &place, &parts[k..], depth, files)
     }
 
     /// `names` (`["Mlp"]`) in a module: a definition, or an import or alias to follow.
-    fn lookup(&self, root: &Path, place: &Place, names: &[&str], depth: usize) -> Option<Found> {
+    fn lookup(
+        &self,
+        root: &Path,
+        place: &Place,
+        names: &[&str],
+        depth: usize,
+        files: &mut Vec<Dep>,
+    ) -> Option<Found> {
         if depth > MAX_REEXPORTS {
             return None;
         }
         let outline = self.outline(&place.file)?;
+        if !files.iter().any(|(f, _)| **f == *place.file) {
+            files.push((Arc::from(place.file.as_path()), outline.hash.clone()));
+        }
         let (first, rest) = names.split_first()?;
         if rest.is_empty() {
             if let Some(def) = outline.def(first) {
@@ -357,7 +362,7 @@ impl ProjectIndex {
         if import.alias {
             let mut again = vec![import.target.as_str()];
             again.extend_from_slice(rest);
-            return self.lookup(root, place, &again, depth + 1);
+            return self.lookup(root, place, &again, depth + 1, files);
         }
         let mut full = import.target.clone();
         for r in rest {
@@ -365,7 +370,7 @@ impl ProjectIndex {
             full.push_str(r);
         }
         let full = crate::analysis::foreign::absolute_import(&place.name, place.is_package, &full)?;
-        self.found_at(root, &full, depth + 1)
+        self.find(root, &full, depth + 1, files)
     }
 }
 
@@ -377,12 +382,16 @@ struct Place {
 }
 
 impl ForeignDefs for ProjectIndex {
-    fn kind(&self, root: &Path, path: &str) -> Option<ForeignKind> {
-        self.found(root, path)?.kind
+    fn kind(&self, root: &Path, path: &str) -> Lookup {
+        let r = self.resolution(root, path);
+        Lookup {
+            kind: r.found.and_then(|f| f.kind),
+            files: r.files,
+        }
     }
 
     fn resolve(&self, root: &Path, path: &str) -> Option<(Arc<ForeignModule>, ForeignItem)> {
-        let found = self.found(root, path)?;
+        let found = self.resolution(root, path).found?;
         let module = self.load(&found.file, &found.module, found.is_package)?;
         let item = definition(&module, &found.name)?;
         Some((module, item))
@@ -409,13 +418,19 @@ fn definition(module: &ForeignModule, name: &str) -> Option<ForeignItem> {
         .map(|c| ForeignItem::Class(c.clone()))
 }
 
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        return path.to_path_buf();
+/// A file's text, if it is a regular UTF-8 file of at most [`MAX_FOREIGN_BYTES`].
+fn read_text(file: &Path) -> Option<String> {
+    let bytes = crate::fsutil::read_regular(file, Some(MAX_FOREIGN_BYTES)).ok()?;
+    if bytes.len() as u64 > MAX_FOREIGN_BYTES {
+        return None;
     }
-    std::env::current_dir()
-        .map(|d| d.join(path))
-        .unwrap_or_else(|_| path.to_path_buf())
+    String::from_utf8(bytes).ok()
+}
+
+/// A lock of the index's maps; a panic of another thread while it held one left the map
+/// as consistent as any entry is on its own.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
@@ -488,7 +503,7 @@ mod tests {
         assert!(index.resolve(root, "torch.nn.Linear").is_none());
         // Spans of each module are past the base, in ranges of their own.
         let (m, _) = index.resolve(root, "pkg.layers.Mlp").unwrap();
-        assert!(m.base >= FOREIGN_BASE);
+        assert!(m.base >= ir::OTHER_FILE_SPANS);
         assert!(m.module.classes[0].span.in_other_file());
     }
 }

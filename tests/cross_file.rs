@@ -139,3 +139,33 @@ fn a_cached_result_is_stale_once_the_imported_file_changes() {
     // `__init__.py` comes from the cache; `layers.py` changed and `block.py` depends on it.
     assert_eq!((second.hits(), second.misses()), (1, 2));
 }
+
+#[test]
+fn a_cached_result_is_stale_once_a_file_read_for_a_name_changes() {
+    // At first `split_heads` rearranges nothing, so it is not followed and its module is
+    // only read for the name; then it returns a transposed view.
+    const HEADS: &str = "def split_heads(x, n_head):\n    B, T, C = x.size()\n    return x.view(B, T, n_head, C // n_head).transpose(1, 2)\n";
+    const USE: &str = "from .heads import split_heads\n\n\ndef merge(x, n_head):\n    B, T, C = x.size()\n    return split_heads(x, n_head).reshape(B, T, C)\n";
+    let plain = HEADS.replace(".view(B, T, n_head, C // n_head).transpose(1, 2)", " * 2");
+    let tree = tempfile::tempdir().unwrap();
+    let pkg = tree.path().join("model");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    std::fs::write(pkg.join("use.py"), USE).unwrap();
+    std::fs::write(pkg.join("heads.py"), &plain).unwrap();
+    let in_use = |r: &CheckResult| -> Vec<&'static str> {
+        r.diagnostics
+            .iter()
+            .filter(|d| d.file.path.ends_with("use.py"))
+            .map(|d| d.code)
+            .collect()
+    };
+    let cache_dir = tempfile::tempdir().unwrap();
+    let first = Cache::open(cache_dir.path());
+    assert!(in_use(&run(tree.path(), Some(&first))).is_empty());
+    first.save().unwrap();
+
+    std::fs::write(pkg.join("heads.py"), HEADS).unwrap();
+    let second = Cache::open(cache_dir.path());
+    assert_eq!(in_use(&run(tree.path(), Some(&second))), vec!["SL002"]);
+}

@@ -193,14 +193,12 @@ fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
 }
 
 /// A [`OpKind::FormatFollowing`] op (convolution, pooling, …) whose input is contiguous.
-pub fn follows_contiguous_input(ctx: &ApplyCtx, spec: &OpSpec, input: &TensorAlt) -> bool {
+pub fn follows_contiguous_input(facts: &Facts, spec: &OpSpec, input: &TensorAlt) -> bool {
     spec.kind == OpKind::FormatFollowing
         && spec.semantics == ops::Semantics::Torch
         && match &input.layout {
             None => true,
-            Some(l) => l
-                .is_contiguous(&Decider::new(&ctx.facts.assumptions))
-                .is_yes(),
+            Some(l) => l.is_contiguous(&Decider::new(&facts.assumptions)).is_yes(),
         }
 }
 
@@ -738,7 +736,7 @@ pub fn apply_op(
         });
         let value = match transfer.result {
             _ if partial.is_some() => partial.unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
-            OpResult::UnknownTensor if follows_contiguous_input(ctx, spec, &input_alt) => {
+            OpResult::UnknownTensor if follows_contiguous_input(ctx.facts, spec, &input_alt) => {
                 contiguous_from_input(ctx, &input_alt, span, &what)
             }
             // The layout is unknown but the op writes a new contiguous tensor.

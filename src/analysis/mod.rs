@@ -132,7 +132,7 @@ pub fn analyze_module(
     }
     // What ran in another file, or was reached from there, is that file's to report.
     events.retain(|e| {
-        !foreign::is_foreign(e.span) && e.context.as_deref().is_none_or(|c| !foreign::in_foreign(c))
+        !e.span.in_other_file() && e.context.as_deref().is_none_or(|c| !foreign::in_foreign(c))
     });
     ModuleAnalysis {
         events: dedup_events(events),

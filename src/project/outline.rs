@@ -26,6 +26,8 @@ pub struct Outline {
     /// Names bound by imports: (bound name, import path as written, dots kept), and
     /// `A = B` aliases as (A, B) with `alias` set.
     pub imports: Vec<Import>,
+    /// blake3 of the text it was read from (set by the reader).
+    pub hash: std::sync::Arc<str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -555,11 +555,7 @@ impl Interpreter<'_> {
                 // A convolution or pooling layer writes its output in its input's memory
                 // format: contiguous in, contiguous out (as `F.conv2d`).
                 ops::OpResult::UnknownTensor
-                    if applying::follows_contiguous_input(
-                        &self.apply_ctx(env),
-                        &m.spec.call,
-                        alt,
-                    ) =>
+                    if applying::follows_contiguous_input(&self.frame.facts, &m.spec.call, alt) =>
                 {
                     applying::contiguous_from_input(&mut self.apply_ctx(env), alt, span, &what)
                 }

@@ -196,6 +196,7 @@ impl Interpreter<'_> {
                 Some(placeholder.clone()),
             );
             self.frame.class = Some(owner);
+            self.frame.body_of = Some(ctor.clone());
             let mut params = self.standalone_params(&ctor);
             for (name, value, text) in switch_defaults(&ctor) {
                 if let Some(p) = params.iter_mut().find(|(n, _)| *n == name) {

@@ -32,7 +32,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::ir::{self, ExprKind, Function, Language, Span};
+use crate::ir::{ExprKind, Function, Language, Span};
 use crate::layout::{Assumptions, Dim};
 
 use super::apply::{ApplyCtx, CallArgs};
@@ -62,8 +62,8 @@ const MAX_LOOP_ITERATIONS: usize = 3;
 /// A loop over a tuple of at most this many known elements is unrolled, one path per
 /// element (`for k in topk`).
 const MAX_UNROLL: usize = 8;
-/// Foreign modules one file's analysis loads at most (each is parsed once per run, but its
-/// top level runs once per importing file).
+/// Foreign modules one file's analysis loads at most (the index parses a module once while
+/// it keeps it, but its top level runs once per importing file).
 const MAX_FOREIGN_MODULES: usize = 32;
 /// Expressions nested deeper than this are not evaluated (the frontend caps depth too).
 const MAX_EXPR_DEPTH: usize = 256;
@@ -146,44 +146,8 @@ pub struct Interpreter<'a> {
     loading_foreign: bool,
     /// What each dotted name asked of the tree is (`None`: nothing followed).
     foreign_kinds: HashMap<String, Option<ForeignKind>>,
-}
-
-/// The statements of a module's top level that bind names (imports, assignments), with the
-/// `if`/`try` blocks that hold such statements.
-fn names_only(body: &[ir::Stmt], depth: usize) -> Vec<ir::Stmt> {
-    use ir::Stmt;
-    let mut out = Vec::new();
-    for s in body {
-        match s {
-            Stmt::Import { .. } | Stmt::Assign { .. } => out.push(s.clone()),
-            Stmt::If {
-                test,
-                body,
-                orelse,
-                span,
-            } if depth < 4 => out.push(Stmt::If {
-                test: test.clone(),
-                body: names_only(body, depth + 1),
-                orelse: names_only(orelse, depth + 1),
-                span: *span,
-            }),
-            Stmt::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-                span,
-            } if depth < 4 => out.push(Stmt::Try {
-                body: names_only(body, depth + 1),
-                handlers: handlers.iter().map(|h| names_only(h, depth + 1)).collect(),
-                orelse: names_only(orelse, depth + 1),
-                finalbody: names_only(finalbody, depth + 1),
-                span: *span,
-            }),
-            _ => {}
-        }
-    }
-    out
+    /// The files of the tree read to answer those questions, with their hashes.
+    consulted: Vec<(Arc<std::path::Path>, Arc<str>)>,
 }
 
 /// Does a call pass a tensor, a parameter that may be one, or a layer?
@@ -239,6 +203,7 @@ impl<'a> Interpreter<'a> {
             current_module: 0,
             loading_foreign: false,
             foreign_kinds: HashMap::default(),
+            consulted: Vec::new(),
         }
     }
 
@@ -479,7 +444,7 @@ impl<'a> Interpreter<'a> {
 
     /// The slot of the module `span` is in (0: the analysed file).
     fn module_slot_of(&self, span: Span) -> usize {
-        if !foreign::is_foreign(span) {
+        if !span.in_other_file() {
             return 0;
         }
         self.foreign
@@ -539,22 +504,19 @@ impl<'a> Interpreter<'a> {
         }
         self.foreign.push(m.clone());
         let slot = self.foreign.len();
-        let classes = super::all_classes(&m.module);
         self.module_names.push(ModuleNames {
             globals: Env::default(),
-            classes: ClassTable::build(&classes),
+            classes: ClassTable::build(&m.classes),
         });
         let prev = self.switch_module(slot);
         // Its top level runs apart from the caller's frame; nothing it records is reported.
         let fresh = self.fresh_frame("<module>".into(), None, None, None);
         let caller = std::mem::replace(&mut self.frame, fresh);
         let mark = self.events.len();
-        // Only what binds names: imports and assignments (at the top level or in its
-        // `if`/`try` blocks); calls would not be followed anyway.
-        let top = names_only(&super::module_body_without_defs(&m.module.body), 0);
+        // Only what binds names (`ForeignModule::top_level`); no call is followed there.
         let loading = std::mem::replace(&mut self.loading_foreign, true);
         let mut globals = self
-            .exec_block(&top, Some(Env::default()))
+            .exec_block(&m.top_level, Some(Env::default()))
             .unwrap_or_default();
         self.loading_foreign = loading;
         self.events.truncate(mark);
@@ -574,12 +536,20 @@ impl<'a> Interpreter<'a> {
         Some(slot)
     }
 
-    /// The foreign files this analysis loaded (path, content hash).
+    /// The files of the tree this analysis read (path, content hash): those it asked
+    /// about names and those it loaded. Its results are stale when one changes.
     pub fn foreign_files(&self) -> Vec<(Arc<std::path::Path>, String)> {
-        self.foreign
+        let mut files: Vec<(Arc<std::path::Path>, String)> = self
+            .consulted
             .iter()
-            .map(|m| (m.path.clone(), m.hash.clone()))
-            .collect()
+            .map(|(p, h)| (p.clone(), h.to_string()))
+            .collect();
+        for m in &self.foreign {
+            if !files.iter().any(|(p, h)| *p == m.path && *h == m.hash) {
+                files.push((m.path.clone(), m.hash.clone()));
+            }
+        }
+        files
     }
 
     /// The function or class an absolute dotted name of the tree is, loaded into this
@@ -598,19 +568,24 @@ impl<'a> Interpreter<'a> {
         {
             return None;
         }
-        let in_constructor = match &self.frame.body_of {
-            Some(f) => f.is_constructor || f.name == "__init__",
-            // An object analysed on its own is built by running its constructor as a root.
-            None => self.frame.function.ends_with("__init__"),
-        };
+        let in_constructor = self
+            .frame
+            .body_of
+            .as_ref()
+            .is_some_and(|f| f.is_constructor || f.name == "__init__");
         // The tree is asked once per name and file (most names asked are not in it:
         // `torch.finfo`, `np.sqrt`).
         let kind = match self.foreign_kinds.get(path) {
-            Some(k) => k.clone(),
+            Some(&k) => k,
             None => {
-                let k = project.defs.kind(project.root, path);
-                self.foreign_kinds.insert(path.to_string(), k.clone());
-                k
+                let lookup = project.defs.kind(project.root, path);
+                for (file, hash) in lookup.files.iter() {
+                    if !self.consulted.iter().any(|(f, _)| f == file) {
+                        self.consulted.push((file.clone(), hash.clone()));
+                    }
+                }
+                self.foreign_kinds.insert(path.to_string(), lookup.kind);
+                lookup.kind
             }
         };
         let wanted = match kind? {
@@ -767,25 +742,19 @@ impl<'a> Interpreter<'a> {
         }
         // A function of another module runs in that module's names; what comes back into
         // the analysed file keeps one step for the call.
-        let what = match (&callee.class, slot) {
-            (Some(c), s) if s > 0 => format!(
-                "`{}.{}` ({})",
-                c.name(),
-                callee.function.name,
-                self.foreign[s - 1].name
-            ),
-            (None, s) if s > 0 => {
-                format!("`{}` ({})", callee.function.name, self.foreign[s - 1].name)
-            }
-            _ => String::new(),
-        };
+        let step = (self.current_module == 0 && slot > 0).then(|| {
+            let function = match &callee.class {
+                Some(c) => format!("{}.{}", c.name(), callee.function.name),
+                None => callee.function.name.clone(),
+            };
+            format!("`{function}` ({})", self.foreign[slot - 1].name)
+        });
         let prev = self.switch_module(slot);
         let v = self.call_function_here(callee, args, call_span, env);
         self.switch_module(prev);
-        if prev == 0 {
-            foreign::collapse_foreign_steps(v, call_span, &what, &self.frame.context)
-        } else {
-            v
+        match step {
+            Some(what) => foreign::collapse_foreign_steps(v, call_span, &what, &self.frame.context),
+            None => v,
         }
     }
 
