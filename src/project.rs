@@ -42,7 +42,7 @@ type Dep = (Arc<Path>, Arc<str>);
 /// in the tree").
 #[derive(Clone)]
 struct Resolution {
-    found: Option<Found>,
+    found: Option<Arc<Found>>,
     files: Arc<[Dep]>,
 }
 
@@ -277,7 +277,7 @@ impl ProjectIndex {
             return r;
         }
         let mut files = Vec::new();
-        let found = self.find(root, path, 0, &mut files);
+        let found = self.find(root, path, 0, &mut files).map(Arc::new);
         let r = Resolution {
             found,
             files: files.into(),
@@ -337,16 +337,18 @@ impl ProjectIndex {
             return None;
         }
         let outline = self.outline(&place.file)?;
-        if !files.iter().any(|(f, _)| **f == *place.file) {
-            files.push((Arc::from(place.file.as_path()), outline.hash.clone()));
-        }
+        files.push((Arc::from(place.file.as_path()), outline.hash.clone()));
         let (first, rest) = names.split_first()?;
         if rest.is_empty() {
             if let Some(def) = outline.def(first) {
                 let kind = match def {
-                    Def::Function { rearranges } => Some(ForeignKind::Function {
+                    Def::Function {
+                        rearranges,
+                        returns: true,
+                    } => Some(ForeignKind::Function {
                         rearranges: *rearranges,
                     }),
+                    Def::Function { returns: false, .. } => None,
                     Def::Class { .. } => outline.is_layer(first, 0).then_some(ForeignKind::Layer),
                 };
                 return Some(Found {

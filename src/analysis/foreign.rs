@@ -163,15 +163,16 @@ pub enum ForeignItem {
 pub enum ForeignKind {
     /// A class with a `forward` (or `__call__`), itself or through a base of its module.
     Layer,
-    /// A function; whether its text names an op that rearranges a tensor
-    /// ([`rearranges_tensors`]).
+    /// A function that returns a value; whether its text names an op that rearranges a
+    /// tensor ([`rearranges_tensors`]).
     Function { rearranges: bool },
 }
 
 /// The answer of [`ForeignDefs::kind`].
 #[derive(Debug, Clone)]
 pub struct Lookup {
-    /// `None`: nothing to follow (not in the tree, or not a layer or function).
+    /// `None`: nothing to follow (not in the tree, a class that is not a layer, a function
+    /// that returns no value).
     pub kind: Option<ForeignKind>,
     /// The files read to know it, with the blake3 of their bytes: a result that rests on
     /// the answer is stale when one of them changes.

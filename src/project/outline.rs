@@ -10,9 +10,9 @@ use crate::analysis::foreign::rearranges_tensors;
 /// What a top-level name of a module is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Def {
-    Function {
-        rearranges: bool,
-    },
+    /// `returns`: some `return` in it gives a value (a function that gives none cannot hand
+    /// a layout back: `requires_backends(self, ["torch"])`).
+    Function { rearranges: bool, returns: bool },
     Class {
         bases: Vec<String>,
         has_forward: bool,
@@ -101,10 +101,18 @@ pub fn outline(text: &str) -> Outline {
             block = Block::Definition;
             let end = block_end(&lines, i);
             let body = lines[i - 1..end].join("\n");
+            let returns = lines[i..end].iter().any(|l| {
+                let t = l.trim_start();
+                t.strip_prefix("return").is_some_and(|r| {
+                    let r = r.trim();
+                    !r.is_empty() && r != "None" && !r.starts_with('#')
+                }) || t.starts_with("yield")
+            });
             out.defs.push((
                 ident(rest),
                 Def::Function {
                     rearranges: rearranges_tensors(&body),
+                    returns,
                 },
             ));
         } else if let Some(rest) = trimmed.strip_prefix("class ") {
@@ -273,7 +281,21 @@ mod tests {
         );
         // An import inside a method is the method's.
         assert!(o.import("y").is_none());
-        assert_eq!(o.def("split"), Some(&Def::Function { rearranges: true }));
+        assert_eq!(
+            o.def("split"),
+            Some(&Def::Function {
+                rearranges: true,
+                returns: true
+            })
+        );
+        let checks = outline("def requires(obj, backends):\n    if not ok:\n        raise ImportError(obj)\n    return\n");
+        assert_eq!(
+            checks.def("requires"),
+            Some(&Def::Function {
+                rearranges: false,
+                returns: false
+            })
+        );
         assert!(o.is_layer("Block", 0));
         assert!(!o.is_layer("Base", 0));
         let alias = o.import("ConvBlock").unwrap();

@@ -146,8 +146,11 @@ pub struct Interpreter<'a> {
     loading_foreign: bool,
     /// What each dotted name asked of the tree is (`None`: nothing followed).
     foreign_kinds: HashMap<String, Option<ForeignKind>>,
-    /// The files of the tree read to answer those questions, with their hashes.
+    /// The files of the tree read to answer those questions, with their hashes (repeats
+    /// are dropped once, in `foreign_files`).
     consulted: Vec<(Arc<std::path::Path>, Arc<str>)>,
+    /// The function or class each followed name is, once loaded.
+    foreign_values: HashMap<String, Option<Value>>,
 }
 
 /// Does a call pass a tensor, a parameter that may be one, or a layer?
@@ -204,6 +207,7 @@ impl<'a> Interpreter<'a> {
             loading_foreign: false,
             foreign_kinds: HashMap::default(),
             consulted: Vec::new(),
+            foreign_values: HashMap::default(),
         }
     }
 
@@ -543,12 +547,14 @@ impl<'a> Interpreter<'a> {
             .consulted
             .iter()
             .map(|(p, h)| (p.clone(), h.to_string()))
+            .chain(
+                self.foreign
+                    .iter()
+                    .map(|m| (m.path.clone(), m.hash.clone())),
+            )
             .collect();
-        for m in &self.foreign {
-            if !files.iter().any(|(p, h)| *p == m.path && *h == m.hash) {
-                files.push((m.path.clone(), m.hash.clone()));
-            }
-        }
+        files.sort();
+        files.dedup();
         files
     }
 
@@ -579,11 +585,7 @@ impl<'a> Interpreter<'a> {
             Some(&k) => k,
             None => {
                 let lookup = project.defs.kind(project.root, path);
-                for (file, hash) in lookup.files.iter() {
-                    if !self.consulted.iter().any(|(f, _)| f == file) {
-                        self.consulted.push((file.clone(), hash.clone()));
-                    }
-                }
+                self.consulted.extend(lookup.files.iter().cloned());
                 self.foreign_kinds.insert(path.to_string(), lookup.kind);
                 lookup.kind
             }
@@ -599,6 +601,16 @@ impl<'a> Interpreter<'a> {
         if !wanted {
             return None;
         }
+        if let Some(v) = self.foreign_values.get(path) {
+            return v.clone();
+        }
+        let v = self.load_definition(project, path);
+        self.foreign_values.insert(path.to_string(), v.clone());
+        v
+    }
+
+    /// The definition `path` names, its module loaded into this analysis.
+    fn load_definition(&mut self, project: Project, path: &str) -> Option<Value> {
         let (module, item) = project.defs.resolve(project.root, path)?;
         let slot = self.load_foreign(module)?;
         Some(match item {
