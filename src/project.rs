@@ -76,8 +76,8 @@ pub struct ProjectIndex {
     resolved: Mutex<HashMap<PathBuf, HashMap<String, Resolution>>>,
     /// The outline of each module file asked about (`None`: unreadable).
     outlines: Mutex<HashMap<PathBuf, OutlineCell>>,
-    /// Does a directory hold an `__init__.py`?
-    packages: Mutex<HashMap<PathBuf, bool>>,
+    /// The directories asked about, listed.
+    directories: Mutex<HashMap<PathBuf, Arc<Entries>>>,
     /// Where the next module's spans start.
     next_base: AtomicU32,
     /// A clock for "least recently used".
@@ -90,7 +90,7 @@ impl Default for ProjectIndex {
             modules: Default::default(),
             resolved: Default::default(),
             outlines: Default::default(),
-            packages: Default::default(),
+            directories: Default::default(),
             next_base: AtomicU32::new(ir::OTHER_FILE_SPANS),
             uses: AtomicU64::new(0),
         }
@@ -147,12 +147,36 @@ impl ProjectIndex {
     }
 
     fn is_package_dir(&self, dir: &Path) -> bool {
-        if let Some(&known) = lock(&self.packages).get(dir) {
-            return known;
+        self.entries(dir).files.contains("__init__.py")
+    }
+
+    /// What a directory holds, listed once per run: resolving names asks about the same
+    /// few directories thousands of times (a `stat` per question cost more than the rest
+    /// of resolution).
+    fn entries(&self, dir: &Path) -> Arc<Entries> {
+        if let Some(e) = lock(&self.directories).get(dir) {
+            return e.clone();
         }
-        let is = dir.join("__init__.py").is_file();
-        lock(&self.packages).insert(dir.to_path_buf(), is);
-        is
+        let mut entries = Entries::default();
+        if let Ok(list) = std::fs::read_dir(dir) {
+            for entry in list.flatten() {
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => {
+                        entries.dirs.insert(name);
+                    }
+                    Ok(t) if t.is_file() && name.ends_with(".py") => {
+                        entries.files.insert(name);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let entries = Arc::new(entries);
+        lock(&self.directories).insert(dir.to_path_buf(), entries.clone());
+        entries
     }
 
     /// The file of the module `parts` under `root` (`a/b.py` or `a/b/__init__.py`).
@@ -162,12 +186,25 @@ impl ProjectIndex {
             dir.push(p);
         }
         let last = parts.last()?;
-        let file = dir.join(format!("{last}.py"));
-        if file.is_file() {
-            return Some(file);
+        let here = self.entries(&dir);
+        let file = format!("{last}.py");
+        if here.files.contains(&file) {
+            return Some(dir.join(file));
         }
-        let init = dir.join(last).join("__init__.py");
-        init.is_file().then_some(init)
+        let package = dir.join(last);
+        (here.dirs.contains(*last) && self.is_package_dir(&package))
+            .then(|| package.join("__init__.py"))
+    }
+
+    /// Is `parts` under `root` a directory (a namespace package, or a package)?
+    fn is_dir(&self, root: &Path, parts: &[&str]) -> bool {
+        let (last, parent) = match parts.split_last() {
+            Some(split) => split,
+            None => return true,
+        };
+        let mut dir = root.to_path_buf();
+        parent.iter().for_each(|p| dir.push(p));
+        self.entries(&dir).dirs.contains(*last)
     }
 
     /// The parsed module of `file`, read and parsed on first use (or again after it was
@@ -311,7 +348,7 @@ impl ProjectIndex {
         for k in 1..parts.len() {
             match self.module_file(root, &parts[..k]) {
                 Some(f) => best = Some((k, f)),
-                None if !root.join(parts[..k].join("/")).is_dir() => break,
+                None if !self.is_dir(root, &parts[..k]) => break,
                 None => {}
             }
         }
@@ -374,6 +411,13 @@ impl ProjectIndex {
         let full = crate::analysis::foreign::absolute_import(&place.name, place.is_package, &full)?;
         self.find(root, &full, depth + 1, files)
     }
+}
+
+/// A directory's subdirectories and Python files, by name.
+#[derive(Default)]
+struct Entries {
+    dirs: rustc_hash::FxHashSet<String>,
+    files: rustc_hash::FxHashSet<String>,
 }
 
 /// A module file and its dotted name.
