@@ -521,7 +521,8 @@ fn analyze(
 ) -> (Vec<analysis::event::OpEvent>, Vec<(Arc<Path>, String)>) {
     let started = std::time::Instant::now();
     let place = match module.language {
-        ir::Language::Python => project.place_of(&file.path),
+        ir::Language::Python if settings.analysis.follow_imports => project.place_of(&file.path),
+        ir::Language::Python => None,
         ir::Language::Rust => None,
     };
     let analysis = analysis::analyze_module(

@@ -116,6 +116,9 @@ struct CheckArgs {
     /// Smallest value a named size is assumed to have (default 2).
     #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
     min_symbolic_size: Option<i64>,
+    /// Follow calls of names imported from other files of the tree (`follow-imports`).
+    #[arg(long)]
+    follow_imports: bool,
     /// When to use colours.
     #[arg(long, value_enum, default_value = "auto")]
     color: ColorChoice,
@@ -377,6 +380,7 @@ fn cli_overrides(args: &CheckArgs) -> Config {
         extend_exclude: list(&args.extend_exclude),
         respect_gitignore: args.no_respect_gitignore.then_some(false),
         min_symbolic_size: args.min_symbolic_size,
+        follow_imports: args.follow_imports.then_some(true),
         ..Config::default()
     }
 }

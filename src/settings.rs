@@ -55,6 +55,8 @@ pub struct Config {
     pub assume_contiguous_args: Option<bool>,
     /// Assumption: the smallest value of a named size (default 2).
     pub min_symbolic_size: Option<i64>,
+    /// Follow calls of names imported from other files of the tree (default false).
+    pub follow_imports: Option<bool>,
     /// Sizes for `--verify`: `{ B = 16, T = 4096 }`.
     pub dims: Option<BTreeMap<String, i64>>,
     /// Element type for `--verify`: `bf16`, `f16`, `f32`, ...
@@ -146,6 +148,7 @@ impl Config {
             respect_gitignore: self.respect_gitignore.or(base.respect_gitignore),
             assume_contiguous_args: self.assume_contiguous_args.or(base.assume_contiguous_args),
             min_symbolic_size: self.min_symbolic_size.or(base.min_symbolic_size),
+            follow_imports: self.follow_imports.or(base.follow_imports),
             dims: self.dims.or(base.dims),
             dtype: self.dtype.or(base.dtype),
             layers: self.layers.or(base.layers),
@@ -867,6 +870,10 @@ impl SettingsResolver {
                 settings.analysis.assumptions.min_symbolic_size.to_string(),
             ),
             (
+                "follow-imports",
+                settings.analysis.follow_imports.to_string(),
+            ),
+            (
                 "candle-backend",
                 format!(
                     "\"{}\"",
@@ -935,6 +942,9 @@ impl SettingsResolver {
         settings.select = enabled;
         if let Some(n) = config.min_symbolic_size {
             settings.analysis.assumptions.min_symbolic_size = n;
+        }
+        if let Some(follow) = config.follow_imports {
+            settings.analysis.follow_imports = follow;
         }
         // Values were validated when the file was parsed (and by the CLI's own parsers).
         settings.verify = VerifyInputs {

@@ -1,6 +1,6 @@
-//! Calls into other files of the tree: a helper or a layer imported from another module of
-//! the package is followed with the caller's values, its result flows back, and a cached
-//! result goes stale when the imported file changes.
+//! Calls into other files of the tree (`follow-imports = true`): a helper or a layer
+//! imported from another module of the package is followed with the caller's values, its
+//! result flows back, and a cached result goes stale when the imported file changes.
 
 use std::path::Path;
 
@@ -64,7 +64,15 @@ fn package(layers: Option<&str>) -> tempfile::TempDir {
 }
 
 fn run(root: &Path, cache: Option<&Cache>) -> CheckResult {
-    let resolver = SettingsResolver::from_cli(Config::default(), None, false).unwrap();
+    run_with(root, cache, true)
+}
+
+fn run_with(root: &Path, cache: Option<&Cache>, follow_imports: bool) -> CheckResult {
+    let overrides = Config {
+        follow_imports: Some(follow_imports),
+        ..Config::default()
+    };
+    let resolver = SettingsResolver::from_cli(overrides, None, false).unwrap();
     let (files, _) = discover_files(&[root.to_path_buf()], &resolver);
     check_files(
         &files,
@@ -113,6 +121,12 @@ fn a_helper_and_a_layer_of_another_file_are_followed() {
         .diagnostics
         .iter()
         .all(|d| d.file.path.ends_with("block.py") || d.file.path.ends_with("layers.py")));
+}
+
+#[test]
+fn calls_into_other_files_are_followed_only_when_asked() {
+    let tree = package(Some(LAYERS));
+    assert_eq!(block_findings(&run_with(tree.path(), None, false)), vec![]);
 }
 
 #[test]

@@ -37,6 +37,9 @@ use value::{ClassDef, Value};
 #[derive(Debug, Clone, Default)]
 pub struct AnalysisSettings {
     pub assumptions: Assumptions,
+    /// Follow calls of names imported from other files of the tree (`follow-imports`):
+    /// off by default, because on the corpus it costs 13 % of the run time side by side.
+    pub follow_imports: bool,
 }
 
 /// What the analysis of one file found.
