@@ -22,6 +22,7 @@ pub mod progress;
 pub mod project;
 pub mod report;
 pub mod runner;
+pub mod server;
 pub mod settings;
 pub mod source;
 pub mod suppression;
@@ -135,14 +136,16 @@ pub struct FileReport {
     /// Other files of the tree whose definitions the analysis used (path, blake3 of their
     /// bytes): the findings are stale when one of them changes.
     pub depends_on: Vec<(Arc<Path>, String)>,
+    /// With `settings.analysis.probe` (the editor's hover and inlay hints): the layout of
+    /// each tensor name where it was read or bound (see [`analysis::ModuleAnalysis::probes`]).
+    pub probes: Vec<analysis::event::OpEvent>,
 }
 
 impl From<Vec<Diagnostic>> for FileReport {
     fn from(diagnostics: Vec<Diagnostic>) -> Self {
         FileReport {
             diagnostics,
-            sites: Default::default(),
-            depends_on: Vec::new(),
+            ..Default::default()
         }
     }
 }
@@ -388,8 +391,9 @@ pub fn check_source_report(file: Arc<SourceFile>, settings: &Settings) -> FileRe
     check_source_in(file, settings, &project::ProjectIndex::new())
 }
 
-/// [`check_source_report`], reading definitions from the tree through `project`.
-fn check_source_in(
+/// [`check_source_report`], reading definitions from the tree through `project` (when
+/// `follow-imports` is on): what the language server runs on an open file's text.
+pub fn check_source_in(
     file: Arc<SourceFile>,
     settings: &Settings,
     project: &project::ProjectIndex,
@@ -437,7 +441,9 @@ fn check_loaded(
     };
     // The pre-filter: a file that names no op any rule reports on cannot produce an op
     // finding. It is still parsed when SL999 may report its syntax errors.
-    let may_report = lints::prefilter::may_report(language, &file.text)
+    // Probes (the editor's hover) want every layout, whatever the rules could report.
+    let may_report = settings.analysis.probe
+        || lints::prefilter::may_report(language, &file.text)
         || lints::sl900_reveal_layout::may_request(&file.text);
     let syntax_only = !may_report;
     if syntax_only && !settings.is_enabled(SYNTAX_ERROR_CODE) {
@@ -465,9 +471,12 @@ fn check_loaded(
     }
     let mut sites = coverage::SiteCounts::default();
     let mut depends_on = Vec::new();
+    let mut probes = Vec::new();
     if !syntax_only {
-        let (events, used) = analyze(&file, &parsed.module, settings, project);
-        depends_on = used;
+        let analysis = analyze(&file, &parsed.module, settings, project);
+        depends_on = analysis.foreign_files;
+        probes = analysis.probes;
+        let events = analysis.events;
         sites = lints::coverage::count_sites(&events, language);
         diagnostics.extend(runner::lint(
             &file,
@@ -484,6 +493,7 @@ fn check_loaded(
             diagnostics,
             sites,
             depends_on,
+            probes,
         };
     }
     let suppressions = file.suppressions();
@@ -509,6 +519,7 @@ fn check_loaded(
         diagnostics,
         sites,
         depends_on,
+        probes,
     }
 }
 
@@ -518,7 +529,13 @@ fn analyze(
     module: &ir::Module,
     settings: &Settings,
     project: &project::ProjectIndex,
-) -> (Vec<analysis::event::OpEvent>, Vec<(Arc<Path>, String)>) {
+) -> analysis::ModuleAnalysis {
+    if let Some(marker) = &debug_flags().panic_on {
+        assert!(
+            !file.text.contains(marker.as_str()),
+            "STRIDELINT_DEBUG_PANIC_ON: the file holds `{marker}`"
+        );
+    }
     let started = std::time::Instant::now();
     let place = match module.language {
         ir::Language::Python if settings.analysis.follow_imports => project.place_of(&file.path),
@@ -544,10 +561,10 @@ fn analyze(
             file.path.display()
         );
     }
-    let events = analysis.events;
     if debug_flags().print_events {
+        let events = &analysis.events;
         // Debugging aid: every op call the interpreter reached, with its outcomes.
-        for ev in &events {
+        for ev in events {
             let loc = file.location(ev.span.start as usize);
             eprintln!(
                 "{}:{}:{} {} ({}) unknown_input={:?} from_caller={}",
@@ -573,17 +590,19 @@ fn analyze(
             }
         }
     }
-    (events, analysis.foreign_files)
+    analysis
 }
 
 /// Debugging switches from the environment, read once rather than per file:
 /// `STRIDELINT_PARSE_ONLY` (skip the analysis, to time parsing), `STRIDELINT_DEBUG_EVENTS`
 /// (print every op call the interpreter reached), `STRIDELINT_TIME_FILES` (print each file's
-/// analysis time, to find the slow ones).
+/// analysis time, to find the slow ones), `STRIDELINT_DEBUG_PANIC_ON=TEXT` (the analysis
+/// panics on a file holding TEXT: tests that a panic is contained, e.g. by the server).
 struct DebugFlags {
     parse_only: bool,
     print_events: bool,
     time_files: bool,
+    panic_on: Option<String>,
 }
 
 fn debug_flags() -> &'static DebugFlags {
@@ -594,6 +613,9 @@ fn debug_flags() -> &'static DebugFlags {
             parse_only: set("STRIDELINT_PARSE_ONLY"),
             print_events: set("STRIDELINT_DEBUG_EVENTS"),
             time_files: set("STRIDELINT_TIME_FILES"),
+            panic_on: std::env::var("STRIDELINT_DEBUG_PANIC_ON")
+                .ok()
+                .filter(|t| !t.is_empty()),
         }
     })
 }

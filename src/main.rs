@@ -57,6 +57,9 @@ enum Command {
     },
     /// Replay a chain of tensor ops on concrete sizes and measure every copy it makes.
     Replay(cli::replay::ReplayArgs),
+    /// Run the language server (LSP over standard input and output) for editors:
+    /// diagnostics as you type, fixes, and the layout of a tensor on hover.
+    Server,
 }
 
 #[derive(Args)]
@@ -182,6 +185,7 @@ const SUBCOMMANDS: &[&str] = &[
     "rules",
     "clean",
     "replay",
+    "server",
     "help",
     "-h",
     "--help",
@@ -269,6 +273,13 @@ fn main() -> ExitCode {
         }
         Command::Check(args) => run_check(*args),
         Command::Replay(args) => cli::replay::run(args),
+        Command::Server => match stridelint::server::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: stridelint server: {e:#}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

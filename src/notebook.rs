@@ -406,6 +406,32 @@ fn mask_ipython(lines: &[String], python: &mut String) -> Vec<bool> {
     masked
 }
 
+/// A cell's source with its IPython lines made comments of the same length (the first
+/// character of each masked line becomes `#`), so that every offset of the cell is the
+/// same offset of the Python the analysis reads: what the language server lints, where
+/// findings must land on the cell's own text.
+pub fn comment_out_ipython(cell: &str) -> String {
+    let first_code = cell.lines().map(str::trim_start).find(|l| !l.is_empty());
+    let cell_magic = first_code.is_some_and(|l| l.starts_with("%%"));
+    let mut out = String::with_capacity(cell.len());
+    let mut continues = false;
+    for line in cell.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let masked = cell_magic || continues || is_ipython_line(body);
+        let code = body.trim_start();
+        if masked && !code.is_empty() {
+            let indent = body.len() - code.len();
+            out.push_str(&line[..indent]);
+            out.push('#');
+            out.push_str(&line[indent + code.chars().next().map_or(0, char::len_utf8)..]);
+        } else {
+            out.push_str(line);
+        }
+        continues = masked && body.ends_with('\\');
+    }
+    out
+}
+
 /// A line that IPython, not Python, understands: `%magic`, `!shell`, `x = !shell`,
 /// `x = %magic`, `?obj`, `obj?`, `obj??`.
 fn is_ipython_line(body: &str) -> bool {
@@ -585,6 +611,16 @@ mod tests {
             Escapes::of(r#"{"a": "\u00E9"}"#),
             Escapes::Ascii { upper: true }
         );
+    }
+
+    #[test]
+    fn ipython_lines_become_comments_of_the_same_length() {
+        let cell = "%time y = x.view(-1)\nfiles = !ls\ny = x.t()\n";
+        let masked = comment_out_ipython(cell);
+        assert_eq!(masked, "#time y = x.view(-1)\n#iles = !ls\ny = x.t()\n");
+        assert_eq!(masked.len(), cell.len());
+        let magic = comment_out_ipython("%%bash\necho é\n");
+        assert_eq!(magic, "#%bash\n#cho é\n");
     }
 
     #[test]

@@ -15,6 +15,12 @@ pub use super::value::{AltOutcome, CopiedBy, Outcome, UnknownReason};
 /// The op name of the event a `reveal_layout(x)` call records (lint SL900).
 pub const REVEAL_OP: &str = "reveal_layout";
 
+/// The op name of a probe: the layout a tensor name held where it was read (kind
+/// [`PROBE_READ`]) or bound (kind [`PROBE_BIND`]), recorded for the editor.
+pub const PROBE_OP: &str = "probe";
+pub const PROBE_READ: &str = "read";
+pub const PROBE_BIND: &str = "bind";
+
 #[derive(Debug, Clone)]
 pub struct OpEvent {
     /// The whole call expression.

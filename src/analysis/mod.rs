@@ -40,6 +40,9 @@ pub struct AnalysisSettings {
     /// Follow calls of names imported from other files of the tree (`follow-imports`):
     /// off by default, because on the corpus it costs 13 % of the run time side by side.
     pub follow_imports: bool,
+    /// Record the layout of every tensor name read or bound ([`ModuleAnalysis::probes`]),
+    /// for the editor's hover and inlay hints. Off for `check`: it costs a copy per read.
+    pub probe: bool,
 }
 
 /// What the analysis of one file found.
@@ -52,6 +55,9 @@ pub struct ModuleAnalysis {
     /// The other files of the tree the analysis read definitions from (path, blake3 of the
     /// bytes): the results are stale when one of them changes.
     pub foreign_files: Vec<(Arc<std::path::Path>, String)>,
+    /// With [`AnalysisSettings::probe`]: one event (op [`event::PROBE_OP`]) per tensor name
+    /// read or bound in the file, its outcomes the layouts the path held there.
+    pub probes: Vec<OpEvent>,
 }
 
 /// Analyse one lowered file and return the op events of every function in it; with a
@@ -64,6 +70,9 @@ pub fn analyze_module(
 ) -> ModuleAnalysis {
     let mut it = Interpreter::new(source, module.language, &settings.assumptions);
     it.project = project;
+    if settings.probe {
+        it.probes = Some(Vec::new());
+    }
     let classes = all_classes(module);
     it.classes = ClassTable::build(&classes);
 
@@ -141,6 +150,7 @@ pub fn analyze_module(
         events: dedup_events(events),
         budget_exhausted: it.exhausted.clone(),
         foreign_files: it.foreign_files(),
+        probes: it.probes.take().unwrap_or_default(),
     }
 }
 

@@ -66,7 +66,9 @@ pub fn reveal<'e>(ev: &'e OpEvent, subject: &str, what: Revealed) -> Finding<'e>
     finding
 }
 
-fn describe(
+/// One alternative's layout as the info states it: shape, strides, offset and contiguity,
+/// the op's failure, or `unknown: <why>` (also the editor's hover text).
+pub fn describe(
     o: &AltOutcome,
     what: Revealed,
     unknown_input: Option<UnknownReason>,

@@ -55,7 +55,13 @@ impl Interpreter<'_> {
 
     fn eval_inner(&mut self, e: &Expr, env: &mut Env) -> Value {
         match &e.kind {
-            ExprKind::Name(n) => self.lookup(n, env),
+            ExprKind::Name(n) => {
+                let v = self.lookup(n, env);
+                if self.probes.is_some() {
+                    self.probe(e.span, &v, false, env);
+                }
+                v
+            }
             ExprKind::Int(v) => Value::int(*v),
             ExprKind::Float(_) => Value::Float,
             ExprKind::Str(s) => Value::Str(s.clone()),
@@ -64,8 +70,20 @@ impl Interpreter<'_> {
             ExprKind::Ellipsis => Value::Unknown(UnknownReason::Unmodelled),
             ExprKind::Tuple(items) | ExprKind::List(items) => self.eval_sequence(items, env),
             ExprKind::Starred(inner) => self.eval(inner, env),
-            ExprKind::Attr { value, attr } => self.eval_attr(value, attr, e.span, env),
-            ExprKind::Call { func, args } => self.eval_call(e, func, args, env),
+            ExprKind::Attr { value, attr } => {
+                let v = self.eval_attr(value, attr, e.span, env);
+                if self.probes.is_some() {
+                    self.probe(e.span, &v, false, env);
+                }
+                v
+            }
+            ExprKind::Call { func, args } => {
+                let v = self.eval_call(e, func, args, env);
+                if self.probes.is_some() {
+                    self.probe(e.span, &v, false, env);
+                }
+                v
+            }
             ExprKind::Subscript { value, index } => {
                 if let Some(v) = self.size_of_unknown_shape(e, value, index, env) {
                     return v;

@@ -151,6 +151,9 @@ pub struct Interpreter<'a> {
     consulted: Vec<(Arc<std::path::Path>, Arc<str>)>,
     /// The function or class each followed name is, once loaded.
     foreign_values: HashMap<String, Option<Value>>,
+    /// The layouts of tensor names, when the analysis records them (see
+    /// [`super::AnalysisSettings::probe`]).
+    pub probes: Option<Vec<OpEvent>>,
 }
 
 /// Does a call pass a tensor, a parameter that may be one, or a layer?
@@ -208,6 +211,7 @@ impl<'a> Interpreter<'a> {
             foreign_kinds: HashMap::default(),
             consulted: Vec::new(),
             foreign_values: HashMap::default(),
+            probes: None,
         }
     }
 
@@ -266,6 +270,35 @@ impl<'a> Interpreter<'a> {
             context,
             function,
             ..Default::default()
+        }
+    }
+
+    /// Record what `v`, read (`bind` false) or bound at `span`, holds on this path, when
+    /// probes are on. Only in the analysed file's own code, and only for what may be a
+    /// tensor.
+    pub fn probe(&mut self, span: Span, v: &Value, bind: bool, env: &mut Env) {
+        let may_be_tensor = matches!(v, Value::Tensor(_) | Value::Named { param: Some(_), .. });
+        if self.probes.is_none()
+            || !may_be_tensor
+            || self.current_module != 0
+            || span.in_other_file()
+        {
+            return;
+        }
+        let mut recorded = Vec::new();
+        {
+            let mut ctx = self.apply_ctx(env);
+            ctx.events = &mut recorded;
+            super::apply::reveal(&mut ctx, v.clone(), span, span);
+        }
+        let probes = self.probes.get_or_insert_with(Vec::new);
+        for mut ev in recorded {
+            ev.op = super::event::PROBE_OP;
+            ev.kind = match bind {
+                true => super::event::PROBE_BIND,
+                false => super::event::PROBE_READ,
+            };
+            probes.push(ev);
         }
     }
 

@@ -597,7 +597,12 @@ impl Interpreter<'_> {
 
     pub fn assign(&mut self, t: &Target, v: Value, env: &mut Env) {
         match t {
-            Target::Name(n, _) => env.set(n, v),
+            Target::Name(n, span) => {
+                if self.probes.is_some() {
+                    self.probe(*span, &v, true, env);
+                }
+                env.set(n, v)
+            }
             Target::Attr { value, attr, .. } => {
                 if matches!(value.kind, ExprKind::Name(ref n) if n == "self") {
                     env.self_attrs.insert(attr.as_str().into(), v);
