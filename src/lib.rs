@@ -150,6 +150,26 @@ impl From<Vec<Diagnostic>> for FileReport {
     }
 }
 
+/// How a file's hidden copies are sized and which are too small to report, from its
+/// settings (`dims`, `dtype`, `layers`, `hidden-copy-min-bytes`); the CLI puts `--dim` and
+/// its other flags on top.
+pub fn copy_sizing(settings: &Settings) -> verify_findings::CopySizing {
+    let inputs = &settings.verify;
+    verify_findings::CopySizing {
+        request: verify_findings::VerifyRequest {
+            dims: inputs.dims.clone(),
+            dtype: inputs.dtype.unwrap_or(verify::DType::F32),
+            layers: inputs.layers.map_or(1, u64::from).max(1),
+            options: verify::MeasureOptions::default(),
+            min_symbolic_size: settings.analysis.assumptions.min_symbolic_size,
+        },
+        dtype_given: inputs.dtype.is_some(),
+        min_bytes: inputs
+            .hidden_copy_min_bytes
+            .unwrap_or(settings::DEFAULT_HIDDEN_COPY_MIN_BYTES),
+    }
+}
+
 /// Code of the rule under which syntax errors are reported.
 pub const SYNTAX_ERROR_CODE: &str = runner::SYNTAX_ERROR;
 

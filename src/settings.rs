@@ -63,6 +63,9 @@ pub struct Config {
     pub dtype: Option<String>,
     /// Layers per forward pass, for `--verify` totals.
     pub layers: Option<u32>,
+    /// Hidden copies (SL002) of known size smaller than this are not reported: a byte
+    /// count (`1048576`, `0` to report every copy) or a size (`"1 MiB"`, `"512K"`).
+    pub hidden_copy_min_bytes: Option<ByteCount>,
     /// Which candle matmul rule applies: `cuda` (default), `mkl`/`accelerate` or `cpu`.
     pub candle_backend: Option<String>,
     /// The rule-selection layers of the `extend` chain, base first: filled by
@@ -72,6 +75,26 @@ pub struct Config {
     #[serde(skip)]
     pub selection_layers: Vec<SelectionLayer>,
 }
+
+/// A number of bytes as a configuration spells it: an integer, or a size with a unit.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ByteCount {
+    Bytes(u64),
+    Text(String),
+}
+
+impl ByteCount {
+    pub fn bytes(&self) -> Result<u64, String> {
+        match self {
+            ByteCount::Bytes(n) => Ok(*n),
+            ByteCount::Text(text) => crate::verify::budget::parse_byte_size(text),
+        }
+    }
+}
+
+/// The default of `hidden-copy-min-bytes`: a copy under 1 MiB is not worth a warning.
+pub const DEFAULT_HIDDEN_COPY_MIN_BYTES: u64 = 1 << 20;
 
 /// A configuration that could not be used: unreadable, not TOML, an unknown key, a value
 /// of the wrong type or out of range. `path` is the file, or the command-line flag for
@@ -152,6 +175,7 @@ impl Config {
             dims: self.dims.or(base.dims),
             dtype: self.dtype.or(base.dtype),
             layers: self.layers.or(base.layers),
+            hidden_copy_min_bytes: self.hidden_copy_min_bytes.or(base.hidden_copy_min_bytes),
             candle_backend: self.candle_backend.or(base.candle_backend),
             selection_layers: base
                 .selection_layers
@@ -229,6 +253,11 @@ impl Config {
         }
         if let Some(backend) = &self.candle_backend {
             parse_candle_backend(backend).map_err(|e| (key(&["candle-backend"]), e))?;
+        }
+        if let Some(count) = &self.hidden_copy_min_bytes {
+            count
+                .bytes()
+                .map_err(|e| (key(&["hidden-copy-min-bytes"]), e))?;
         }
         Ok(())
     }
@@ -669,6 +698,8 @@ pub struct VerifyInputs {
     pub dtype: Option<DType>,
     /// Layers per forward pass, to scale per-layer costs to a whole pass.
     pub layers: Option<u32>,
+    /// `hidden-copy-min-bytes` (`None`: [`DEFAULT_HIDDEN_COPY_MIN_BYTES`]).
+    pub hidden_copy_min_bytes: Option<u64>,
 }
 
 /// Where each file's [`Settings`] come from: with [`SettingsResolver::fixed`] always the
@@ -901,6 +932,14 @@ impl SettingsResolver {
                     .layers
                     .map_or("none".to_string(), |n| n.to_string()),
             ),
+            (
+                "hidden-copy-min-bytes",
+                settings
+                    .verify
+                    .hidden_copy_min_bytes
+                    .unwrap_or(DEFAULT_HIDDEN_COPY_MIN_BYTES)
+                    .to_string(),
+            ),
             ("exclude", list(&settings.discover.exclude)),
             (
                 "respect-gitignore",
@@ -951,6 +990,10 @@ impl SettingsResolver {
             dims: config.dims.unwrap_or_default(),
             dtype: config.dtype.as_deref().and_then(|d| parse_dtype(d).ok()),
             layers: config.layers,
+            hidden_copy_min_bytes: config
+                .hidden_copy_min_bytes
+                .as_ref()
+                .and_then(|c| c.bytes().ok()),
         };
         if let Some(backend) = config
             .candle_backend

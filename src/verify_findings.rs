@@ -637,6 +637,52 @@ pub fn measurement_json(replayed: &Replay, layers: u64) -> Value {
     })
 }
 
+/// How one file's hidden copies are sized: the sizes and dtype, whether the dtype was given
+/// (else the note says which it assumed), and the smallest copy worth reporting.
+#[derive(Debug, Clone)]
+pub struct CopySizing {
+    pub request: VerifyRequest,
+    pub dtype_given: bool,
+    /// `hidden-copy-min-bytes`: a copy of known size below this is not reported.
+    pub min_bytes: u64,
+}
+
+/// Each hidden copy (SL002) whose sizes are all known states its size (a note and
+/// [`Diagnostic::copy`]); the ones smaller than their file's `min_bytes` are removed.
+/// Returns how many were removed. `sizing_for` gives a file's sizing (asked once per file).
+pub fn state_copy_sizes(
+    diagnostics: &mut Vec<Diagnostic>,
+    sizing_for: &dyn Fn(&std::path::Path) -> CopySizing,
+) -> usize {
+    let mut sizings: HashMap<std::path::PathBuf, CopySizing> = HashMap::new();
+    let before = diagnostics.len();
+    diagnostics.retain_mut(|diagnostic| {
+        let Some(subject) = diagnostic
+            .subject
+            .as_ref()
+            .filter(|_| diagnostic.code == "SL002")
+        else {
+            return true;
+        };
+        let path = &diagnostic.file.path;
+        if !sizings.contains_key(path) {
+            sizings.insert(path.clone(), sizing_for(path));
+        }
+        let sizing = &sizings[path];
+        let Some((note, size)) = copy_size_note(subject, &sizing.request, sizing.dtype_given)
+        else {
+            return true;
+        };
+        if size.bytes < sizing.min_bytes {
+            return false;
+        }
+        diagnostic.notes.push(note);
+        diagnostic.copy = Some(size);
+        true
+    });
+    before - diagnostics.len()
+}
+
 /// What a hidden copy costs at sizes that are all known (literals, `dims`, `--dim`), without
 /// measuring it: `the copy at B = 16, T = 4096: 33554432 elements, 64.0 MiB in bf16; ×32
 /// layers: 2.0 GiB per forward pass`. `None` while a size has no value.

@@ -756,6 +756,94 @@ fn show_files_and_show_settings_lint_nothing() {
 /// Without `--verify`, a hidden copy whose sizes are all known says how large it is: the
 /// seed's 512 MiB bf16 activation, 32 times per forward pass; with a size unbound, nothing.
 #[test]
+fn a_hidden_copy_smaller_than_hidden_copy_min_bytes_is_not_reported() {
+    // 4·16·8 f32 elements: a 2 KiB copy, under the default 1 MiB.
+    let model = "\
+import torch
+
+def heads():
+    x = torch.randn(4, 8, 16)
+    return x.transpose(1, 2).reshape(4, -1)
+
+def merge(y, B, T, C):
+    return y.view(B, C, T).transpose(1, 2).reshape(B, -1)
+";
+    let dir = project(&[("m.py", model)]);
+    let rows = |out: &Output| -> Vec<String> {
+        stdout(out)
+            .lines()
+            .filter(|l| l.contains("SL002"))
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect()
+    };
+    let args = [
+        "check",
+        ".",
+        "--select",
+        "SL002",
+        "--output-format",
+        "concise",
+    ];
+    let out = stridelint(dir.path(), &args);
+    assert_eq!(rows(&out), vec!["m.py:8:12:"], "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("note: 1 hidden copy smaller than `hidden-copy-min-bytes`"),
+        "{}",
+        stderr(&out)
+    );
+    // Unknown sizes are reported as before; at sizes that make it large, it stays.
+    let big = stridelint(
+        dir.path(),
+        &[
+            &args[..],
+            &["--dim", "B=64", "--dim", "T=4096", "--dim", "C=512"],
+        ]
+        .concat(),
+    );
+    assert_eq!(rows(&big), vec!["m.py:8:12:"], "{}", stdout(&big));
+    let small = stridelint(
+        dir.path(),
+        &[&args[..], &["--dim", "B=1", "--dim", "T=4", "--dim", "C=8"]].concat(),
+    );
+    assert!(rows(&small).is_empty(), "{}", stdout(&small));
+    // 0 reports every copy: on the command line, or in the configuration.
+    let every = stridelint(
+        dir.path(),
+        &[&args[..], &["--hidden-copy-min-bytes", "0"]].concat(),
+    );
+    assert_eq!(
+        rows(&every),
+        vec!["m.py:5:12:", "m.py:8:12:"],
+        "{}",
+        stdout(&every)
+    );
+    std::fs::write(
+        dir.path().join("stridelint.toml"),
+        "hidden-copy-min-bytes = \"1K\"\n",
+    )
+    .unwrap();
+    let out = stridelint(dir.path(), &args);
+    assert_eq!(
+        rows(&out),
+        vec!["m.py:5:12:", "m.py:8:12:"],
+        "{}",
+        stdout(&out)
+    );
+    std::fs::write(
+        dir.path().join("stridelint.toml"),
+        "hidden-copy-min-bytes = \"lots\"\n",
+    )
+    .unwrap();
+    let out = stridelint(dir.path(), &args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("hidden-copy-min-bytes"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_hidden_copy_states_its_size_when_the_sizes_are_known() {
     let model = "\
 def merge_heads(y, B, T, H, D):

@@ -580,12 +580,9 @@ fn a_notebooks_findings_land_on_their_cells() {
             }]}},
         }),
     );
+    // The reshape copies 2 KiB: under `hidden-copy-min-bytes`, as on the command line.
     let on_third = client.diagnostics(&third, Some(2));
-    assert_eq!(
-        codes(&on_third),
-        vec![(1, "SL002".to_string())],
-        "{on_third:#?}"
-    );
+    assert!(on_third.is_empty(), "{on_third:#?}");
     client.shutdown();
 }
 

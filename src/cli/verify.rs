@@ -10,7 +10,7 @@ use clap::Args;
 use stridelint::diagnostic::Diagnostic;
 use stridelint::verify::{select_engine, DType, EngineChoice, MeasureOptions};
 use stridelint::verify_findings::{
-    copy_size_note, merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
+    self, merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
 };
 use stridelint::{FileError, Settings};
 
@@ -43,10 +43,22 @@ pub struct VerifyArgs {
     /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub verify_runs: Option<u32>,
+    /// Do not report hidden copies (SL002) of known size smaller than this: bytes, or a
+    /// size such as 1MiB; 0 reports every copy (default 1MiB, or `hidden-copy-min-bytes`).
+    #[arg(long, value_name = "BYTES", value_parser = parse_min_bytes)]
+    pub hidden_copy_min_bytes: Option<u64>,
     /// Refuse to measure a copy whose buffers would take more than this (8G, 512MiB,
     /// 2000000000; default: half of the memory available).
     #[arg(long, value_name = "BYTES", value_parser = stridelint::verify::budget::parse_byte_size)]
     pub verify_max_bytes: Option<u64>,
+}
+
+/// `--hidden-copy-min-bytes`: `0`, or a byte size as `--verify-max-bytes` takes it.
+fn parse_min_bytes(text: &str) -> Result<u64, String> {
+    match text.trim() {
+        "0" => Ok(0),
+        other => stridelint::verify::budget::parse_byte_size(other),
+    }
 }
 
 impl VerifyArgs {
@@ -74,15 +86,15 @@ impl VerifyArgs {
 /// findings whose measurement was refused (sizes above the memory limit or beyond 64-bit
 /// arithmetic) come back as errors, which make the exit code 2 after the report.
 pub fn verify_check_findings(
-    diagnostics: &mut [Diagnostic],
+    diagnostics: &mut Vec<Diagnostic>,
     args: &VerifyArgs,
     settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
 ) -> Result<Vec<FileError>, ExitCode> {
+    state_copy_sizes(diagnostics, args, settings_for);
     let Some(choice) = args.verify else {
         if args.verify_max_bytes.is_some() {
             eprintln!("note: --verify-max-bytes only matters with --verify");
         }
-        state_copy_sizes(diagnostics, args, settings_for);
         return Ok(Vec::new());
     };
     let verifiable = |d: &Diagnostic| VERIFIABLE_RULES.contains(&d.code) && d.subject.is_some();
@@ -139,29 +151,29 @@ pub fn verify_check_findings(
     Ok(refused)
 }
 
-/// Without `--verify`: each hidden copy whose sizes are all known says how large it is (a
-/// note), from the code's literals and the `dims`/`dtype`/`layers` of the configuration and
-/// the command line.
+/// Each hidden copy whose sizes are all known says how large it is (a note), from the
+/// code's literals and the `dims`/`dtype`/`layers` of the configuration and the command
+/// line; those under `hidden-copy-min-bytes` are dropped (a note on stderr counts them).
 fn state_copy_sizes(
-    diagnostics: &mut [Diagnostic],
+    diagnostics: &mut Vec<Diagnostic>,
     args: &VerifyArgs,
     settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
 ) {
-    let mut requests: HashMap<PathBuf, (VerifyRequest, bool)> = HashMap::new();
-    for diagnostic in diagnostics.iter_mut().filter(|d| d.code == "SL002") {
-        let Some(subject) = &diagnostic.subject else {
-            continue;
-        };
-        let path = diagnostic.file.path.clone();
-        let (request, dtype_given) = requests.entry(path.clone()).or_insert_with(|| {
-            let settings = settings_for(&path).unwrap_or_default();
-            let dtype_given = args.dtype.is_some() || settings.verify.dtype.is_some();
-            (args.request(&settings), dtype_given)
-        });
-        if let Some((note, size)) = copy_size_note(subject, request, *dtype_given) {
-            diagnostic.notes.push(note);
-            diagnostic.copy = Some(size);
+    let dropped = verify_findings::state_copy_sizes(diagnostics, &|path| {
+        let settings = settings_for(path).unwrap_or_default();
+        let mut sizing = stridelint::copy_sizing(&settings);
+        sizing.request = args.request(&settings);
+        sizing.dtype_given |= args.dtype.is_some();
+        if let Some(min) = args.hidden_copy_min_bytes {
+            sizing.min_bytes = min;
         }
+        sizing
+    });
+    if dropped > 0 {
+        eprintln!(
+            "note: {dropped} hidden cop{} smaller than `hidden-copy-min-bytes` at the known sizes not reported (set it to 0 to see every copy)",
+            if dropped == 1 { "y" } else { "ies" }
+        );
     }
 }
 
@@ -190,6 +202,7 @@ mod tests {
                     .collect(),
                 dtype: Some(DType::BF16),
                 layers: Some(12),
+                hidden_copy_min_bytes: None,
             },
             ..Settings::default()
         };

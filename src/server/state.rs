@@ -391,7 +391,16 @@ impl State {
         let file = Arc::new(SourceFile::new(&path, map.text().to_string()));
         let run = {
             let file = file.clone();
-            move || crate::check_source_in(file, &settings, &crate::project::ProjectIndex::new())
+            move || {
+                let project = crate::project::ProjectIndex::new();
+                let mut report = crate::check_source_in(file, &settings, &project);
+                // The copy sizes and `hidden-copy-min-bytes`, as the CLI states them.
+                let sizing = crate::copy_sizing(&settings);
+                crate::verify_findings::state_copy_sizes(&mut report.diagnostics, &|_| {
+                    sizing.clone()
+                });
+                report
+            }
         };
         match catch_unwind(AssertUnwindSafe(run)) {
             Ok(report) => Ok(Analysis {
