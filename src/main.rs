@@ -57,6 +57,11 @@ enum Command {
     },
     /// Replay a chain of tensor ops on concrete sizes and measure every copy it makes.
     Replay(cli::replay::ReplayArgs),
+    /// Write the cost report: one self-contained HTML page (default
+    /// `stridelint-report.html`) ranking the copies by bytes per forward pass, with a chart
+    /// and each site's zero-copy alternative. Takes `check`'s options: give the sizes with
+    /// `--dim`, `--dtype`, `--layers` (and `--verify` to measure); exits 0 unless it fails.
+    Report(Box<CheckArgs>),
     /// Run the language server (LSP over standard input and output) for editors:
     /// diagnostics as you type, fixes, and the layout of a tensor on hover.
     Server,
@@ -185,6 +190,7 @@ const SUBCOMMANDS: &[&str] = &[
     "rules",
     "clean",
     "replay",
+    "report",
     "server",
     "help",
     "-h",
@@ -272,6 +278,18 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Check(args) => run_check(*args),
+        Command::Report(mut args) => {
+            args.output_format = OutputFormat::Html;
+            args.output_file
+                .get_or_insert_with(|| PathBuf::from("stridelint-report.html"));
+            args.exit_zero = true;
+            let written = args.output_file.clone();
+            let code = run_check(*args);
+            if let Some(path) = written.filter(|p| p.is_file()) {
+                eprintln!("wrote {}", path.display());
+            }
+            code
+        }
         Command::Replay(args) => cli::replay::run(args),
         Command::Server => match stridelint::server::run() {
             Ok(()) => ExitCode::SUCCESS,

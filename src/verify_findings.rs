@@ -647,11 +647,13 @@ pub struct CopySizing {
     pub min_bytes: u64,
 }
 
-/// Each hidden copy (SL002) whose sizes are all known states its size (a note and
-/// [`Diagnostic::copy`]); the ones smaller than their file's `min_bytes` are removed.
-/// Returns how many were removed. `sizing_for` gives a file's sizing (asked once per file).
+/// Each hidden copy (SL002) whose sizes are all known states its size ([`Diagnostic::copy`],
+/// and a note when `note`: `--verify` states the measured size instead); the ones smaller
+/// than their file's `min_bytes` are removed. Returns how many were removed. `sizing_for`
+/// gives a file's sizing (asked once per file).
 pub fn state_copy_sizes(
     diagnostics: &mut Vec<Diagnostic>,
+    note: bool,
     sizing_for: &dyn Fn(&std::path::Path) -> CopySizing,
 ) -> usize {
     let mut sizings: HashMap<std::path::PathBuf, CopySizing> = HashMap::new();
@@ -669,14 +671,16 @@ pub fn state_copy_sizes(
             sizings.insert(path.clone(), sizing_for(path));
         }
         let sizing = &sizings[path];
-        let Some((note, size)) = copy_size_note(subject, &sizing.request, sizing.dtype_given)
+        let Some((text, size)) = copy_size_note(subject, &sizing.request, sizing.dtype_given)
         else {
             return true;
         };
         if size.bytes < sizing.min_bytes {
             return false;
         }
-        diagnostic.notes.push(note);
+        if note {
+            diagnostic.notes.push(text);
+        }
         diagnostic.copy = Some(size);
         true
     });

@@ -572,6 +572,7 @@ mod behaviour {
                 "\"path\": \"/checkout/backend/models/gpt.py\"",
             ),
             (OutputFormat::Sarif, "\"uri\": \"models/gpt.py\""),
+            (OutputFormat::Html, "<h2>models/gpt.py</h2>"),
         ];
         use clap::ValueEnum;
         assert_eq!(expected.len(), OutputFormat::value_variants().len());
@@ -665,7 +666,8 @@ mod behaviour {
                 "gitlab",
                 "rdjson",
                 "azure",
-                "pylint"
+                "pylint",
+                "html"
             ]
         );
         let from_config: OutputFormat = serde_json::from_str("\"json-lines\"").unwrap();

@@ -159,7 +159,7 @@ fn state_copy_sizes(
     args: &VerifyArgs,
     settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
 ) {
-    let dropped = verify_findings::state_copy_sizes(diagnostics, &|path| {
+    let dropped = verify_findings::state_copy_sizes(diagnostics, args.verify.is_none(), &|path| {
         let settings = settings_for(path).unwrap_or_default();
         let mut sizing = stridelint::copy_sizing(&settings);
         sizing.request = args.request(&settings);

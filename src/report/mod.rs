@@ -18,6 +18,7 @@
 //! | `rdjson`     | `rdjson.rs`     | reviewdog (review comments, suggestions) |
 //! | `azure`      | `azure.rs`      | Azure Pipelines logging commands        |
 //! | `pylint`     | `pylint.rs`     | tools that read Pylint's parseable output |
+//! | `html`       | `html.rs`       | people: the cost report (`stridelint report`) |
 //!
 //! How each format names files (relative, repository-relative, absolute; never with a
 //! `./` prefix) is `paths.rs`.
@@ -34,6 +35,7 @@ mod full;
 mod github;
 mod gitlab;
 mod grouped;
+mod html;
 mod json;
 mod json_lines;
 mod junit;
@@ -83,6 +85,9 @@ pub enum OutputFormat {
     Azure,
     /// Pylint's parseable format: `path:row: [CODE] message`.
     Pylint,
+    /// One self-contained HTML page: the copies ranked by cost, a chart, the alternatives
+    /// (what `stridelint report` writes).
+    Html,
 }
 
 /// What a reporter knows about one rule. The lint registry builds these; reporters use
@@ -158,6 +163,7 @@ pub fn write_report_with_paths(
         OutputFormat::Rdjson => rdjson::write(w, &diagnostics, paths),
         OutputFormat::Azure => azure::write(w, &diagnostics, paths),
         OutputFormat::Pylint => pylint::write(w, &diagnostics, paths),
+        OutputFormat::Html => html::write(w, &diagnostics, ctx, paths),
     }
 }
 

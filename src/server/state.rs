@@ -396,7 +396,7 @@ impl State {
                 let mut report = crate::check_source_in(file, &settings, &project);
                 // The copy sizes and `hidden-copy-min-bytes`, as the CLI states them.
                 let sizing = crate::copy_sizing(&settings);
-                crate::verify_findings::state_copy_sizes(&mut report.diagnostics, &|_| {
+                crate::verify_findings::state_copy_sizes(&mut report.diagnostics, true, &|_| {
                     sizing.clone()
                 });
                 report

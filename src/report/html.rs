@@ -1,0 +1,337 @@
+//! `html` (and `stridelint report`): one self-contained page about what the copies cost —
+//! no network: CSS and the chart (SVG) are inline, the one script only marks the page as
+//! rendered (`data-rendered` on `<html>`: the number of chart bars), which the browser
+//! test reads back.
+//!
+//! The page: a summary (files, findings per rule, the bytes the sized copies move per
+//! forward pass); a bar chart of the costliest copy sites; then per file and per function
+//! every finding, copy sites first by bytes per forward pass, each with the four ways to
+//! write it side by side — `view`, `.contiguous()` + `view`, `reshape`, and the zero-copy
+//! alternative the help gives — and the measured time when `--verify` ran.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use super::paths::PathDisplay;
+use super::ReportContext;
+use crate::diagnostic::Diagnostic;
+use crate::verify::replay::{format_bytes, format_ms};
+
+/// Bars in the chart.
+const CHART_SITES: usize = 12;
+
+/// What one copy costs: bytes per forward pass (known sizes), and the measured time per
+/// forward pass (`--verify`).
+struct Cost {
+    bytes: Option<u64>,
+    ms: Option<f64>,
+}
+
+fn cost(d: &Diagnostic) -> Cost {
+    let measured = d.verify.as_ref().and_then(|v| v.get("per_forward"));
+    Cost {
+        bytes: d
+            .copy
+            .as_ref()
+            .and_then(|c| c.bytes_per_forward_pass)
+            .or_else(|| {
+                measured
+                    .and_then(|m| m["bytes_copied"].as_u64())
+                    .filter(|&b| b > 0)
+            }),
+        ms: measured.and_then(|m| m["ms"].as_f64()),
+    }
+}
+
+/// The function a finding is in: the closest `def`/`fn` above it that is indented less
+/// than its line (`<module>` at the top level).
+fn enclosing_function(d: &Diagnostic) -> String {
+    let text = &d.file.text;
+    let start = (d.span.start as usize).min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let indent_of = |line: &str| line.len() - line.trim_start().len();
+    let mut indent = indent_of(&text[line_start..]);
+    let mut names: Vec<String> = Vec::new();
+    for line in text[..line_start].lines().rev() {
+        let code = line.trim_start();
+        if code.is_empty() || code.starts_with('#') || indent_of(line) >= indent {
+            continue;
+        }
+        let word = |prefixes: &[&str]| {
+            prefixes
+                .iter()
+                .find_map(|p| code.strip_prefix(p))
+                .map(|rest| {
+                    rest.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
+        };
+        if let Some(name) = word(&["def ", "async def ", "fn ", "pub fn ", "pub(crate) fn "]) {
+            names.push(name);
+        } else if let Some(name) = word(&["class ", "impl ", "impl<"]) {
+            names.push(name);
+        }
+        indent = indent_of(line);
+        if indent == 0 {
+            break;
+        }
+    }
+    if names.is_empty() {
+        return "<module>".into();
+    }
+    names.reverse();
+    names.join(".")
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The four ways to write the site, as the seed table compares them.
+fn comparison(d: &Diagnostic, c: &Cost) -> [String; 4] {
+    let copy = match (c.bytes, c.ms) {
+        (Some(b), Some(ms)) => format!("copies {} ({} per pass)", format_bytes(b), format_ms(ms)),
+        (Some(b), None) => format!("copies {} per pass", format_bytes(b)),
+        (None, Some(ms)) => format!("copies ({} per pass)", format_ms(ms)),
+        (None, None) => "copies every element".into(),
+    };
+    let alternative = d
+        .help
+        .as_deref()
+        .map(|h| h.trim_end_matches(" (fixable with `--fix`)").to_string())
+        .unwrap_or_else(|| "see the rule's page".into());
+    match d.code {
+        "SL001" => [
+            "fails at run time".into(),
+            copy.clone(),
+            format!("{copy}, silently"),
+            alternative,
+        ],
+        "SL002" => [
+            "fails at run time (no view exists)".into(),
+            format!("{copy}, explicitly"),
+            format!("{copy}, silently (this line)"),
+            format!("0 bytes: {alternative}"),
+        ],
+        _ => [String::new(), String::new(), String::new(), alternative],
+    }
+}
+
+pub(super) fn write(
+    w: &mut dyn Write,
+    diagnostics: &[&Diagnostic],
+    ctx: &ReportContext,
+    paths: &PathDisplay,
+) -> io::Result<()> {
+    let files: std::collections::BTreeSet<String> = diagnostics
+        .iter()
+        .map(|d| paths.display(d.file.path()))
+        .collect();
+    let mut per_rule: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in diagnostics {
+        *per_rule.entry(d.code).or_default() += 1;
+    }
+    let costs: Vec<Cost> = diagnostics.iter().map(|d| cost(d)).collect();
+    let total: u64 = costs.iter().filter_map(|c| c.bytes).sum();
+    let sized = costs.iter().filter(|c| c.bytes.is_some()).count();
+    let measured_ms: f64 = costs.iter().filter_map(|c| c.ms).sum();
+
+    writeln!(
+        w,
+        "<!DOCTYPE html>\n<html lang=\"en\" data-rendered=\"no\">\n<head>"
+    )?;
+    writeln!(
+        w,
+        "<meta charset=\"utf-8\">\n<title>stridelint: what the copies cost</title>"
+    )?;
+    writeln!(w, "<style>{STYLE}</style>\n</head>\n<body>")?;
+    writeln!(w, "<h1>What the copies cost</h1>")?;
+    write!(
+        w,
+        "<p class=\"summary\">stridelint {}: {} finding{} in {} file{}",
+        escape(ctx.version),
+        diagnostics.len(),
+        plural(diagnostics.len()),
+        files.len(),
+        plural(files.len())
+    )?;
+    for (code, n) in &per_rule {
+        let name = ctx.rule(code).map_or("", |r| r.name);
+        write!(w, " · <b>{n}</b> {code} <span class=\"name\">{name}</span>")?;
+    }
+    writeln!(w, "</p>")?;
+    if sized > 0 {
+        write!(
+            w,
+            "<p class=\"total\">{sized} {} of known size {} <b>{}</b> per forward pass",
+            if sized == 1 { "copy" } else { "copies" },
+            if sized == 1 { "moves" } else { "move" },
+            format_bytes(total)
+        )?;
+        if measured_ms > 0.0 {
+            write!(w, ", measured <b>{}</b>", format_ms(measured_ms))?;
+        }
+        writeln!(w, ".</p>")?;
+    } else {
+        writeln!(
+            w,
+            "<p class=\"total\">No copy has every size known: give them with <code>--dim NAME=SIZE</code> (and <code>--dtype</code>, <code>--layers</code>) to rank the copies by bytes.</p>"
+        )?;
+    }
+
+    // The chart: the costliest sites.
+    let mut ranked: Vec<(usize, u64)> = costs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.bytes.map(|b| (i, b)))
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(CHART_SITES);
+    write_chart(w, &ranked, diagnostics, paths)?;
+
+    // Per file, per function.
+    let mut by_place: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, d) in diagnostics.iter().enumerate() {
+        by_place
+            .entry((paths.display(d.file.path()), enclosing_function(d)))
+            .or_default()
+            .push(i);
+    }
+    let mut current_file = None;
+    for ((file, function), mut sites) in by_place {
+        if current_file.as_deref() != Some(file.as_str()) {
+            writeln!(w, "<h2>{}</h2>", escape(&file))?;
+            current_file = Some(file.clone());
+        }
+        sites.sort_by(|&a, &b| costs[b].bytes.cmp(&costs[a].bytes).then(a.cmp(&b)));
+        writeln!(w, "<h3><code>{}</code></h3>", escape(&function))?;
+        writeln!(
+            w,
+            "<table><tr><th>line</th><th>finding</th><th>per forward pass</th><th><code>view</code></th><th><code>.contiguous()</code> + <code>view</code></th><th><code>reshape</code></th><th>zero-copy alternative</th></tr>"
+        )?;
+        for i in sites {
+            let d = diagnostics[i];
+            let at = d.file.location(d.span.start as usize);
+            let [view, contiguous, reshape, alternative] = comparison(d, &costs[i]);
+            let price = match (costs[i].bytes, costs[i].ms) {
+                (Some(b), Some(ms)) => format!("{} · {}", format_bytes(b), format_ms(ms)),
+                (Some(b), None) => format_bytes(b),
+                (None, Some(ms)) => format_ms(ms),
+                (None, None) => "size unknown".into(),
+            };
+            writeln!(
+                w,
+                "<tr class=\"{}\"><td>{}:{}</td><td><b>{}</b> {}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                d.severity.as_str(),
+                at.row,
+                at.column,
+                d.code,
+                escape(&d.message),
+                escape(&price),
+                escape(&view),
+                escape(&contiguous),
+                escape(&reshape),
+                escape(&alternative)
+            )?;
+        }
+        writeln!(w, "</table>")?;
+    }
+    writeln!(
+        w,
+        "<script>document.documentElement.dataset.rendered = String(document.querySelectorAll('#chart rect.bar').length);</script>"
+    )?;
+    writeln!(w, "</body>\n</html>")
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// A horizontal bar per site, its length the site's bytes per forward pass.
+fn write_chart(
+    w: &mut dyn Write,
+    ranked: &[(usize, u64)],
+    diagnostics: &[&Diagnostic],
+    paths: &PathDisplay,
+) -> io::Result<()> {
+    const ROW: usize = 26;
+    const LABEL: usize = 330;
+    const BAR: usize = 460;
+    let height = ROW * ranked.len().max(1) + 10;
+    writeln!(
+        w,
+        "<svg id=\"chart\" role=\"img\" aria-label=\"bytes per forward pass of the costliest copy sites\" width=\"{}\" height=\"{height}\" viewBox=\"0 0 {} {height}\">",
+        LABEL + BAR + 110,
+        LABEL + BAR + 110
+    )?;
+    let largest = ranked.first().map_or(1, |&(_, b)| b.max(1));
+    for (row, &(i, bytes)) in ranked.iter().enumerate() {
+        let d = diagnostics[i];
+        let at = d.file.location(d.span.start as usize);
+        let label = format!("{}:{} {}", paths.display(d.file.path()), at.row, d.code);
+        let label = if label.chars().count() > 48 {
+            let tail: String = label
+                .chars()
+                .rev()
+                .take(47)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            format!("…{tail}")
+        } else {
+            label
+        };
+        let y = 5 + row * ROW;
+        let length = ((bytes as f64 / largest as f64) * BAR as f64).max(2.0) as usize;
+        writeln!(
+            w,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect class=\"bar\" x=\"{LABEL}\" y=\"{y}\" width=\"{length}\" height=\"{}\"><title>{}</title></rect><text x=\"{}\" y=\"{}\">{}</text>",
+            LABEL - 8,
+            y + 16,
+            escape(&label),
+            ROW - 8,
+            escape(&d.message),
+            LABEL + length + 6,
+            y + 16,
+            format_bytes(bytes)
+        )?;
+    }
+    if ranked.is_empty() {
+        writeln!(w, "<text x=\"10\" y=\"20\">no copy of known size</text>")?;
+    }
+    writeln!(w, "</svg>")
+}
+
+const STYLE: &str = "
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1d1d1f; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: .2em; }
+h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; }
+h3 { font-size: 1em; margin: 1.2em 0 .4em; }
+.summary .name { color: #666; }
+.total b { color: #b3261e; }
+svg text { font: 12px system-ui, sans-serif; fill: #333; }
+rect.bar { fill: #d9534f; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+th, td { border: 1px solid #e2e2e2; padding: 4px 6px; vertical-align: top; text-align: left; }
+th { background: #f6f6f6; }
+td.num { white-space: nowrap; text-align: right; }
+tr.error td:first-child { border-left: 3px solid #b3261e; }
+tr.warning td:first-child { border-left: 3px solid #e0a100; }
+code { font: 12px ui-monospace, monospace; }
+";

@@ -1,0 +1,187 @@
+//! `stridelint report`: one self-contained HTML page about what the copies cost. The page
+//! is checked as text (no network: nothing loaded from elsewhere) and in a real browser:
+//! headless Chromium (Debian's `chromium`, installed by `.ci/run`) loads it, runs its one
+//! script and renders it to a PNG. Skipped without Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn stridelint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .args(args)
+        .current_dir(dir)
+        .env("STRIDELINT_CACHE_DIR", dir.join(".cache"))
+        .output()
+        .unwrap()
+}
+
+const MODEL: &str = "\
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.heads = heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        y = (q @ k.transpose(-2, -1)).softmax(-1) @ v
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+def merge_heads(y):
+    B, H, T, D = y.shape
+    return y.transpose(1, 2).view(B, T, H * D)
+";
+
+/// The report of `MODEL` at real sizes, and its path.
+fn report(dir: &Path) -> (String, PathBuf) {
+    std::fs::write(dir.join("model.py"), MODEL).unwrap();
+    let out = stridelint(
+        dir,
+        &[
+            "report", "model.py", "--dim", "B=16", "--dim", "T=4096", "--dim", "dim=4096", "--dim",
+            "heads=32", "--dim", "H=32", "--dim", "D=128", "--dtype", "bf16", "--layers", "32",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = dir.join("stridelint-report.html");
+    (std::fs::read_to_string(&path).unwrap(), path)
+}
+
+#[test]
+fn the_report_ranks_the_copies_by_bytes_and_needs_no_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let (html, _) = report(dir.path());
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    // Nothing is fetched: no external script, style sheet, image or font.
+    for outside in ["src=\"http", "href=\"http", "@import", "url(", "<link"] {
+        assert!(!html.contains(outside), "`{outside}` in the page");
+    }
+    // The summary and the chart: the one sized copy, 16·4096·4096 bf16 elements ×32 layers.
+    assert!(html.contains("2 findings in 1 file"), "{html}");
+    assert!(
+        html.contains("1 copy of known size moves <b>16.0 GiB</b> per forward pass"),
+        "{html}"
+    );
+    assert!(html.contains("<svg id=\"chart\""), "{html}");
+    assert_eq!(html.matches("<rect class=\"bar\"").count(), 1, "{html}");
+    // Per file and function, with the four ways to write each site.
+    assert!(
+        html.contains("<h3><code>Attention.forward</code></h3>"),
+        "{html}"
+    );
+    assert!(html.contains("<h3><code>merge_heads</code></h3>"), "{html}");
+    assert!(
+        html.contains("copies 16.0 GiB per pass, silently (this line)"),
+        "{html}"
+    );
+    assert!(html.contains("fails at run time"), "{html}");
+}
+
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|name| {
+            Command::new(name)
+                .arg("--version")
+                .stdin(Stdio::null())
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// Run headless Chromium with `args` on `url`, killed after a minute.
+fn headless(browser: &str, profile: &Path, args: &[String], url: &str) -> Output {
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("Chromium did not finish in a minute");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn chromium_renders_the_report_with_its_chart() {
+    let Some(browser) = chromium() else {
+        println!("skipping: Chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_, page) = report(dir.path());
+    let url = format!("file://{}", page.display());
+    // The DOM after the page's script ran: it counts the chart's bars.
+    let dom = headless(
+        browser,
+        &dir.path().join("profile-dom"),
+        &["--dump-dom".into()],
+        &url,
+    );
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom_text.contains("data-rendered=\"1\""),
+        "the page's script ran and found the chart: {dom_text}\n{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    // A screenshot: a PNG of the page as drawn.
+    let png = dir.path().join("report.png");
+    let shot = headless(
+        browser,
+        &dir.path().join("profile-shot"),
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1280,900".into(),
+            "--hide-scrollbars".into(),
+        ],
+        &url,
+    );
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| {
+        panic!(
+            "no screenshot ({e}): {}",
+            String::from_utf8_lossy(&shot.stderr)
+        )
+    });
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    assert!(
+        bytes.len() > 10_000,
+        "a page, not a blank: {} bytes",
+        bytes.len()
+    );
+    if let Ok(keep) = std::env::var("STRIDELINT_KEEP_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+}
