@@ -199,6 +199,20 @@ pub enum Target {
     Other(Span),
 }
 
+impl Target {
+    /// The target as written.
+    pub fn span(&self) -> Span {
+        match self {
+            Target::Name(_, span)
+            | Target::Attr { span, .. }
+            | Target::Tuple(_, span)
+            | Target::Starred(_, span)
+            | Target::Item { span, .. }
+            | Target::Other(span) => *span,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Expr {
     pub kind: ExprKind,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
+use super::super::apply as applying;
 use super::super::env::{join_all_envs, join_envs, join_opt, same_env, Env, SettledTest};
 use super::super::prefix;
 use super::super::value::{holds_packed, join, Step, SymLayout, TensorVal, UnknownReason, Value};
@@ -664,8 +665,31 @@ impl Interpreter<'_> {
                     self.assign(t, elem, env);
                 }
             }
+            // `q, k, v = qkv`: a tensor unpacks along dim 0, each name one item (`qkv[i]`;
+            // the statement only succeeds when dim 0 has exactly that many).
+            (Value::Tensor(TensorVal::Alts(alts)), None)
+                if self.tables.method("__getitem__").is_some() =>
+            {
+                let spec = self.tables.method("__getitem__").expect("checked above");
+                for (i, t) in items.iter().enumerate() {
+                    let span = t.span();
+                    let tensor = Value::Tensor(TensorVal::Alts(alts.clone()));
+                    let item = self.with_apply_ctx(env, |ctx| {
+                        applying::apply_op(
+                            ctx,
+                            spec,
+                            Some(tensor),
+                            vec![Value::int(i as i64)],
+                            Vec::new(),
+                            span,
+                            span,
+                        )
+                    });
+                    self.assign(t, item, env);
+                }
+            }
             (other, _) => {
-                // Unpacking a tensor along dim 0 (`q, k, v = qkv`) or an unknown value.
+                // Unpacking an unknown value (or a tensor the tables cannot index).
                 let elem = match &other {
                     Value::Tensor(TensorVal::Unknown(why)) => Value::unknown_tensor(*why),
                     Value::Unknown(why) => Value::Unknown(*why),
