@@ -1,7 +1,7 @@
 //! `stridelint check --verify`: the flags, and the glue between them, each file's settings
 //! (the configuration's `dims`, `dtype`, `layers`) and [`stridelint::verify_findings`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,6 +43,12 @@ pub struct VerifyArgs {
     /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub verify_runs: Option<u32>,
+    /// A Hugging Face `config.json`: each integer entry is the size `config.<key>` (and
+    /// `self.config.<key>`) for copy sizes and --verify; `num_hidden_layers` gives the layers
+    /// and `torch_dtype` the dtype unless --layers/--dtype say otherwise. Activation sizes
+    /// (batch, sequence) still come from --dim.
+    #[arg(long, value_name = "FILE", value_parser = parse_model_config)]
+    pub model_config: Option<ModelConfig>,
     /// Do not report hidden copies (SL002) of known size smaller than this: bytes, or a
     /// size such as 1MiB; 0 reports every copy (default 1MiB, or `hidden-copy-min-bytes`).
     #[arg(long, value_name = "BYTES", value_parser = parse_min_bytes)]
@@ -51,6 +57,56 @@ pub struct VerifyArgs {
     /// 2000000000; default: half of the memory available).
     #[arg(long, value_name = "BYTES", value_parser = stridelint::verify::budget::parse_byte_size)]
     pub verify_max_bytes: Option<u64>,
+}
+
+/// What `--model-config` gives: named sizes, layers per forward pass, the dtype.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelConfig {
+    pub dims: BTreeMap<String, i64>,
+    pub layers: Option<u64>,
+    pub dtype: Option<DType>,
+}
+
+/// Read a `config.json`: the integer entries (top level, and one level down for nested
+/// configs such as `text_config`) as `config.<key>` / `self.config.<key>`.
+fn parse_model_config(path: &str) -> Result<ModelConfig, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{path}: not JSON: {e}"))?;
+    let serde_json::Value::Object(entries) = &json else {
+        return Err(format!(
+            "{path}: expected a JSON object (a Hugging Face config.json)"
+        ));
+    };
+    let mut config = ModelConfig::default();
+    let mut bind = |name: String, value: &serde_json::Value| {
+        if let Some(n) = value.as_i64().filter(|&n| n >= 1) {
+            config.dims.insert(format!("self.{name}"), n);
+            config.dims.insert(name, n);
+        }
+    };
+    for (key, value) in entries {
+        match value {
+            serde_json::Value::Object(nested) => {
+                for (inner, v) in nested {
+                    bind(format!("config.{key}.{inner}"), v);
+                }
+            }
+            v => bind(format!("config.{key}"), v),
+        }
+    }
+    config.layers = ["num_hidden_layers", "n_layer", "num_layers"]
+        .iter()
+        .find_map(|k| entries.get(*k).and_then(|v| v.as_u64()))
+        .filter(|&n| n >= 1);
+    config.dtype = ["torch_dtype", "dtype"]
+        .iter()
+        .find_map(|k| entries.get(*k).and_then(|v| v.as_str()))
+        .and_then(|name| name.parse().ok());
+    if config.dims.is_empty() {
+        return Err(format!("{path}: no integer entry to take sizes from"));
+    }
+    Ok(config)
 }
 
 /// `--hidden-copy-min-bytes`: `0`, or a byte size as `--verify-max-bytes` takes it.
@@ -66,10 +122,22 @@ impl VerifyArgs {
     /// and `layers` (already in `settings.verify`), with the command line on top.
     pub fn request(&self, settings: &Settings) -> VerifyRequest {
         let inputs = &settings.verify;
-        let layers = self.layers.or(inputs.layers.map(u64::from)).unwrap_or(1);
+        let model = self.model_config.as_ref();
+        let layers = self
+            .layers
+            .or(model.and_then(|m| m.layers))
+            .or(inputs.layers.map(u64::from))
+            .unwrap_or(1);
+        // The configuration file's sizes, the model config's over them, `--dim` over both.
+        let mut dims = inputs.dims.clone();
+        dims.extend(model.iter().flat_map(|m| m.dims.clone()));
         VerifyRequest {
-            dims: merge_dims(Some(&inputs.dims), &self.dims),
-            dtype: self.dtype.or(inputs.dtype).unwrap_or(DType::F32),
+            dims: merge_dims(Some(&dims), &self.dims),
+            dtype: self
+                .dtype
+                .or(model.and_then(|m| m.dtype))
+                .or(inputs.dtype)
+                .unwrap_or(DType::F32),
             layers: layers.max(1),
             options: MeasureOptions {
                 max_bytes: self.verify_max_bytes,
@@ -163,7 +231,11 @@ fn state_copy_sizes(
         let settings = settings_for(path).unwrap_or_default();
         let mut sizing = stridelint::copy_sizing(&settings);
         sizing.request = args.request(&settings);
-        sizing.dtype_given |= args.dtype.is_some();
+        sizing.dtype_given |= args.dtype.is_some()
+            || args
+                .model_config
+                .as_ref()
+                .is_some_and(|m| m.dtype.is_some());
         if let Some(min) = args.hidden_copy_min_bytes {
             sizing.min_bytes = min;
         }

@@ -1,0 +1,115 @@
+//! `--model-config config.json`: a Hugging Face config sizes `config.<key>` and gives the
+//! layers and dtype. The bytes per forward pass stated for `examples/llama/model.py` are
+//! checked against what torch allocated for the same copies
+//! (`tests/data/model_config/llama_bytes.json`, made by
+//! `scripts/oracle/check_model_config_bytes.py --table`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn stridelint(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stridelint"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_bytes_per_forward_pass_match_torchs_allocations() {
+    let table: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("tests/data/model_config/llama_bytes.json")).unwrap(),
+    )
+    .unwrap();
+    let rows = table.as_array().unwrap();
+    assert!(rows.len() >= 2);
+    for row in rows {
+        let mut args = vec![
+            "check".to_string(),
+            row["model"].as_str().unwrap().into(),
+            "--no-cache".into(),
+            "--output-format".into(),
+            "json".into(),
+            "--hidden-copy-min-bytes".into(),
+            "0".into(),
+            "--model-config".into(),
+            row["config"].as_str().unwrap().into(),
+        ];
+        for (name, value) in row["dims"].as_object().unwrap() {
+            args.push("--dim".into());
+            args.push(format!("{name}={value}"));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = stridelint(&args);
+        let findings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stated: BTreeMap<String, u64> = findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "SL002")
+            .map(|f| {
+                (
+                    f["location"]["row"].to_string(),
+                    f["copy"]["bytes_per_forward_pass"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        let measured: BTreeMap<String, u64> = row["bytes_per_forward_pass"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(line, bytes)| (line.clone(), bytes.as_u64().unwrap()))
+            .collect();
+        assert_eq!(stated, measured, "at {}", row["dims"]);
+    }
+}
+
+#[test]
+fn the_config_gives_sizes_layers_and_dtype_and_the_flags_win() {
+    let base = [
+        "check",
+        "examples/llama/model.py",
+        "--no-cache",
+        "--model-config",
+        "examples/llama/model.config.json",
+        "--dim",
+        "bsz=1",
+        "--dim",
+        "q_len=4096",
+    ];
+    let text = String::from_utf8_lossy(&stridelint(&base).stdout).into_owned();
+    assert!(
+        text.contains(
+            "note: the copy at bsz = 1, config.hidden_size = 4096, config.num_attention_heads = 32, \
+             q_len = 4096: 16777216 elements, 32.0 MiB in bf16; ×32 layers: 1.0 GiB per forward pass"
+        ),
+        "{text}"
+    );
+    let flags = [&base[..], &["--layers", "2", "--dtype", "f32"]].concat();
+    let text = String::from_utf8_lossy(&stridelint(&flags).stdout).into_owned();
+    assert!(
+        text.contains("64.0 MiB in f32; ×2 layers: 128.0 MiB per forward pass"),
+        "{text}"
+    );
+    let dim = [&base[..], &["--dim", "config.hidden_size=2048"]].concat();
+    let text = String::from_utf8_lossy(&stridelint(&dim).stdout).into_owned();
+    assert!(text.contains("config.hidden_size = 2048"), "{text}");
+    // A file that is not a config is refused with exit status 2.
+    let out = stridelint(&[
+        "check",
+        "examples/llama/model.py",
+        "--model-config",
+        "README.md",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("README.md: not JSON"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
