@@ -387,6 +387,17 @@ impl State {
                 TextMap::single(uri, text, self.encoding)
             }
         };
+        // What the CLI refuses to lint, the server does not analyse either.
+        if map.text().len() as u64 > crate::MAX_FILE_BYTES {
+            return Err(Failure::new(
+                ErrorCode::RequestFailed,
+                format!(
+                    "stridelint: {} is larger than the {} MiB a file may have; not analysed",
+                    path.display(),
+                    crate::MAX_FILE_BYTES >> 20
+                ),
+            ));
+        }
         let settings = self.settings_for(&path);
         let file = Arc::new(SourceFile::new(&path, map.text().to_string()));
         let run = {
