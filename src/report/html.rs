@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use super::junit::escape_xml as escape;
 use super::paths::PathDisplay;
 use super::ReportContext;
 use crate::diagnostic::Diagnostic;
@@ -84,19 +85,6 @@ fn enclosing_function(d: &Diagnostic) -> String {
     names.join(".")
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// The four ways to write the site, as the seed table compares them.
 fn comparison(d: &Diagnostic, c: &Cost) -> [String; 4] {

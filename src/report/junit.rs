@@ -123,7 +123,7 @@ fn class_name(path: &Path) -> String {
 /// references so attribute values keep them (a parser normalises a literal newline in an
 /// attribute to a space). Control characters XML 1.0 cannot represent at all, even as
 /// references, become U+FFFD.
-fn escape_xml(text: &str) -> String {
+pub(super) fn escape_xml(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
