@@ -85,7 +85,6 @@ fn enclosing_function(d: &Diagnostic) -> String {
     names.join(".")
 }
 
-
 /// The four ways to write the site, as the seed table compares them.
 fn comparison(d: &Diagnostic, c: &Cost) -> [String; 4] {
     let copy = match (c.bytes, c.ms) {
