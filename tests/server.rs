@@ -440,6 +440,16 @@ fn hover_shows_the_layout_and_the_steps_that_made_it() {
     // Not a tensor: no hover.
     let math = position_of(&text, "import math", 8);
     assert_eq!(hover_text(&mut client, &uri, math), None);
+    // A value the analysis lost: the hover says why.
+    let other =
+        url(&std::path::PathBuf::from(uri.trim_start_matches("file://")).with_file_name("load.py"));
+    let loading = "def f(x):\n    h = load_weights(x)\n    return h.view(-1)\n";
+    client.open(&other, "python", loading);
+    let shown = hover_text(&mut client, &other, json!({"line": 2, "character": 11})).unwrap();
+    assert_eq!(
+        shown,
+        "`h`: unknown: input from a call the analysis cannot follow"
+    );
     client.shutdown();
 }
 

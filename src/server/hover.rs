@@ -52,6 +52,15 @@ pub fn hover(
         .join(" ");
     let text = in_source_order(first, || {
         let mut layouts: Vec<(Option<String>, String)> = Vec::new();
+        for ev in events.iter().filter(|ev| ev.outcomes.is_empty()) {
+            // A value the analysis lost: why.
+            let why = ev.unknown_input.map_or("unknown".to_string(), |w| {
+                format!("unknown: {}", w.describe())
+            });
+            if !layouts.iter().any(|(_, l)| *l == why) {
+                layouts.push((ev.path.as_deref().map(str::to_string), why));
+            }
+        }
         for ev in &events {
             let decider = Decider::new(&ev.assumptions);
             for o in &ev.outcomes {
