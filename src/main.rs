@@ -292,7 +292,8 @@ fn main() -> ExitCode {
         }
         Command::Replay(args) => cli::replay::run(args),
         Command::Server => match stridelint::server::run() {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(stridelint::server::Ended::Shutdown) => ExitCode::SUCCESS,
+            Ok(stridelint::server::Ended::Abandoned) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("error: stridelint server: {e:#}");
                 ExitCode::from(2)

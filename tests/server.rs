@@ -634,6 +634,22 @@ fn a_panic_in_one_analysis_fails_that_request_and_the_server_goes_on() {
 }
 
 #[test]
+fn exit_without_shutdown_ends_with_status_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), json!({}));
+    client.notify("exit", json!(null));
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(status) = client.child.try_wait().unwrap() {
+            assert_eq!(status.code(), Some(1), "LSP: 1 without a shutdown request");
+            return;
+        }
+        assert!(Instant::now() < deadline, "the server exits on `exit`");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn a_rust_file_is_linted_as_rust() {
     let dir = tempfile::tempdir().unwrap();
     let uri = url(&dir.path().join("attention.rs"));

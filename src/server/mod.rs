@@ -41,19 +41,28 @@ use lsp_types::{
 use positions::Encoding;
 use state::{Options, State};
 
+/// How a session ended. LSP wants exit status 0 only after `shutdown` then `exit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// `shutdown`, then `exit`.
+    Shutdown,
+    /// `exit` without `shutdown` first, or the client closed the connection.
+    Abandoned,
+}
+
 /// Run the server on standard input and output until the client asks it to exit.
-pub fn run() -> anyhow::Result<()> {
+pub fn run() -> anyhow::Result<Ended> {
     let (connection, io_threads) = Connection::stdio();
-    serve(&connection)?;
+    let ended = serve(&connection)?;
     drop(connection);
     io_threads
         .join()
         .context("the connection's threads failed")?;
-    Ok(())
+    Ok(ended)
 }
 
 /// The whole session on `connection` (also an in-memory one, in the tests).
-pub fn serve(connection: &Connection) -> anyhow::Result<()> {
+pub fn serve(connection: &Connection) -> anyhow::Result<Ended> {
     let (id, params) = connection.initialize_start()?;
     let params: InitializeParams =
         serde_json::from_value(params).context("invalid initialize parameters")?;
@@ -127,10 +136,10 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
     }
 }
 
-fn main_loop(connection: &Connection, state: &mut State) -> anyhow::Result<()> {
+fn main_loop(connection: &Connection, state: &mut State) -> anyhow::Result<Ended> {
     loop {
         let Ok(first) = connection.receiver.recv() else {
-            return Ok(());
+            return Ok(Ended::Abandoned);
         };
         // Everything already waiting is handled before analysing: one analysis per burst
         // of keystrokes, not one per keystroke.
@@ -139,12 +148,14 @@ fn main_loop(connection: &Connection, state: &mut State) -> anyhow::Result<()> {
             match message {
                 Message::Request(request) => {
                     if connection.handle_shutdown(&request)? {
-                        return Ok(());
+                        return Ok(Ended::Shutdown);
                     }
                     let response = handle_request(state, request);
                     connection.sender.send(Message::Response(response))?;
                 }
-                Message::Notification(n) if n.method == notif::Exit::METHOD => return Ok(()),
+                Message::Notification(n) if n.method == notif::Exit::METHOD => {
+                    return Ok(Ended::Abandoned)
+                }
                 Message::Notification(n) => handle_notification(state, n),
                 // Answers to our own requests (registering the file watchers).
                 Message::Response(_) => {}
