@@ -59,19 +59,29 @@ pub fn plan_fixes(
         .collect()
 }
 
-/// Apply edits to `text`; overlapping edits after the first are skipped (a second
-/// `--fix` run picks them up). `None` if an edit is outside the text.
-pub fn apply_edits(text: &str, edits: &[&Edit]) -> Option<String> {
+/// The edits that are applied together: in order, repeats dropped, and each one that
+/// overlaps an earlier one skipped (a second `--fix` run picks it up).
+pub fn non_overlapping<'e>(edits: &[&'e Edit]) -> Vec<&'e Edit> {
     let mut sorted: Vec<&Edit> = edits.to_vec();
     sorted.sort_by_key(|e| (e.span.start, e.span.end));
     sorted.dedup_by(|a, b| a.span == b.span && a.content == b.content);
+    let mut end = 0;
+    sorted.retain(|e| {
+        let keep = e.span.start >= end;
+        if keep {
+            end = e.span.end.max(e.span.start);
+        }
+        keep
+    });
+    sorted
+}
+
+/// Apply edits to `text` ([`non_overlapping`] ones). `None` if an edit is outside the text.
+pub fn apply_edits(text: &str, edits: &[&Edit]) -> Option<String> {
     let mut out = String::with_capacity(text.len() + 64);
     let mut pos = 0usize;
-    for e in sorted {
+    for e in non_overlapping(edits) {
         let (s, t) = (e.span.start as usize, e.span.end as usize);
-        if s < pos {
-            continue;
-        }
         if t > text.len() || !text.is_char_boundary(s) || !text.is_char_boundary(t) {
             return None;
         }

@@ -344,8 +344,10 @@ fn code_actions_offer_the_fix_the_suppression_and_fix_all() {
         .find(|a| a["title"] == "Suppress SL001 on this line")
         .unwrap();
     let suppressed = apply(&text, suppress["edit"]["changes"][&uri].as_array().unwrap());
+    // The comment `--add-noqa` writes, on the finding's line.
     assert!(
-        suppressed.contains("# expect: SL001  # noqa: SL001") || suppressed.contains("noqa: SL001"),
+        suppressed
+            .contains("y = y.transpose(1, 2).view(B, T, C)  # expect: SL001  # noqa: SL001\n"),
         "{suppressed}"
     );
     client.notify(

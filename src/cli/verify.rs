@@ -10,7 +10,8 @@ use clap::Args;
 use stridelint::diagnostic::Diagnostic;
 use stridelint::verify::{select_engine, DType, EngineChoice, MeasureOptions};
 use stridelint::verify_findings::{
-    self, merge_dims, parse_dim_binding, FindingVerifier, VerifyRequest, VERIFIABLE_RULES,
+    self, merge_dims, parse_dim_binding, CopySizing, FindingVerifier, VerifyRequest,
+    VERIFIABLE_RULES,
 };
 use stridelint::{FileError, Settings};
 
@@ -43,8 +44,8 @@ pub struct VerifyArgs {
     /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub verify_runs: Option<u32>,
-    /// A Hugging Face `config.json`: each integer entry is the size `config.<key>` (and
-    /// `self.config.<key>`) for copy sizes and --verify; `num_hidden_layers` gives the layers
+    /// A Hugging Face `config.json`: each integer entry is the size `config.<key>` (as the
+    /// analysis names `config.x` and `self.config.x` alike) for copy sizes and --verify; `num_hidden_layers` gives the layers
     /// and `torch_dtype` the dtype unless --layers/--dtype say otherwise. Activation sizes
     /// (batch, sequence) still come from --dim.
     #[arg(long, value_name = "FILE", value_parser = parse_model_config)]
@@ -68,7 +69,7 @@ pub struct ModelConfig {
 }
 
 /// Read a `config.json`: the integer entries (top level, and one level down for nested
-/// configs such as `text_config`) as `config.<key>` / `self.config.<key>`.
+/// configs such as `text_config`) as `config.<key>`.
 fn parse_model_config(path: &str) -> Result<ModelConfig, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let json: serde_json::Value =
@@ -81,7 +82,6 @@ fn parse_model_config(path: &str) -> Result<ModelConfig, String> {
     let mut config = ModelConfig::default();
     let mut bind = |name: String, value: &serde_json::Value| {
         if let Some(n) = value.as_i64().filter(|&n| n >= 1) {
-            config.dims.insert(format!("self.{name}"), n);
             config.dims.insert(name, n);
         }
     };
@@ -118,33 +118,38 @@ fn parse_min_bytes(text: &str) -> Result<u64, String> {
 }
 
 impl VerifyArgs {
-    /// The request for a file linted with `settings`: the configuration's `dims`, `dtype`
-    /// and `layers` (already in `settings.verify`), with the command line on top.
-    pub fn request(&self, settings: &Settings) -> VerifyRequest {
-        let inputs = &settings.verify;
+    /// How the copies of a file linted with `settings` are sized: its configuration's (see
+    /// [`stridelint::copy_sizing`]), with `--model-config` over it and the other flags over
+    /// both.
+    pub fn sizing(&self, settings: &Settings) -> CopySizing {
+        let base = stridelint::copy_sizing(settings);
         let model = self.model_config.as_ref();
-        let layers = self
-            .layers
-            .or(model.and_then(|m| m.layers))
-            .or(inputs.layers.map(u64::from))
-            .unwrap_or(1);
-        // The configuration file's sizes, the model config's over them, `--dim` over both.
-        let mut dims = inputs.dims.clone();
+        let mut dims = base.request.dims;
         dims.extend(model.iter().flat_map(|m| m.dims.clone()));
-        VerifyRequest {
-            dims: merge_dims(Some(&dims), &self.dims),
-            dtype: self
-                .dtype
-                .or(model.and_then(|m| m.dtype))
-                .or(inputs.dtype)
-                .unwrap_or(DType::F32),
-            layers: layers.max(1),
-            options: MeasureOptions {
-                max_bytes: self.verify_max_bytes,
-                ..measure_options(self.verify_runs)
+        let dtype = self.dtype.or(model.and_then(|m| m.dtype));
+        CopySizing {
+            request: VerifyRequest {
+                dims: merge_dims(Some(&dims), &self.dims),
+                dtype: dtype.unwrap_or(base.request.dtype),
+                layers: self
+                    .layers
+                    .or(model.and_then(|m| m.layers))
+                    .unwrap_or(base.request.layers)
+                    .max(1),
+                options: MeasureOptions {
+                    max_bytes: self.verify_max_bytes,
+                    ..measure_options(self.verify_runs)
+                },
+                min_symbolic_size: base.request.min_symbolic_size,
             },
-            min_symbolic_size: settings.analysis.assumptions.min_symbolic_size,
+            dtype_given: base.dtype_given || dtype.is_some(),
+            min_bytes: self.hidden_copy_min_bytes.unwrap_or(base.min_bytes),
         }
+    }
+
+    /// The `--verify` request for a file linted with `settings` (see [`Self::sizing`]).
+    pub fn request(&self, settings: &Settings) -> VerifyRequest {
+        self.sizing(settings).request
     }
 }
 
@@ -228,18 +233,7 @@ fn state_copy_sizes(
     settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
 ) {
     let dropped = verify_findings::state_copy_sizes(diagnostics, args.verify.is_none(), &|path| {
-        let settings = settings_for(path).unwrap_or_default();
-        let mut sizing = stridelint::copy_sizing(&settings);
-        sizing.request = args.request(&settings);
-        sizing.dtype_given |= args.dtype.is_some()
-            || args
-                .model_config
-                .as_ref()
-                .is_some_and(|m| m.dtype.is_some());
-        if let Some(min) = args.hidden_copy_min_bytes {
-            sizing.min_bytes = min;
-        }
-        sizing
+        args.sizing(&settings_for(path).unwrap_or_default())
     });
     if dropped > 0 {
         eprintln!(

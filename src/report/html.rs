@@ -95,8 +95,7 @@ fn comparison(d: &Diagnostic, c: &Cost) -> [String; 4] {
     };
     let alternative = d
         .help
-        .as_deref()
-        .map(|h| h.trim_end_matches(" (fixable with `--fix`)").to_string())
+        .clone()
         .unwrap_or_else(|| "see the rule's page".into());
     match d.code {
         "SL001" => [

@@ -79,13 +79,13 @@ pub fn actions(
     }
     let fix_all = fix_all_kind();
     if wants(only, &fix_all) || wants(only, &CodeActionKind::SOURCE_FIX_ALL) {
+        // What `--fix` applies: each finding's safe fix, edits that overlap left out.
         let safe: Vec<&Edit> = in_document
             .iter()
-            .filter_map(|d| d.fix.as_ref())
-            .filter(|f| f.applicability == Applicability::Safe)
+            .filter_map(|d| crate::fix::chosen_fix(d, crate::fix::FixMode::Safe))
             .flat_map(|f| f.edits.iter())
             .collect();
-        if let Some(edit) = workspace_edit(map, non_overlapping(safe)) {
+        if let Some(edit) = workspace_edit(map, crate::fix::non_overlapping(&safe).into_iter()) {
             out.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: "stridelint: fix all safe fixes in this file".into(),
                 kind: Some(fix_all),
@@ -104,21 +104,6 @@ fn fix_title(code: &str, fix: &Fix) -> String {
             format!("Fix {code}: {} (unsafe: may change behaviour)", fix.message)
         }
     }
-}
-
-/// Edits sorted by position, each one overlapping an earlier one dropped (as `--fix` does:
-/// a second run applies it).
-fn non_overlapping(mut edits: Vec<&Edit>) -> impl Iterator<Item = &Edit> {
-    edits.sort_by_key(|e| (e.span.start, e.span.end));
-    edits.dedup_by(|a, b| a.span == b.span && a.content == b.content);
-    let mut end = 0;
-    edits.into_iter().filter(move |e| {
-        if e.span.start < end {
-            return false;
-        }
-        end = e.span.end.max(e.span.start);
-        true
-    })
 }
 
 fn workspace_edit<'e>(

@@ -52,15 +52,6 @@ pub fn hover(
         .join(" ");
     let text = in_source_order(first, || {
         let mut layouts: Vec<(Option<String>, String)> = Vec::new();
-        for ev in events.iter().filter(|ev| ev.outcomes.is_empty()) {
-            // A value the analysis lost: why.
-            let why = ev.unknown_input.map_or("unknown".to_string(), |w| {
-                format!("unknown: {}", w.describe())
-            });
-            if !layouts.iter().any(|(_, l)| *l == why) {
-                layouts.push((ev.path.as_deref().map(str::to_string), why));
-            }
-        }
         for ev in &events {
             let decider = Decider::new(&ev.assumptions);
             for o in &ev.outcomes {
@@ -120,21 +111,17 @@ pub fn inlay_hints(probes: &[OpEvent], map: &TextMap, uri: &Url, range: Range) -
         map.offset(uri, range.start).unwrap_or(lo),
         map.offset(uri, range.end).unwrap_or(hi),
     );
-    let mut spans: Vec<crate::ir::Span> = probes
+    // The bindings in range, those of one span together (loop iterations, paths).
+    let mut bound: Vec<&OpEvent> = probes
         .iter()
         .filter(|ev| ev.kind == PROBE_BIND && !ev.from_caller)
         .filter(|ev| (ev.span.start as usize) >= start && (ev.span.end as usize) <= end)
-        .map(|ev| ev.span)
         .collect();
-    spans.sort_by_key(|s| (s.start, s.end));
-    spans.dedup();
+    bound.sort_by_key(|ev| (ev.span.start, ev.span.end));
     let mut hints = Vec::new();
-    for span in spans {
-        let at: Vec<&OpEvent> = probes
-            .iter()
-            .filter(|ev| ev.span == span && ev.kind == PROBE_BIND && !ev.from_caller)
-            .collect();
-        let Some(label) = in_source_order(at[0], || hint_label(&at)) else {
+    for at in bound.chunk_by(|a, b| a.span == b.span) {
+        let span = at[0].span;
+        let Some(label) = in_source_order(at[0], || hint_label(at)) else {
             continue;
         };
         let Some((_, place)) = map.locate(span.end as usize, span.end as usize) else {

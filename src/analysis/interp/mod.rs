@@ -282,37 +282,7 @@ impl<'a> Interpreter<'a> {
             v,
             Value::Tensor(_) | Value::Named { param: Some(_), .. } | Value::Unknown(_)
         );
-        if self.probes.is_none()
-            || !may_be_tensor
-            || self.current_module != 0
-            || span.in_other_file()
-        {
-            return;
-        }
-        // A lost value has no layout to describe: only why it is unknown (cheaply, since
-        // the names the analysis lost are many).
-        if let Value::Unknown(why) = v {
-            let ev = OpEvent {
-                span,
-                name_span: span,
-                op: super::event::PROBE_OP,
-                kind: if bind {
-                    super::event::PROBE_BIND
-                } else {
-                    super::event::PROBE_READ
-                },
-                tags: &[],
-                outcomes: Vec::new(),
-                unknown_input: Some(*why),
-                divisibility: self.frame.facts.divisibility.clone(),
-                assumptions: self.frame.facts.assumptions.clone(),
-                semantics: crate::ops::Semantics::Torch,
-                from_caller: self.frame.context.is_some(),
-                context: self.frame.context.clone(),
-                path: self.frame.path.clone(),
-                write: None,
-            };
-            self.probes.get_or_insert_with(Vec::new).push(ev);
+        if !may_be_tensor || self.current_module != 0 || span.in_other_file() {
             return;
         }
         let mut recorded = Vec::new();
