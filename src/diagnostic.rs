@@ -83,8 +83,9 @@ pub struct Diagnostic {
     pub unsafe_fix: Option<Fix>,
     /// Filled by `--verify`: measured cost of the copy (at least a `summary` string).
     pub verify: Option<serde_json::Value>,
-    /// The size of the copy a hidden-copy finding makes, when every size it needs is known
-    /// (literals, `dims`/`--dim`), stated without `--verify`.
+    /// The size of the copy a hidden-copy finding makes (SL002), or of the score matrix
+    /// hand-written attention stores (SL008), when every size it needs is known (literals,
+    /// `dims`/`--dim`), stated without `--verify`.
     pub copy: Option<CopySize>,
     /// The layout a view/copy finding is about, symbolically, so `--verify` can bind the
     /// sizes (`--dim B=16`) and replay it.

@@ -33,6 +33,7 @@ pub fn lint(
         candle_backend,
         language: module.language,
         source: &facts,
+        events,
     };
     let mut diagnostics: Vec<Diagnostic> = lints::run_lints(events, &ctx)
         .into_iter()
@@ -171,6 +172,7 @@ pub fn syntax_error(
 /// What the lints may ask about one file.
 struct FileFacts<'a> {
     file: &'a SourceFile,
+    module: &'a ir::Module,
     /// Expression statements that are a method call: call span → receiver.
     discarded: HashMap<Span, Discarded>,
     /// Every function definition's span.
@@ -178,9 +180,10 @@ struct FileFacts<'a> {
 }
 
 impl<'a> FileFacts<'a> {
-    fn new(file: &'a SourceFile, module: &ir::Module) -> Self {
+    fn new(file: &'a SourceFile, module: &'a ir::Module) -> Self {
         let mut facts = FileFacts {
             file,
+            module,
             discarded: HashMap::new(),
             functions: Vec::new(),
         };
@@ -343,4 +346,154 @@ impl SourceFacts for FileFacts<'_> {
             .min_by_key(|f| f.end - f.start)
             .copied()
     }
+
+    fn written(&self, span: Span) -> Option<String> {
+        const MAX_CHARS: usize = 48;
+        let text = self.file.text.get(span.range())?;
+        let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        Some(match one_line.char_indices().nth(MAX_CHARS) {
+            Some((cut, _)) => format!("{}…", &one_line[..cut]),
+            None => one_line,
+        })
+    }
+
+    fn flows_only_along(&self, calls: &[Span]) -> bool {
+        let Some(last) = calls.last() else {
+            return false;
+        };
+        let Some(function) = self
+            .function_of(last.start)
+            .and_then(|span| function_with_span(self.module, span))
+        else {
+            return false;
+        };
+        let within =
+            |outer: Span, inner: Span| outer.start <= inner.start && inner.end <= outer.end;
+        // Every binding of a name in the function, with the latest call of the chain its
+        // value holds (the call whose value the name gets).
+        let mut bindings: Vec<Binding> = Vec::new();
+        let mut unpacked = false;
+        collect_bindings(&function.body, &mut |target, value_span| match target {
+            ir::Target::Name(name, at) => bindings.push(Binding {
+                name: name.clone(),
+                at: at.start,
+                after: value_span.end,
+                call: calls.iter().rposition(|c| within(value_span, *c)),
+            }),
+            _ => unpacked |= calls.iter().any(|c| within(value_span, *c)),
+        });
+        if unpacked {
+            return false;
+        }
+        let Some(text) = self.file.text.get(function.span.range()) else {
+            return false;
+        };
+        let end = calls.len() - 1;
+        let mut names: Vec<&str> = bindings
+            .iter()
+            .filter(|b| b.call.is_some_and(|i| i < end))
+            .map(|b| b.name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names.into_iter().all(|name| {
+            identifier_reads(text, name).all(|offset| {
+                let at = function.span.start + offset as u32;
+                if bindings.iter().any(|b| b.at == at && b.name == name) {
+                    return true;
+                }
+                // The value the read sees: the latest binding of the name before it (a
+                // binding takes effect once its value is computed: `att = att * s` reads
+                // the old `att`).
+                let seen = bindings
+                    .iter()
+                    .filter(|b| b.name == name && b.after <= at)
+                    .max_by_key(|b| b.after);
+                match seen.and_then(|b| b.call) {
+                    Some(i) if i < end => {
+                        calls[i + 1..].iter().any(|c| c.start <= at && at < c.end)
+                    }
+                    _ => true,
+                }
+            })
+        })
+    }
+}
+
+/// A local name bound in a function (see [`FileFacts::flows_only_along`]).
+struct Binding {
+    name: String,
+    /// Where the name is written as the target.
+    at: u32,
+    /// Where the binding takes effect: the end of the value.
+    after: u32,
+    /// The index of the latest chain call the bound value holds.
+    call: Option<usize>,
+}
+
+/// Each assignment target of a body (not of nested definitions) with the span of the value
+/// it gets; an augmented assignment's value is its whole statement.
+fn collect_bindings(body: &[Stmt], f: &mut dyn FnMut(&ir::Target, Span)) {
+    for stmt in body {
+        match stmt {
+            Stmt::Assign { targets, value, .. } => {
+                targets.iter().for_each(|t| f(t, value.span));
+            }
+            Stmt::AugAssign { target, span, .. } => f(target, *span),
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => continue,
+            _ => {}
+        }
+        stmt.for_each_block(|b| collect_bindings(b, f));
+    }
+}
+
+/// Offsets in `text` where the identifier `name` occurs other than as an attribute (`.name`).
+fn identifier_reads<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = usize> + 't {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).filter_map(move |(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        (!before.is_some_and(|c| is_ident(c) || c == '.') && !after.is_some_and(is_ident))
+            .then_some(i)
+    })
+}
+
+/// The function definition (anywhere in the module) whose span is `span`.
+fn function_with_span(module: &ir::Module, span: Span) -> Option<&ir::Function> {
+    fn in_body(body: &[Stmt], span: Span) -> Option<&ir::Function> {
+        body.iter().find_map(|s| match s {
+            Stmt::FunctionDef(f) => in_function(f, span),
+            Stmt::ClassDef(c) => c.methods.iter().find_map(|m| in_function(m, span)),
+            _ => {
+                let mut found = None;
+                s.for_each_block(|b| {
+                    if found.is_none() {
+                        found = in_body(b, span);
+                    }
+                });
+                found
+            }
+        })
+    }
+    fn in_function(f: &ir::Function, span: Span) -> Option<&ir::Function> {
+        if f.span == span {
+            return Some(f);
+        }
+        if f.span.start <= span.start && span.end <= f.span.end {
+            return in_body(&f.body, span);
+        }
+        None
+    }
+    module
+        .functions
+        .iter()
+        .find_map(|f| in_function(f, span))
+        .or_else(|| {
+            module
+                .classes
+                .iter()
+                .flat_map(|c| &c.methods)
+                .find_map(|m| in_function(m, span))
+        })
+        .or_else(|| in_body(&module.body, span))
 }

@@ -649,7 +649,8 @@ pub struct CopySizing {
 
 /// Each hidden copy (SL002) whose sizes are all known states its size ([`Diagnostic::copy`],
 /// and a note when `note`: `--verify` states the measured size instead); the ones smaller
-/// than their file's `min_bytes` are removed. Returns how many were removed. `sizing_for`
+/// than their file's `min_bytes` are removed. Hand-written attention (SL008) states the size
+/// of its score matrix the same way, whatever its size. Returns how many were removed. `sizing_for`
 /// gives a file's sizing (asked once per file).
 pub fn state_copy_sizes(
     diagnostics: &mut Vec<Diagnostic>,
@@ -659,11 +660,13 @@ pub fn state_copy_sizes(
     let mut sizings: HashMap<std::path::PathBuf, CopySizing> = HashMap::new();
     let before = diagnostics.len();
     diagnostics.retain_mut(|diagnostic| {
-        let Some(subject) = diagnostic
-            .subject
-            .as_ref()
-            .filter(|_| diagnostic.code == "SL002")
-        else {
+        // What the size is of: the copy, or the score matrix hand-written attention stores.
+        let (noun, threshold) = match diagnostic.code {
+            "SL002" => ("the copy", true),
+            "SL008" => ("the score matrix", false),
+            _ => return true,
+        };
+        let Some(subject) = diagnostic.subject.as_ref() else {
             return true;
         };
         let path = &diagnostic.file.path;
@@ -671,11 +674,11 @@ pub fn state_copy_sizes(
             sizings.insert(path.clone(), sizing_for(path));
         }
         let sizing = &sizings[path];
-        let Some((text, size)) = copy_size_note(subject, &sizing.request, sizing.dtype_given)
+        let Some((text, size)) = size_note(noun, subject, &sizing.request, sizing.dtype_given)
         else {
             return true;
         };
-        if size.bytes < sizing.min_bytes {
+        if threshold && size.bytes < sizing.min_bytes {
             return false;
         }
         if note {
@@ -687,10 +690,11 @@ pub fn state_copy_sizes(
     before - diagnostics.len()
 }
 
-/// What a hidden copy costs at sizes that are all known (literals, `dims`, `--dim`), without
-/// measuring it: `the copy at B = 16, T = 4096: 33554432 elements, 64.0 MiB in bf16; ×32
+/// What a tensor (`noun`: the copy, the score matrix) costs at sizes that are all known
+/// (literals, `dims`, `--dim`), without measuring it: `the copy at B = 16, T = 4096: 33554432 elements, 64.0 MiB in bf16; ×32
 /// layers: 2.0 GiB per forward pass`. `None` while a size has no value.
-pub fn copy_size_note(
+pub fn size_note(
+    noun: &str,
     subject: &Subject,
     request: &VerifyRequest,
     dtype_given: bool,
@@ -715,7 +719,7 @@ pub fn copy_size_note(
         format!("{} (set `dtype` for another)", request.dtype.name())
     };
     let mut note = format!(
-        "the copy{at}: {elements} elements, {} in {dtype}",
+        "{noun}{at}: {elements} elements, {} in {dtype}",
         format_bytes(bytes)
     );
     let per_forward_pass = bytes.checked_mul(request.layers);

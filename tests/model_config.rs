@@ -1,6 +1,7 @@
 //! `--model-config config.json`: a Hugging Face config sizes `config.<key>` and gives the
 //! layers and dtype. The bytes per forward pass stated for `examples/llama/model.py` are
-//! checked against what torch allocated for the same copies
+//! checked against what torch allocated for the same copies, and the score matrices the
+//! attention written out by hand stores (SL008) against the softmax results torch stored
 //! (`tests/data/model_config/llama_bytes.json`, made by
 //! `scripts/oracle/check_model_config_bytes.py --table`).
 
@@ -47,25 +48,31 @@ fn the_bytes_per_forward_pass_match_torchs_allocations() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = stridelint(&args);
         let findings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let stated: BTreeMap<String, u64> = findings
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["code"] == "SL002")
-            .map(|f| {
-                (
-                    f["location"]["row"].to_string(),
-                    f["copy"]["bytes_per_forward_pass"].as_u64().unwrap_or(0),
-                )
-            })
-            .collect();
-        let measured: BTreeMap<String, u64> = row["bytes_per_forward_pass"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(line, bytes)| (line.clone(), bytes.as_u64().unwrap()))
-            .collect();
-        assert_eq!(stated, measured, "at {}", row["dims"]);
+        for (code, key) in [
+            ("SL002", "bytes_per_forward_pass"),
+            ("SL008", "score_matrix_bytes_per_forward_pass"),
+        ] {
+            let stated: BTreeMap<String, u64> = findings
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["code"] == code)
+                .map(|f| {
+                    (
+                        f["location"]["row"].to_string(),
+                        f["copy"]["bytes_per_forward_pass"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect();
+            let measured: BTreeMap<String, u64> = row[key]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(line, bytes)| (line.clone(), bytes.as_u64().unwrap()))
+                .collect();
+            assert!(!measured.is_empty(), "{key} at {}", row["dims"]);
+            assert_eq!(stated, measured, "{code} at {}", row["dims"]);
+        }
     }
 }
 

@@ -72,7 +72,8 @@ fn the_report_ranks_the_copies_by_bytes_and_needs_no_network() {
         assert!(!html.contains(outside), "`{outside}` in the page");
     }
     // The summary and the chart: the one sized copy, 16·4096·4096 bf16 elements ×32 layers.
-    assert!(html.contains("2 findings in 1 file"), "{html}");
+    // The copy, the view, and the attention written out by hand (SL008).
+    assert!(html.contains("3 findings in 1 file"), "{html}");
     assert!(
         html.contains("1 copy of known size moves <b>16.0 GiB</b> per forward pass"),
         "{html}"

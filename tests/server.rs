@@ -233,7 +233,11 @@ fn diagnostics_come_from_the_editors_text_and_follow_each_change() {
     let (_dir, uri, text, mut client, found) = open_nanogpt(json!({}));
     assert_eq!(
         codes(&found),
-        vec![(35, "SL001".to_string()), (42, "SL002".to_string())],
+        vec![
+            (30, "SL008".to_string()),
+            (35, "SL001".to_string()),
+            (42, "SL002".to_string())
+        ],
         "{found:#?}"
     );
     let sl001 = found.iter().find(|d| d["code"] == "SL001").unwrap();
@@ -279,7 +283,11 @@ fn diagnostics_come_from_the_editors_text_and_follow_each_change() {
     let found = client.diagnostics(&uri, Some(2));
     assert_eq!(
         codes(&found),
-        vec![(35, "SL002".to_string()), (42, "SL002".to_string())],
+        vec![
+            (30, "SL008".to_string()),
+            (35, "SL002".to_string()),
+            (42, "SL002".to_string())
+        ],
         "{found:#?}"
     );
     // Closing clears them.
@@ -355,7 +363,11 @@ fn code_actions_offer_the_fix_the_suppression_and_fix_all() {
         json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": suppressed}]}),
     );
     let after = client.diagnostics(&uri, Some(3));
-    assert_eq!(codes(&after), vec![(42, "SL002".to_string())], "{after:#?}");
+    assert_eq!(
+        codes(&after),
+        vec![(30, "SL008".to_string()), (42, "SL002".to_string())],
+        "{after:#?}"
+    );
     // "Fix all" asked for by kind, as an editor does on save.
     let response = client.request(
         "textDocument/codeAction",
@@ -511,7 +523,7 @@ fn the_closest_configuration_applies_and_its_changes_are_picked_up() {
     client.open(&uri, "python", &text);
     assert_eq!(
         codes(&client.diagnostics(&uri, Some(1))),
-        vec![(35, "SL001".to_string())]
+        vec![(30, "SL008".to_string()), (35, "SL001".to_string())]
     );
     std::fs::write(&config, "ignore = [\"SL001\"]\n").unwrap();
     client.notify(
@@ -520,7 +532,7 @@ fn the_closest_configuration_applies_and_its_changes_are_picked_up() {
     );
     assert_eq!(
         codes(&client.diagnostics(&uri, Some(1))),
-        vec![(42, "SL002".to_string())]
+        vec![(30, "SL008".to_string()), (42, "SL002".to_string())]
     );
     // A broken configuration is shown once, and the file is linted with the defaults.
     std::fs::write(&config, "selectt = []\n").unwrap();
@@ -536,7 +548,7 @@ fn the_closest_configuration_applies_and_its_changes_are_picked_up() {
             .contains("unknown field `selectt`"),
         "{shown}"
     );
-    assert_eq!(codes(&client.diagnostics(&uri, Some(1))).len(), 2);
+    assert_eq!(codes(&client.diagnostics(&uri, Some(1))).len(), 3);
     client.shutdown();
 }
 
@@ -631,7 +643,7 @@ fn a_panic_in_one_analysis_fails_that_request_and_the_server_goes_on() {
         "{response}"
     );
     client.open(&fine, "python", &fixture(NANOGPT));
-    assert_eq!(codes(&client.diagnostics(&fine, Some(1))).len(), 2);
+    assert_eq!(codes(&client.diagnostics(&fine, Some(1))).len(), 3);
     client.shutdown();
 }
 

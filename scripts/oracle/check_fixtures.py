@@ -26,6 +26,18 @@ src/lints/mod.rs (`--judges` prints what this script read there). A judge is a l
     One way only: a marker must be confirmed, but a call torch finds to be a no-op needs
     no marker (the rule reports only the calls whose layout the code itself fixes, never
     one that rests on a parameter's layout);
+  * ("copy-for-sdpa", ops): a call of one of these ops (`.contiguous()`) that copied a
+    tensor whose last dim has stride 1, and whose copy `F.scaled_dot_product_attention` then
+    read as query, key or value, giving the same output as with the tensor before the copy
+    (SL009; one way, as "returns-input": a copy also read elsewhere is not reported);
+  * ("attention", ops): a call of one of these ops (`matmul`, `@`, `bmm`) whose first
+    operand autograd shows to be attention weights: dropout, copies or dtype conversions
+    after a softmax over the last dim, whose input is a product (`bmm`, `mm`, `baddbmm`) seen
+    through scales by a number, additive masks or biases, `masked_fill`, copies and
+    conversions (SL008; the
+    fixture runs with gradients on, so every step leaves its node). One way, as
+    "returns-input": the rule also stays silent where the weights are used besides the
+    product or the function calls the fused kernel, which the graph does not show;
   * anything else that succeeds -> ok.
 
 The unit of judgement is a *call site* (source line plus bytecode offset, so the two
@@ -84,7 +96,7 @@ FIXTURE_DIR = REPO / "fixtures" / "python"
 REGISTRY = REPO / "src" / "lints" / "mod.rs"
 
 # The judge kinds this script implements (tests/rules.rs reads this line).
-JUDGE_KINDS = ("raises", "copies", "discarded", "writes", "returns-input")
+JUDGE_KINDS = ("raises", "copies", "discarded", "writes", "returns-input", "copy-for-sdpa", "attention")
 
 
 def load_judges() -> dict[str, list[tuple[str, str]]]:
@@ -119,8 +131,14 @@ WRITE_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs
 RETURNS_INPUT_CODES = {
     op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "returns-input" for op in ops.split()
 }
+COPY_FOR_SDPA_CODES = {
+    op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "copy-for-sdpa" for op in ops.split()
+}
+ATTENTION_CODES = {
+    op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "attention" for op in ops.split()
+}
 # Rules whose judge confirms markers but does not ask for one at every call it matches.
-ONE_WAY_CODES = set(RETURNS_INPUT_CODES.values())
+ONE_WAY_CODES = set(RETURNS_INPUT_CODES.values()) | set(COPY_FOR_SDPA_CODES.values()) | set(ATTENTION_CODES.values())
 
 # Tensor methods (and same-named torch functions) whose calls are recorded: the ops the
 # judges name, the view family and the permutations (the calls SL001/SL003/SL004 raise in).
@@ -128,9 +146,14 @@ RESHAPE_FAMILY = tuple(op for op in COPY_CODES if op != "rearrange")
 VIEW_FAMILY = ("view", "view_as")
 DIM_FAMILY = ("transpose", "swapaxes", "swapdims", "permute", "t", "movedim", "moveaxis")
 TRACKED_METHODS = tuple(
-    dict.fromkeys(VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY + tuple(DISCARD_CODES) + tuple(RETURNS_INPUT_CODES) + ("contiguous",))
+    dict.fromkeys(
+        VIEW_FAMILY + RESHAPE_FAMILY + DIM_FAMILY + tuple(DISCARD_CODES) + tuple(RETURNS_INPUT_CODES)
+        + tuple(ATTENTION_CODES) + ("contiguous",)
+    )
 )
-TRACKED_TORCH_FUNCTIONS = ("reshape", "flatten", "ravel") + DIM_FAMILY
+TRACKED_TORCH_FUNCTIONS = ("reshape", "flatten", "ravel") + DIM_FAMILY + tuple(
+    op for op in ATTENTION_CODES if not op.startswith("__")
+)
 OK = "ok"
 EXPECT_RE = re.compile(r"#\s*expect:\s*([^#]*)")
 EXPECT_ON_PATH_RE = re.compile(r"#\s*expect-on-path:\s*([^#]*)")
@@ -197,7 +220,54 @@ def classify_result(op: str, args: tuple, result, discarded: bool = False, befor
         return DISCARD_CODES[op] if after == before else OK
     if op in RETURNS_INPUT_CODES and tensors:
         return RETURNS_INPUT_CODES[op] if result is args[0] else OK
+    if op in ATTENTION_CODES and tensors:
+        return ATTENTION_CODES[op] if is_attention_weights(args[0]) else OK
     return OK
+
+
+# --- SL009: a copy only SDPA reads ----------------------------------------------------
+
+# id(copy) -> (the copy, held weakly; the tensor copied; the site's record; its outcome index).
+SDPA_COPIES: dict = {}
+
+
+def note_copy_for_sdpa(op: str, args: tuple, result, path: str, site: CallSite) -> None:
+    """Remember a copy of a tensor whose last dim has stride 1, to judge at SDPA."""
+    source = args[0] if args else None
+    if not (isinstance(source, torch.Tensor) and isinstance(result, torch.Tensor)):
+        return
+    if result is source or source.dim() == 0 or source.stride(-1) != 1:
+        return
+    record = RECORDER.sites[path][site]
+    SDPA_COPIES[id(result)] = (weakref.ref(result), source, record, len(record.outcomes) - 1, COPY_FOR_SDPA_CODES[op])
+
+
+def judging_sdpa(original):
+    """Wrap SDPA: for each of q, k, v that is a remembered copy, run SDPA again on the tensor
+    before the copy; the same output makes the copy's outcome the rule's code."""
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        out = original(*args, **kwargs)
+        for i, arg in enumerate(args[:3]):
+            entry = SDPA_COPIES.get(id(arg))
+            if entry is None or entry[0]() is not arg:
+                continue
+            _, source, record, index, code = entry
+            replaced = list(args)
+            replaced[i] = source
+            if torch.allclose(original(*replaced, **kwargs), out, atol=1e-6):
+                record.outcomes[index] = code
+        return out
+
+    return wrapper
+
+
+# --- SL008: attention weights, as autograd recorded them -------------------------------
+
+
+# The graph walk is shared with the real-run check (scripts/realcode/check_attention.py).
+from attention_graph import is_attention_weights  # noqa: E402
 
 
 def recording(op: str, original):
@@ -223,6 +293,8 @@ def recording(op: str, original):
             raise
         discarded = op in DISCARD_CODES and result_is_discarded(caller)
         RECORDER.add(path, site, op, classify_result(op, args, result, discarded, before))
+        if op in COPY_FOR_SDPA_CODES:
+            note_copy_for_sdpa(op, args, result, path, site)
         if op in COPY_METHODS + ("rearrange",):
             note_copy(args, result)
         return result
@@ -333,6 +405,7 @@ def install_patches() -> None:
     for name in TRACKED_TORCH_FUNCTIONS:
         setattr(torch, name, recording(name, getattr(torch, name)))
     einops.rearrange = recording("rearrange", einops.rearrange)
+    torch.nn.functional.scaled_dot_product_attention = judging_sdpa(torch.nn.functional.scaled_dot_product_attention)
     for name in WRITE_METHODS:
         setattr(torch.Tensor, name, writing(name, getattr(torch.Tensor, name)))
 

@@ -15,6 +15,9 @@ allocates for the same copies?
    its input's storage, the bytes of the new storage are counted — the allocation the
    hidden copy makes. The layer's bytes × `num_hidden_layers` is the forward pass.
 3. Both totals and each copy site, side by side; exit 1 when they differ.
+4. The same for the score matrices hand-written attention stores (SL008, stated at the
+   `weights @ v` product): torch's side is the storage of each `@`/`matmul` operand that
+   a softmax returned.
 
 `--table FILE` appends torch's figures (the dims, each site's bytes per forward pass) to a
 JSON table that `tests/model_config.rs` checks stridelint against without torch:
@@ -54,7 +57,22 @@ def torch_copies(cls, config, dims):
     layer = cls(types.SimpleNamespace(**config)).to(dtype)
     x = torch.randn(dims["bsz"], dims["q_len"], config["hidden_size"], dtype=dtype)
     copies = {}
+    weights = {}
+    softmax_results = set()
     originals = {name: getattr(torch.Tensor, name) for name in ("reshape", "flatten")}
+    original_softmax = torch.softmax
+    original_matmul = torch.Tensor.__matmul__
+
+    def softmax(*args, **kwargs):
+        out = original_softmax(*args, **kwargs)
+        softmax_results.add(out.untyped_storage().data_ptr())
+        return out
+
+    def matmul(self, other):
+        if self.untyped_storage().data_ptr() in softmax_results:
+            line = sys._getframe(1).f_lineno
+            weights[line] = weights.get(line, 0) + self.untyped_storage().nbytes()
+        return original_matmul(self, other)
 
     def watch(name):
         original = originals[name]
@@ -70,13 +88,17 @@ def torch_copies(cls, config, dims):
 
     for name in originals:
         setattr(torch.Tensor, name, watch(name))
+    torch.softmax = softmax
+    torch.Tensor.__matmul__ = matmul
     try:
         with torch.no_grad():
             layer(x)
     finally:
         for name, original in originals.items():
             setattr(torch.Tensor, name, original)
-    return copies
+        torch.softmax = original_softmax
+        torch.Tensor.__matmul__ = original_matmul
+    return copies, weights
 
 
 def stridelint_copies(binary, model, config_path, dims):
@@ -88,12 +110,29 @@ def stridelint_copies(binary, model, config_path, dims):
     if run.returncode not in (0, 1):
         sys.exit(f"stridelint failed ({run.returncode}): {run.stderr}")
     findings = json.loads(run.stdout)
-    sites = {}
+    sites = {"SL002": {}, "SL008": {}}
     for f in findings:
-        if f["code"] == "SL002":
-            copy = f.get("copy") or {}
-            sites[f["location"]["row"]] = copy.get("bytes_per_forward_pass")
+        if f["code"] in sites:
+            size = f.get("copy") or {}
+            sites[f["code"]][f["location"]["row"]] = size.get("bytes_per_forward_pass")
     return sites
+
+
+def compare(what, static, measured, layers):
+    """Print the sites side by side; True when every site and the total agree."""
+    print(f"{what}\n{'line':>5}  {'stridelint':>16}  {'torch':>16}")
+    ok = True
+    for line in sorted(set(static) | set(measured)):
+        s = static.get(line)
+        t = measured.get(line, 0) * layers
+        same = s == t
+        ok &= same
+        print(f"{line:>5}  {s if s is not None else 'unsized':>16}  {t:>16}  {'ok' if same else 'DIFFERENT'}")
+    total_static = sum(v for v in static.values() if v)
+    total_torch = sum(measured.values()) * layers
+    print(f"total  {total_static:>16}  {total_torch:>16}  bytes per forward pass "
+          f"({total_static / 2**30:.2f} GiB vs {total_torch / 2**30:.2f} GiB)")
+    return ok and total_static == total_torch
 
 
 def main():
@@ -113,23 +152,12 @@ def main():
     layers = config.get("num_hidden_layers", 1)
 
     static = stridelint_copies(args.binary, args.model, args.config, dims)
-    measured = torch_copies(load_class(args.model), config, dims)
+    measured, weights = torch_copies(load_class(args.model), config, dims)
     print(f"{pathlib.Path(args.model).name} with {pathlib.Path(args.config).name} at "
           + ", ".join(f"{k} = {v}" for k, v in dims.items())
           + f"; {layers} layers, {config.get('torch_dtype', 'float32')}")
-    print(f"{'line':>5}  {'stridelint':>16}  {'torch':>16}")
-    ok = True
-    for line in sorted(set(static) | set(measured)):
-        s = static.get(line)
-        t = measured.get(line, 0) * layers
-        same = s == t
-        ok &= same
-        print(f"{line:>5}  {s if s is not None else 'unsized':>16}  {t:>16}  {'ok' if same else 'DIFFERENT'}")
-    total_static = sum(v for v in static.values() if v)
-    total_torch = sum(measured.values()) * layers
-    print(f"total  {total_static:>16}  {total_torch:>16}  bytes per forward pass "
-          f"({total_static / 2**30:.2f} GiB vs {total_torch / 2**30:.2f} GiB)")
-    ok &= total_static == total_torch
+    ok = compare("copies (SL002)", static["SL002"], measured, layers)
+    ok &= compare("score matrices (SL008)", static["SL008"], weights, layers)
     print("match" if ok else "MISMATCH")
     if args.table:
         table_path = pathlib.Path(args.table)
@@ -140,6 +168,9 @@ def main():
             "dims": dims,
             "torch": torch.__version__,
             "bytes_per_forward_pass": {str(line): b * layers for line, b in sorted(measured.items())},
+            "score_matrix_bytes_per_forward_pass": {
+                str(line): b * layers for line, b in sorted(weights.items())
+            },
         })
         table_path.parent.mkdir(parents=True, exist_ok=True)
         table_path.write_text(json.dumps(rows, indent=1) + "\n")

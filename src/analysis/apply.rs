@@ -20,7 +20,10 @@ use super::event::{AltOutcome, OpEvent, Outcome, REVEAL_OP};
 use super::foreign::SourceText;
 use super::frame::{CallContext, Facts, RootState};
 use super::tables::OpTables;
-use super::value::{join, Origin, Step, SymLayout, TensorAlt, TensorVal, UnknownReason, Value};
+use super::value::{
+    join, producer_of, with_producer, Origin, Producer, Step, SymLayout, TensorAlt, TensorVal,
+    UnknownReason, Value,
+};
 
 /// What applying an op needs besides the op and its arguments.
 pub struct ApplyCtx<'a> {
@@ -106,6 +109,7 @@ impl ApplyCtx<'_> {
             context: self.context.clone(),
             path: self.path.clone(),
             write: None,
+            arguments: Vec::new(),
         });
     }
 }
@@ -306,6 +310,7 @@ pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Valu
         context: ctx.context.clone(),
         path: ctx.path.clone(),
         write: None,
+        arguments: Vec::new(),
     });
     value
 }
@@ -555,10 +560,13 @@ pub fn apply_op(
             return v;
         }
         if fresh_output(spec, args, &keywords) {
-            return fresh_contiguous(ctx, span, &what);
+            let (others, numbers_only) = other_inputs(&recv, &positional, &keywords);
+            let producer = made_by(spec, span, None, others, numbers_only, None, None);
+            return with_producer(fresh_contiguous(ctx, span, &what), &producer);
         }
         return unknown_result(spec, why);
     };
+    let (other_producers, numbers_only) = other_inputs(&recv, &positional, &keywords);
     let alts: Vec<TensorAlt> = alts.iter().map(|a| ctx.resolve(a)).collect();
     let (pos_converted, kw_args) =
         convert_args(ctx.shapes, &spec.params, receiver, &positional, &keywords);
@@ -596,6 +604,7 @@ pub fn apply_op(
             (None, p)
         };
         let mut operands = Vec::new();
+        let mut dim_arg = None;
         let mut solved: Vec<Assumption> = Vec::new();
         let mut step_what = what.clone();
         // The view/reshape target entry by entry, `None` where unreadable.
@@ -613,6 +622,7 @@ pub fn apply_op(
                 (unknown_transfer(), None, None)
             }
             Ok(bound) => {
+                dim_arg = bound.get("dim").cloned();
                 loose_target = target_entries(spec, &bound);
                 operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
                 if input_alt.layout.is_none() && list_input.is_none() {
@@ -769,15 +779,86 @@ pub fn apply_op(
             &ctx.facts.assumptions,
             value,
         );
+        let value = if matches!(value, Value::Tensor(TensorVal::Alts(_))) {
+            let producer = made_by(
+                spec,
+                span,
+                input_alt.made_by.clone(),
+                other_producers.clone(),
+                numbers_only,
+                dim_arg.as_ref(),
+                input_alt.layout.as_ref(),
+            );
+            with_producer(value, &producer)
+        } else {
+            value
+        };
         results.push(value);
     }
     ctx.record(spec, span, nspan, outcomes);
+    if let Some(event) = ctx.events.last_mut() {
+        event.arguments = other_producers;
+    }
     if spec.kind == OpKind::Sdpa {
         if let Some(v) = sdpa_alternatives(ctx, &positional, &keywords, span, &what) {
             return v;
         }
     }
     join_all(results)
+}
+
+/// The producers of a call's tensor arguments besides its input (the receiver, else the
+/// first positional argument), in the order written, and whether every other argument is
+/// a number.
+fn other_inputs(
+    recv: &Option<Value>,
+    positional: &[Value],
+    keywords: &[(String, Value)],
+) -> (Vec<Option<Arc<Producer>>>, bool) {
+    let others = method_args(recv, positional)
+        .iter()
+        .chain(keywords.iter().map(|(_, v)| v));
+    let mut producers = Vec::new();
+    let mut numbers_only = true;
+    for v in others {
+        match v {
+            Value::Tensor(_) => producers.push(producer_of(v)),
+            Value::Int(_) | Value::Float | Value::Bool(_) | Value::NoneVal => {}
+            _ => numbers_only = false,
+        }
+    }
+    (producers, numbers_only)
+}
+
+/// The [`Producer`] of a call's result.
+fn made_by(
+    spec: &'static OpSpec,
+    span: Span,
+    input: Option<Arc<Producer>>,
+    others: Vec<Option<Arc<Producer>>>,
+    numbers_only: bool,
+    dim: Option<&ArgValue<Dim>>,
+    input_layout: Option<&SymLayout>,
+) -> Arc<Producer> {
+    // `dim=-1`, or `dim=3` of a rank-4 input: the last dim.
+    let dim_from_end = match dim.and_then(|d| match d {
+        ArgValue::Int(d) => d.as_lit(),
+        _ => None,
+    }) {
+        Some(k) if k < 0 => usize::try_from(-k).ok(),
+        Some(k) => input_layout.and_then(|l| l.shape.len().checked_sub(usize::try_from(k).ok()?)),
+        None => None,
+    };
+    let mut inputs = Vec::with_capacity(1 + others.len());
+    inputs.push(input);
+    inputs.extend(others);
+    Arc::new(Producer::new(
+        spec,
+        span,
+        inputs,
+        numbers_only,
+        dim_from_end,
+    ))
 }
 
 /// The output of `scaled_dot_product_attention` as one alternative per kernel family

@@ -10,7 +10,7 @@ use crate::ops::Semantics;
 use super::frame::CallContext;
 // Defined beside the layouts they carry (a tensor's alternative remembers the copy that
 // made it), so that `value` needs nothing from here.
-pub use super::value::{AltOutcome, CopiedBy, Outcome, UnknownReason};
+pub use super::value::{AltOutcome, CopiedBy, Outcome, Producer, UnknownReason};
 
 /// The op name of the event a `reveal_layout(x)` call records (lint SL900).
 pub const REVEAL_OP: &str = "reveal_layout";
@@ -57,6 +57,10 @@ pub struct OpEvent {
     /// Set by the interpreter on a write (an in-place method, `t[...] = v`, `t += v`) whose
     /// effect only the written tensor's own references could observe; see [`LostWrite`].
     pub write: Option<Arc<LostWrite>>,
+    /// The producers of the op's tensor arguments besides its input, in the order passed
+    /// (`key`, `value` of SDPA; SL009 looks for a `.contiguous()` among them). The input's
+    /// is its alternatives' `made_by`.
+    pub arguments: Vec<Option<Arc<Producer>>>,
 }
 
 /// A write whose target no later code reads except through the spans listed: the write is

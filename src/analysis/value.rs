@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{Class, Function, Span};
 use crate::layout::{Assumption, Assumptions, Dim, Layout, Tri};
-use crate::ops::{ModuleSpec, OpError, Semantics};
+use crate::ops::{ModuleSpec, OpError, OpSpec, Semantics};
 
 pub type SymLayout = Layout<Dim>;
 
@@ -190,6 +190,95 @@ pub struct TensorAlt {
     pub condition: Option<Arc<str>>,
     /// This tensor is (a view of) the copy an op certainly made (see [`CopiedBy`]).
     pub copied: Option<Arc<CopiedBy>>,
+    /// The op call that computed this tensor, and what it computed it from (see
+    /// [`Producer`]); `None` for a parameter, or where the paths that reach here disagree.
+    pub made_by: Option<Arc<Producer>>,
+}
+
+/// The table op whose call computed a tensor, and the producers of the tensors it read:
+/// the dataflow between calls, as far as the analysis follows it. A lint reads it to
+/// recognise a sequence of ops (SL008: `softmax(q @ kᵀ) @ v`). Shared between values like
+/// chains, and cut off beyond [`MAX_PRODUCER_DEPTH`] calls so that a loop cannot grow it.
+#[derive(Debug)]
+pub struct Producer {
+    pub spec: &'static OpSpec,
+    /// The call expression.
+    pub span: Span,
+    /// The producers of its tensor arguments: the input first, then the others in the
+    /// order they were passed (`None`: not made by an op the analysis saw).
+    pub inputs: Vec<Option<Arc<Producer>>>,
+    /// Every argument besides the tensors is a number (`scores * 0.125`).
+    pub numbers_only: bool,
+    /// The op's `dim` argument counted from the end (1: the last dim), when known.
+    pub dim_from_end: Option<usize>,
+    /// Calls from here down to the oldest producer kept.
+    pub depth: u8,
+}
+
+/// How many calls back a [`Producer`] remembers.
+pub const MAX_PRODUCER_DEPTH: u8 = 12;
+
+impl Producer {
+    pub fn new(
+        spec: &'static OpSpec,
+        span: Span,
+        inputs: Vec<Option<Arc<Producer>>>,
+        numbers_only: bool,
+        dim_from_end: Option<usize>,
+    ) -> Producer {
+        let deepest = inputs.iter().flatten().map(|p| p.depth).max().unwrap_or(0);
+        let (inputs, depth) = if deepest >= MAX_PRODUCER_DEPTH {
+            (vec![None; inputs.len()], 1)
+        } else {
+            (inputs, deepest + 1)
+        };
+        Producer {
+            spec,
+            span,
+            inputs,
+            numbers_only,
+            dim_from_end,
+            depth,
+        }
+    }
+
+    /// Does the tables' entry of the op carry this tag?
+    pub fn tagged(&self, tag: &str) -> bool {
+        self.spec.tags.iter().any(|t| t == tag)
+    }
+}
+
+/// The producer two alternatives share: the same call's result, or none.
+fn same_producer(a: &Option<Arc<Producer>>, b: &Option<Arc<Producer>>) -> Option<Arc<Producer>> {
+    match (a, b) {
+        (Some(p), Some(q)) if Arc::ptr_eq(p, q) => Some(p.clone()),
+        _ => None,
+    }
+}
+
+/// The producer of every alternative of a tensor value, when they share one.
+pub fn producer_of(v: &Value) -> Option<Arc<Producer>> {
+    let Value::Tensor(TensorVal::Alts(alts)) = v else {
+        return None;
+    };
+    let first = alts.first()?.made_by.clone();
+    alts[1..]
+        .iter()
+        .try_fold(first, |p, a| Some(same_producer(&p, &a.made_by)))
+        .flatten()
+}
+
+/// `v` with `producer` as the producer of each of its tensor alternatives.
+pub fn with_producer(v: Value, producer: &Arc<Producer>) -> Value {
+    match v {
+        Value::Tensor(TensorVal::Alts(mut alts)) => {
+            for a in &mut alts {
+                a.made_by = Some(producer.clone());
+            }
+            Value::Tensor(TensorVal::Alts(alts))
+        }
+        other => other,
+    }
 }
 
 impl TensorAlt {
@@ -200,6 +289,7 @@ impl TensorAlt {
             origin: None,
             condition: None,
             copied: None,
+            made_by: None,
         }
     }
     /// Same layout, and the same tensor where that matters (the origin of one of unknown
@@ -472,8 +562,10 @@ fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
             }
             let mut out = x.clone();
             for alt in y {
-                if !out.iter().any(|o| o.same_layout(alt)) {
-                    out.push(alt.clone());
+                match out.iter_mut().find(|o| o.same_layout(alt)) {
+                    // One layout from two paths: its producer only if both paths share it.
+                    Some(o) => o.made_by = same_producer(&o.made_by, &alt.made_by),
+                    None => out.push(alt.clone()),
                 }
             }
             if out.len() > MAX_ALTERNATIVES {
@@ -508,6 +600,7 @@ pub fn join_unknown_shapes(x: &[TensorAlt], y: &[TensorAlt]) -> Option<TensorAlt
         origin,
         condition: None,
         copied: None,
+        made_by: same_producer(&a.made_by, &b.made_by),
     })
 }
 

@@ -155,6 +155,7 @@ mod tests {
             context: None,
             path: None,
             write: None,
+            arguments: Vec::new(),
         }
     }
 

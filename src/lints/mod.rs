@@ -39,6 +39,7 @@ pub mod sl004_invalid_dim;
 pub mod sl005_candle_matmul_strides;
 pub mod sl006_requires_contiguous;
 pub mod sl007_contiguous_discarded;
+pub mod sl008_unfused_attention;
 pub mod sl009_avoidable_contiguous;
 pub mod sl010_write_to_copy;
 pub mod sl900_reveal_layout;
@@ -260,14 +261,28 @@ pub static RULES: &[Rule] = &[
         check: Check::Events(sl007_contiguous_discarded::check),
     },
     Rule {
+        code: "SL008",
+        name: "unfused-attention",
+        severity: Severity::Warning,
+        summary: "attention written out as `softmax(q @ kᵀ) @ v`: `F.scaled_dot_product_attention` computes it without the weight matrix",
+        doc: rule_doc!("SL008"),
+        reports_on: &[Reports::Tag(sl008_unfused_attention::OUTPUT_TAG)],
+        fix: FixAvailability::None,
+        judge: Judge::Torch(&[("attention", "matmul __matmul__ bmm")]),
+        check: Check::Events(sl008_unfused_attention::check),
+    },
+    Rule {
         code: "SL009",
         name: "avoidable-contiguous",
         severity: Severity::Warning,
-        summary: "`.contiguous()` on a tensor the code already made contiguous: the call does nothing",
+        summary: "`.contiguous()` that does nothing, or copies only for `F.scaled_dot_product_attention`",
         doc: rule_doc!("SL009"),
         reports_on: &[Reports::Kind(OpKind::Contiguous)],
         fix: FixAvailability::Sometimes,
-        judge: Judge::Torch(&[("returns-input", "contiguous")]),
+        judge: Judge::Torch(&[
+            ("returns-input", "contiguous"),
+            ("copy-for-sdpa", "contiguous"),
+        ]),
         check: Check::OwnCodeEvents(sl009_avoidable_contiguous::check),
     },
     Rule {
@@ -377,6 +392,9 @@ pub struct LintContext<'a> {
     pub language: Language,
     /// Facts about the file's text and statements, answered by the runner.
     pub source: &'a dyn SourceFacts,
+    /// Every event of the file, for a rule about how calls relate (SL008 stays silent in a
+    /// function that also calls the fused kernel).
+    pub events: &'a [OpEvent],
 }
 
 /// What a lint may ask about the file besides its events. The runner answers from the
@@ -392,6 +410,14 @@ pub trait SourceFacts {
     fn discarded_call(&self, span: Span) -> Option<Discarded>;
     /// The span of the innermost function definition around a byte offset.
     fn function_of(&self, offset: u32) -> Option<Span>;
+    /// The code at `span` as written, on one line and shortened, for a message.
+    fn written(&self, span: Span) -> Option<String>;
+    /// The calls at `calls` (all in one function) form one dataflow chain, each one's value
+    /// an input of the next: does each value reach nothing but the next call? Either it is
+    /// a temporary inside a later call, or the local name it is bound to is read only
+    /// inside later calls of the chain until the name is bound again. False when a value
+    /// may be read elsewhere (returned, stored, aliased, passed to another call).
+    fn flows_only_along(&self, calls: &[Span]) -> bool;
 }
 
 /// A call whose value its statement throws away (see [`SourceFacts::discarded_call`]).
@@ -420,5 +446,11 @@ impl SourceFacts for NoSource {
     }
     fn function_of(&self, _: u32) -> Option<Span> {
         None
+    }
+    fn written(&self, _: Span) -> Option<String> {
+        None
+    }
+    fn flows_only_along(&self, _: &[Span]) -> bool {
+        false
     }
 }

@@ -137,8 +137,11 @@ fn selects(selector: Reports, spec: &OpSpec) -> bool {
             .params
             .iter()
             .any(|p| matches!(p.ty, ParamType::Dim | ParamType::Dims)),
-        // `t += v` is recorded on the binary operator's event.
-        Reports::Write => spec.kind == OpKind::InPlace || spec.name == "python binary operator",
+        // `t += v` is recorded on the Python operator's event.
+        Reports::Write => {
+            spec.kind == OpKind::InPlace
+                || (spec.kind == OpKind::Elementwise && spec.name.starts_with("python "))
+        }
         Reports::File => false,
     }
 }

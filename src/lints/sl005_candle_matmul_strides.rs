@@ -143,6 +143,7 @@ mod tests {
             context: None,
             path: None,
             write: None,
+            arguments: Vec::new(),
         }
     }
 
@@ -151,6 +152,7 @@ mod tests {
             candle_backend,
             language: crate::ir::Language::Rust,
             source: &crate::lints::NoSource,
+            events: &[],
         }
     }
 

@@ -92,6 +92,7 @@ mod tests {
             context: None,
             path: None,
             write: None,
+            arguments: Vec::new(),
         }
     }
 
@@ -100,6 +101,7 @@ mod tests {
             candle_backend: CandleBackend::Cuda,
             language: crate::ir::Language::Rust,
             source: &crate::lints::NoSource,
+            events: &[],
         }
     }
 

@@ -12,11 +12,17 @@
 //! transposed tensor, now or later), nor is one path of several.
 //! A call whose result is thrown away is SL007's. The fix (Python) deletes the call: safe
 //! when the layout holds for all sizes with no assumption at all, unsafe otherwise.
+//!
+//! Also reported: a `.contiguous()` that copies a tensor whose last dim has stride 1 only to
+//! pass it to `F.scaled_dot_product_attention`, which reads such strided input itself (its
+//! kernels need a unit stride in the last dim only). The copy can go; the fix, which may
+//! change which kernel SDPA picks, is unsafe.
 
 use crate::analysis::event::{AltOutcome, OpEvent};
-use crate::analysis::value::{basis_of, format_shape, Basis};
+use crate::analysis::value::{basis_of, format_shape, Basis, Producer};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::ir::{Language, Span};
+use crate::ops::OpKind;
 
 use super::{Finding, LintContext};
 
@@ -25,6 +31,11 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     {
         return None;
     }
+    no_op(ev, ctx).or_else(|| copy_only_for_sdpa(ev, ctx))
+}
+
+/// `.contiguous()` of a tensor the function's own code made contiguous.
+fn no_op<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     if !ev.all(|o| o.copies.is_no() && o.input.condition.is_none()) {
         return None;
     }
@@ -60,30 +71,81 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     // on an assumption (`n_head divides C`, in the notes), the removal is offered as unsafe.
     let unconditional =
         ev.divisibility.is_empty() && ev.outcomes.iter().all(|o| o.assumptions.is_empty());
-    if let (Language::Python, Some((dot, _))) = (ctx.language, ctx.source.method_call(ev.name_span))
-    {
-        let fix = Fix {
-            message: format!("Remove `.{}()`", ev.op),
-            applicability: if unconditional {
-                Applicability::Safe
-            } else {
-                Applicability::Unsafe
-            },
-            edits: vec![Edit {
-                span: Span {
-                    start: dot,
-                    end: ev.span.end,
-                },
-                content: String::new(),
-            }],
-        };
-        if unconditional {
-            finding.fix = Some(fix);
-        } else {
-            finding.unsafe_fix = Some(fix);
-        }
+    if unconditional {
+        finding.fix = removal(ev, ctx, Applicability::Safe);
+    } else {
+        finding.unsafe_fix = removal(ev, ctx, Applicability::Unsafe);
     }
     Some(finding)
+}
+
+/// `.contiguous()` whose copy only `F.scaled_dot_product_attention` reads, of a tensor whose
+/// last dim has stride 1 on every path.
+fn copy_only_for_sdpa<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
+    let unit_last_stride = |o: &AltOutcome| {
+        o.input
+            .layout
+            .as_ref()
+            .and_then(|l| l.strides.last())
+            .is_some_and(|s| s.as_lit() == Some(1))
+    };
+    if !ev.all(|o| o.copies.is_yes() && unit_last_stride(o)) {
+        return None;
+    }
+    let made_here = |p: &Option<std::sync::Arc<Producer>>| {
+        p.as_ref()
+            .is_some_and(|p| p.span == ev.span && p.spec.kind == OpKind::Contiguous)
+    };
+    // The SDPA call that takes the copy as its query, key or value.
+    let sdpa = ctx.events.iter().find(|e| {
+        e.kind == OpKind::Sdpa.name()
+            && (e.outcomes.iter().any(|o| made_here(&o.input.made_by))
+                || e.arguments.iter().take(2).any(made_here))
+    })?;
+    if !ctx.source.flows_only_along(&[ev.span, sdpa.span]) {
+        return None;
+    }
+    let holds = ev.holds(|o| o.copies.is_yes())?;
+    let alt = holds.outcome();
+    let input = alt.input.layout.as_ref()?;
+    let numel = alt
+        .copied_numel
+        .as_ref()
+        .map(|n| format!("{n} elements of "))
+        .unwrap_or_default();
+    let message = format!(
+        "`{}()` copies {numel}{} strides {} only for `F.scaled_dot_product_attention` (line {}), which reads it strided as it is: its last dim already has stride 1",
+        ev.op,
+        format_shape(&input.shape),
+        format_shape(&input.strides),
+        ctx.source.line(sdpa.span.start),
+    );
+    let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.help = Some(
+        "pass the tensor without `.contiguous()`: SDPA's flash, memory-efficient and cuDNN kernels take any batch, head and sequence strides as long as the last dim has stride 1, so the copy buys nothing".into(),
+    );
+    finding.unsafe_fix = removal(ev, ctx, Applicability::Unsafe);
+    Some(finding)
+}
+
+/// Deleting `.contiguous()` from `x.contiguous()` (Python; Rust's `?` and call forms are left
+/// alone).
+fn removal(ev: &OpEvent, ctx: &LintContext, applicability: Applicability) -> Option<Fix> {
+    if ctx.language != Language::Python {
+        return None;
+    }
+    let (dot, _) = ctx.source.method_call(ev.name_span)?;
+    Some(Fix {
+        message: format!("Remove `.{}()`", ev.op),
+        applicability,
+        edits: vec![Edit {
+            span: Span {
+                start: dot,
+                end: ev.span.end,
+            },
+            content: String::new(),
+        }],
+    })
 }
 
 #[cfg(test)]
@@ -130,6 +192,26 @@ mod tests {
                  return y, z, w\n",
         );
         assert_eq!(found, [], "{found:?}");
+    }
+
+    #[test]
+    fn a_copy_only_sdpa_reads_is_reported_once_its_last_dim_has_stride_one() {
+        let found = sl009(
+            "m.py",
+            "import torch
+import torch.nn.functional as F
+def attend(x, heads):
+    B, T, C = x.shape
+    q = x.view(B, T, heads, C // heads).transpose(1, 2).contiguous()
+    k = x.view(B, T, heads, C // heads).transpose(1, 2).contiguous()
+    v = x.view(B, T, heads, C // heads).transpose(1, 2).transpose(-2, -1).contiguous()
+    y = F.scaled_dot_product_attention(q, k, v.transpose(-2, -1))
+    return y, k
+",
+        );
+        // q: reported (no fix by default: unsafe); k: also returned; v: the copy makes its
+        // last dim's stride 1, which SDPA's kernels need.
+        assert_eq!(found, [(5, false)], "{found:?}");
     }
 
     /// What a layout rests on survives a view: a contiguous view of a parameter, `F.pad` of

@@ -31,9 +31,11 @@ struct Cost {
 fn cost(d: &Diagnostic) -> Cost {
     let measured = d.verify.as_ref().and_then(|v| v.get("per_forward"));
     Cost {
+        // A copy's size; SL008 states the size of a score matrix, which is not a copy.
         bytes: d
             .copy
             .as_ref()
+            .filter(|_| d.code != "SL008")
             .and_then(|c| c.bytes_per_forward_pass)
             .or_else(|| {
                 measured

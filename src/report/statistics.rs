@@ -10,7 +10,8 @@
 //! The `[*]`/`[ ]` column appears only when some rule's findings are all safely fixable.
 //! A rule whose findings have copies of known size (SL002 with `--dim`/`dims`) adds, after
 //! a tab, the bytes they copy per forward pass together:
-//! `copies 16.0 GiB per forward pass (1 of 1 with known sizes)`.
+//! `copies 16.0 GiB per forward pass (1 of 1 with known sizes)`. SL008 states the score
+//! matrices hand-written attention stores the same way: `stores 32.0 GiB per forward pass`.
 //!
 //! After the table, a block on what the analysis understood (see `crate::coverage`): per
 //! family of ops the layout rules are about, the call sites it reached, decided and left
@@ -117,10 +118,16 @@ fn write_rule_table(
                 out.write_all(b"[ ] ")?;
             }
         }
+        // SL008's sizes are the score matrices hand-written attention stores.
+        let verb = if statistic.code == "SL008" {
+            "stores"
+        } else {
+            "copies"
+        };
         match statistic.copies {
             Some(c) => writeln!(
                 out,
-                "{}\tcopies {} per forward pass ({} of {} with known sizes)",
+                "{}\t{verb} {} per forward pass ({} of {} with known sizes)",
                 statistic.name,
                 format_bytes(c.bytes_per_forward_pass),
                 c.sized,

@@ -12,7 +12,8 @@ use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs
 use super::super::env::Env;
 use super::super::event::REVEAL_OP;
 use super::super::value::{
-    ClassDef, Instance, NnModuleVal, TensorAlt, TensorVal, UnknownReason, Value,
+    with_producer, ClassDef, Instance, NnModuleVal, Producer, TensorAlt, TensorVal, UnknownReason,
+    Value,
 };
 use super::{Callee, Interpreter};
 
@@ -575,7 +576,9 @@ impl Interpreter<'_> {
                     applying::result_unknown(&m.spec.call),
                 ),
             };
-            results.push(value);
+            // The layer is the op that computed the result (`self.attn_drop(attn)`).
+            let producer = Producer::new(&m.spec.call, span, vec![alt.made_by.clone()], true, None);
+            results.push(with_producer(value, &Arc::new(producer)));
         }
         let _ = nspan;
         applying::join_all(results)
