@@ -118,19 +118,24 @@ def diffusers_class_dir(name, tree):
         return None
 
 
-def jobs_for(files, tree):
+def jobs_for(files, tree, every=()):
+    """The eager jobs of the models that use the flagged files, and every job of the packages
+    in `every` (to see what SL008 leaves alone across a whole zoo)."""
     import runner
 
     wanted = []
     timm_modules = {os.path.splitext(os.path.basename(f))[0] for f in files if f.startswith("timm/models/")}
     hf_types = {f.split("/")[2] for f in files if f.startswith("transformers/models/")}
     diffusers = {os.path.dirname(f) for f in files if f.startswith("diffusers/")}
-    packages = [p for p, want in (("timm", timm_modules), ("transformers", hf_types), ("diffusers", diffusers)) if want]
+    packages = [p for p, want in (("timm", timm_modules), ("transformers", hf_types), ("diffusers", diffusers))
+                if want or p in every]
     seen = set()
     for job in runner.list_jobs(packages, ["MODEL"]):
         if job["attn"] != "eager" or job["name"] in seen:
             continue
-        if job["package"] == "timm" and job["family"].rsplit(".", 1)[-1] in timm_modules:
+        if job["package"] in every:
+            pass
+        elif job["package"] == "timm" and job["family"].rsplit(".", 1)[-1] in timm_modules:
             pass
         elif job["package"] == "transformers" and job["mtype"].replace("-", "_") in hf_types:
             pass
@@ -148,6 +153,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", default=os.environ.get("STRIDELINT_REALCODE_TREE", os.path.join(ROOT, "target/realcode/src")))
     ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/stridelint"))
+    ap.add_argument("--every", default="", help="also run every job of these packages (timm,transformers,diffusers)")
     args = ap.parse_args()
     tree = os.path.realpath(args.tree)
     sites = flagged(args.bin, tree)
@@ -160,7 +166,7 @@ def main():
     torch.set_num_threads(2)
     TREE = tree
     install()
-    jobs = jobs_for({f for f, _ in sites}, tree)
+    jobs = jobs_for({f for f, _ in sites}, tree, [p for p in args.every.split(",") if p])
     statuses = collections.Counter()
     for job in jobs:
         status = run_job(job)

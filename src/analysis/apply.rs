@@ -319,7 +319,7 @@ pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Valu
 /// value it is instead of a tensor.
 pub fn input_unknown_reason(input: Option<&Value>) -> UnknownReason {
     match input {
-        Some(Value::Unknown(why) | Value::Tensor(TensorVal::Unknown(why))) => *why,
+        Some(Value::Unknown(why) | Value::Tensor(TensorVal::Unknown(why, _))) => *why,
         Some(Value::Named { param: None, .. }) => UnknownReason::UnknownObject,
         _ => UnknownReason::NotATensor,
     }
@@ -559,12 +559,18 @@ pub fn apply_op(
         if let Some(v) = partial_product(ctx, spec, None, args.first(), span, &what) {
             return v;
         }
+        // The dataflow goes on through a tensor of unknown layout.
+        let input = producer_of(
+            recv.as_ref()
+                .or(positional.first())
+                .unwrap_or(&Value::NoneVal),
+        );
+        let (others, numbers_only) = other_inputs(&recv, &positional, &keywords);
+        let producer = made_by(spec, span, input, others, numbers_only, None, None);
         if fresh_output(spec, args, &keywords) {
-            let (others, numbers_only) = other_inputs(&recv, &positional, &keywords);
-            let producer = made_by(spec, span, None, others, numbers_only, None, None);
             return with_producer(fresh_contiguous(ctx, span, &what), &producer);
         }
-        return unknown_result(spec, why);
+        return with_producer(unknown_result(spec, why), &producer);
     };
     let (other_producers, numbers_only) = other_inputs(&recv, &positional, &keywords);
     let alts: Vec<TensorAlt> = alts.iter().map(|a| ctx.resolve(a)).collect();
@@ -779,7 +785,12 @@ pub fn apply_op(
             &ctx.facts.assumptions,
             value,
         );
-        let value = if matches!(value, Value::Tensor(TensorVal::Alts(_))) {
+        // A tensor op whose result's layout is unknown still made a tensor.
+        let value = match value {
+            Value::Unknown(why) if spec.returns_tensor() => Value::unknown_tensor(why),
+            v => v,
+        };
+        let value = if matches!(value, Value::Tensor(_)) {
             let producer = made_by(
                 spec,
                 span,
@@ -807,9 +818,9 @@ pub fn apply_op(
     join_all(results)
 }
 
-/// The producers of a call's tensor arguments besides its input (the receiver, else the
-/// first positional argument), in the order written, and whether every other argument is
-/// a number.
+/// The producers of a call's arguments besides its input (the receiver, else the first
+/// positional argument) that are not numbers, in the order written (`None` for one no op
+/// made: a parameter, an unknown value), and whether every other argument is a number.
 fn other_inputs(
     recv: &Option<Value>,
     positional: &[Value],
@@ -822,9 +833,11 @@ fn other_inputs(
     let mut numbers_only = true;
     for v in others {
         match v {
-            Value::Tensor(_) => producers.push(producer_of(v)),
             Value::Int(_) | Value::Float | Value::Bool(_) | Value::NoneVal => {}
-            _ => numbers_only = false,
+            _ => {
+                producers.push(producer_of(v));
+                numbers_only = false;
+            }
         }
     }
     (producers, numbers_only)
@@ -2036,7 +2049,7 @@ fn from_arg(a: ArgValue<Dim>) -> Value {
         ArgValue::None => Value::NoneVal,
         ArgValue::Tensor(l) => Value::Tensor(match l {
             Some(l) => TensorVal::single(Some(l), None),
-            None => TensorVal::Unknown(UnknownReason::Unmodelled),
+            None => TensorVal::Unknown(UnknownReason::Unmodelled, None),
         }),
         _ => Value::Unknown(UnknownReason::Unmodelled),
     }

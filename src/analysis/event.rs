@@ -57,9 +57,9 @@ pub struct OpEvent {
     /// Set by the interpreter on a write (an in-place method, `t[...] = v`, `t += v`) whose
     /// effect only the written tensor's own references could observe; see [`LostWrite`].
     pub write: Option<Arc<LostWrite>>,
-    /// The producers of the op's tensor arguments besides its input, in the order passed
-    /// (`key`, `value` of SDPA; SL009 looks for a `.contiguous()` among them). The input's
-    /// is its alternatives' `made_by`.
+    /// The producers of the op's arguments besides its input that are not numbers, in the
+    /// order passed (`key`, `value` of SDPA; SL009 looks for a `.contiguous()` among them).
+    /// The input's is its alternatives' `made_by`.
     pub arguments: Vec<Option<Arc<Producer>>>,
 }
 

@@ -204,8 +204,8 @@ pub struct Producer {
     pub spec: &'static OpSpec,
     /// The call expression.
     pub span: Span,
-    /// The producers of its tensor arguments: the input first, then the others in the
-    /// order they were passed (`None`: not made by an op the analysis saw).
+    /// The producers of its arguments: the input first, then the others that are not
+    /// numbers, in the order they were passed (`None`: not made by an op the analysis saw).
     pub inputs: Vec<Option<Arc<Producer>>>,
     /// Every argument besides the tensors is a number (`scores * 0.125`).
     pub numbers_only: bool,
@@ -256,10 +256,13 @@ fn same_producer(a: &Option<Arc<Producer>>, b: &Option<Arc<Producer>>) -> Option
     }
 }
 
-/// The producer of every alternative of a tensor value, when they share one.
+/// The producer of every alternative of a tensor value, when they share one (or of a
+/// tensor whose layout is unknown).
 pub fn producer_of(v: &Value) -> Option<Arc<Producer>> {
-    let Value::Tensor(TensorVal::Alts(alts)) = v else {
-        return None;
+    let alts = match v {
+        Value::Tensor(TensorVal::Alts(alts)) => alts,
+        Value::Tensor(TensorVal::Unknown(_, p)) => return p.clone(),
+        _ => return None,
     };
     let first = alts.first()?.made_by.clone();
     alts[1..]
@@ -268,7 +271,8 @@ pub fn producer_of(v: &Value) -> Option<Arc<Producer>> {
         .flatten()
 }
 
-/// `v` with `producer` as the producer of each of its tensor alternatives.
+/// `v` with `producer` as the producer of each of its tensor alternatives, or of the tensor
+/// of unknown layout it is.
 pub fn with_producer(v: Value, producer: &Arc<Producer>) -> Value {
     match v {
         Value::Tensor(TensorVal::Alts(mut alts)) => {
@@ -276,6 +280,9 @@ pub fn with_producer(v: Value, producer: &Arc<Producer>) -> Value {
                 a.made_by = Some(producer.clone());
             }
             Value::Tensor(TensorVal::Alts(alts))
+        }
+        Value::Tensor(TensorVal::Unknown(why, _)) => {
+            Value::Tensor(TensorVal::Unknown(why, Some(producer.clone())))
         }
         other => other,
     }
@@ -305,8 +312,9 @@ impl TensorAlt {
 pub enum TensorVal {
     /// The tensor has one of these layouts (at least one entry).
     Alts(Vec<TensorAlt>),
-    /// Nothing is known about the layout, for this reason.
-    Unknown(UnknownReason),
+    /// Nothing is known about the layout, for this reason; the op call that computed the
+    /// tensor, when one did (see [`Producer`]).
+    Unknown(UnknownReason, Option<Arc<Producer>>),
 }
 
 impl TensorVal {
@@ -316,7 +324,7 @@ impl TensorVal {
     pub fn alts(&self) -> Option<&[TensorAlt]> {
         match self {
             TensorVal::Alts(a) => Some(a),
-            TensorVal::Unknown(_) => None,
+            TensorVal::Unknown(..) => None,
         }
     }
 }
@@ -484,7 +492,7 @@ pub struct Instance {
 }
 impl Value {
     pub fn unknown_tensor(why: UnknownReason) -> Value {
-        Value::Tensor(TensorVal::Unknown(why))
+        Value::Tensor(TensorVal::Unknown(why, None))
     }
     pub fn int(v: i64) -> Value {
         Value::Int(Dim::lit(v))
@@ -532,8 +540,8 @@ pub fn join(a: &Value, b: &Value) -> Value {
         (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(x, y) => a.clone(),
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):
         // the result may be either, which no certain finding can rest on.
-        (Value::Tensor(TensorVal::Unknown(why)), _)
-        | (_, Value::Tensor(TensorVal::Unknown(why))) => Value::unknown_tensor(*why),
+        (Value::Tensor(TensorVal::Unknown(why, _)), _)
+        | (_, Value::Tensor(TensorVal::Unknown(why, _))) => Value::unknown_tensor(*why),
         (Value::Tensor(_), Value::Unknown(why)) | (Value::Unknown(why), Value::Tensor(_)) => {
             Value::unknown_tensor(*why)
         }
@@ -569,13 +577,17 @@ fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
                 }
             }
             if out.len() > MAX_ALTERNATIVES {
-                TensorVal::Unknown(UnknownReason::PathsDisagree)
+                TensorVal::Unknown(UnknownReason::PathsDisagree, None)
             } else {
                 TensorVal::Alts(out)
             }
         }
-        (TensorVal::Unknown(x), TensorVal::Unknown(y)) => TensorVal::Unknown(x.join(*y)),
-        (TensorVal::Unknown(why), _) | (_, TensorVal::Unknown(why)) => TensorVal::Unknown(*why),
+        (TensorVal::Unknown(x, p), TensorVal::Unknown(y, q)) => {
+            TensorVal::Unknown(x.join(*y), same_producer(p, q))
+        }
+        (TensorVal::Unknown(why, _), _) | (_, TensorVal::Unknown(why, _)) => {
+            TensorVal::Unknown(*why, None)
+        }
     }
 }
 
@@ -616,7 +628,12 @@ fn joined_origin(p: Origin, q: Origin) -> Origin {
 /// Structural equality used to detect loop fixpoints (chains are ignored).
 pub fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Tensor(TensorVal::Unknown(_)), Value::Tensor(TensorVal::Unknown(_))) => true,
+        // Unknown either way: a tensor op's result of unknown layout and a value of unknown
+        // type tell the paths apart no more than two unknown tensors do.
+        (
+            Value::Tensor(TensorVal::Unknown(..)) | Value::Unknown(_),
+            Value::Tensor(TensorVal::Unknown(..)) | Value::Unknown(_),
+        ) => true,
         (Value::Tensor(TensorVal::Alts(x)), Value::Tensor(TensorVal::Alts(y))) => {
             x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| p.same_layout(q)))
         }
@@ -634,9 +651,7 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::NnModule(x), Value::NnModule(y)) => Arc::ptr_eq(x, y),
         (Value::Class(x), Value::Class(y)) => Arc::ptr_eq(x, y),
         (Value::Instance(x), Value::Instance(y)) => Arc::ptr_eq(x, y),
-        (Value::Float, Value::Float)
-        | (Value::NoneVal, Value::NoneVal)
-        | (Value::Unknown(_), Value::Unknown(_)) => true,
+        (Value::Float, Value::Float) | (Value::NoneVal, Value::NoneVal) => true,
         _ => false,
     }
 }

@@ -99,7 +99,9 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         return None;
     }
     let calls_fused = ctx.events.iter().any(|e| {
-        e.kind == OpKind::Sdpa.name() && ctx.source.function_of(e.span.start) == Some(function)
+        e.kind == OpKind::Sdpa.name()
+            && !e.span.in_other_file()
+            && ctx.source.function_of(e.span.start) == Some(function)
     });
     if calls_fused || !ctx.source.flows_only_along(&calls) {
         return None;

@@ -12,8 +12,8 @@ use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs
 use super::super::env::Env;
 use super::super::event::REVEAL_OP;
 use super::super::value::{
-    with_producer, ClassDef, Instance, NnModuleVal, Producer, TensorAlt, TensorVal, UnknownReason,
-    Value,
+    producer_of, with_producer, ClassDef, Instance, NnModuleVal, Producer, TensorAlt, TensorVal,
+    UnknownReason, Value,
 };
 use super::{Callee, Interpreter};
 
@@ -519,11 +519,14 @@ impl Interpreter<'_> {
         }
         let fresh = m.spec.call.kind.output_always_contiguous();
         let Value::Tensor(TensorVal::Alts(alts)) = &input else {
-            return if fresh {
+            let result = if fresh {
                 self.contiguous_unknown(span)
             } else {
                 Value::unknown_tensor(applying::input_unknown_reason(Some(&input)))
             };
+            // The dataflow goes on through a tensor of unknown layout.
+            let producer = Producer::new(&m.spec.call, span, vec![producer_of(&input)], true, None);
+            return with_producer(result, &Arc::new(producer));
         };
         let mut results = Vec::new();
         for alt in alts {

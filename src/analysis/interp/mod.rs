@@ -970,7 +970,7 @@ impl<'a> Interpreter<'a> {
                     }
                 });
             let v = match v {
-                Value::Unknown(_) | Value::Tensor(TensorVal::Unknown(_)) => {
+                Value::Unknown(_) | Value::Tensor(TensorVal::Unknown(..)) => {
                     let ranks = ranks.get_or_insert_with(|| rank::param_ranks(f));
                     match ranks.get(&p.name) {
                         Some(rank) => self.ranked_param(&p.name, &rank.names, rank.span),

@@ -691,7 +691,7 @@ impl Interpreter<'_> {
             (other, _) => {
                 // Unpacking an unknown value (or a tensor the tables cannot index).
                 let elem = match &other {
-                    Value::Tensor(TensorVal::Unknown(why)) => Value::unknown_tensor(*why),
+                    Value::Tensor(TensorVal::Unknown(why, _)) => Value::unknown_tensor(*why),
                     Value::Unknown(why) => Value::Unknown(*why),
                     Value::Tensor(_) => Value::unknown_tensor(UnknownReason::Unmodelled),
                     _ => Value::Unknown(UnknownReason::Unmodelled),
