@@ -91,6 +91,12 @@ fn the_report_ranks_the_copies_by_bytes_and_needs_no_network() {
         "{html}"
     );
     assert!(html.contains("fails at run time"), "{html}");
+    // The hand-written attention: the score matrices it stores, not a copy.
+    assert!(
+        html.contains("1 hand-written attention of known size stores <b>512.0 GiB</b> of score matrices per forward pass"),
+        "{html}"
+    );
+    assert!(html.contains("stores 512.0 GiB of scores"), "{html}");
 }
 
 fn chromium() -> Option<&'static str> {

@@ -22,10 +22,12 @@ use crate::verify::replay::{format_bytes, format_ms};
 const CHART_SITES: usize = 12;
 
 /// What one copy costs: bytes per forward pass (known sizes), and the measured time per
-/// forward pass (`--verify`).
+/// forward pass (`--verify`); for hand-written attention (SL008), the bytes of the score
+/// matrices it stores per forward pass, which are not a copy.
 struct Cost {
     bytes: Option<u64>,
     ms: Option<f64>,
+    scores: Option<u64>,
 }
 
 fn cost(d: &Diagnostic) -> Cost {
@@ -43,6 +45,11 @@ fn cost(d: &Diagnostic) -> Cost {
                     .filter(|&b| b > 0)
             }),
         ms: measured.and_then(|m| m["ms"].as_f64()),
+        scores: d
+            .copy
+            .as_ref()
+            .filter(|_| d.code == "SL008")
+            .and_then(|c| c.bytes_per_forward_pass),
     }
 }
 
@@ -134,6 +141,7 @@ pub(super) fn write(
     let total: u64 = costs.iter().filter_map(|c| c.bytes).sum();
     let sized = costs.iter().filter(|c| c.bytes.is_some()).count();
     let measured_ms: f64 = costs.iter().filter_map(|c| c.ms).sum();
+    let scores: Vec<u64> = costs.iter().filter_map(|c| c.scores).collect();
 
     writeln!(
         w,
@@ -177,6 +185,16 @@ pub(super) fn write(
             "<p class=\"total\">No copy has every size known: give them with <code>--dim NAME=SIZE</code> (and <code>--dtype</code>, <code>--layers</code>) to rank the copies by bytes.</p>"
         )?;
     }
+    if !scores.is_empty() {
+        let n = scores.len();
+        writeln!(
+            w,
+            "<p class=\"total\">{n} hand-written attention{} of known size {} <b>{}</b> of score matrices per forward pass that <code>F.scaled_dot_product_attention</code> never stores (SL008).</p>",
+            plural(n),
+            if n == 1 { "stores" } else { "store" },
+            format_bytes(scores.iter().sum())
+        )?;
+    }
 
     // The chart: the costliest sites.
     let mut ranked: Vec<(usize, u64)> = costs
@@ -202,7 +220,11 @@ pub(super) fn write(
             writeln!(w, "<h2>{}</h2>", escape(&file))?;
             current_file = Some(file.clone());
         }
-        sites.sort_by(|&a, &b| costs[b].bytes.cmp(&costs[a].bytes).then(a.cmp(&b)));
+        sites.sort_by(|&a, &b| {
+            (costs[b].bytes, costs[b].scores)
+                .cmp(&(costs[a].bytes, costs[a].scores))
+                .then(a.cmp(&b))
+        });
         writeln!(w, "<h3><code>{}</code></h3>", escape(&function))?;
         writeln!(
             w,
@@ -216,7 +238,10 @@ pub(super) fn write(
                 (Some(b), Some(ms)) => format!("{} · {}", format_bytes(b), format_ms(ms)),
                 (Some(b), None) => format_bytes(b),
                 (None, Some(ms)) => format_ms(ms),
-                (None, None) => "size unknown".into(),
+                (None, None) => match costs[i].scores {
+                    Some(b) => format!("stores {} of scores", format_bytes(b)),
+                    None => "size unknown".into(),
+                },
             };
             writeln!(
                 w,
