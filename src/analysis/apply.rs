@@ -1262,7 +1262,8 @@ fn fresh_output(spec: &OpSpec, positional: &[Value], keywords: &[(String, Value)
 
 /// Sizes an op needs to be equal to succeed, where the algebra cannot decide whether they
 /// are: `expand` of a dim of size ≥ 2 to another named size (it must be the same size), and
-/// element-wise operands whose dims of size ≥ 2 line up (they must match to broadcast).
+/// element-wise operands whose dims of size ≥ 2 line up (they must match to broadcast), the
+/// contracted dims of a matrix product.
 /// The program only continues past the call if they are equal, so the op is decided with
 /// them equal; the interpreter then learns the equalities. `None` when there are none, or
 /// deciding with them does not help.
@@ -1274,6 +1275,9 @@ fn assume_required_equalities(
     let not_one = |s: &Dim| d.eq_lit(s, 1).is_no();
     let undecided = |a: &Dim, b: &Dim| d.eq(a, b) == Tri::Unknown;
     let mut equal: Vec<(Dim, Dim)> = Vec::new();
+    // Shape entries to decide the op with (operand, dim, size) where neither side of an
+    // equality is a symbol to rewrite.
+    let mut entries: Vec<(String, usize, Dim)> = Vec::new();
     match spec.kind {
         OpKind::Expand => {
             let input = bound.get("input").and_then(ArgValue::as_layout)?;
@@ -1293,18 +1297,53 @@ fn assume_required_equalities(
             }
         }
         OpKind::Elementwise => {
-            let layouts: Vec<&SymLayout> = spec
+            let layouts: Vec<(&str, &SymLayout)> = spec
                 .params
                 .iter()
-                .filter_map(|p| bound.get(&p.name).and_then(ArgValue::as_layout))
+                .filter_map(|p| Some((p.name.as_str(), bound.get(&p.name)?.as_layout()?)))
                 .collect();
-            for (x, a) in layouts.iter().enumerate() {
-                for b in &layouts[x + 1..] {
+            for (x, (_, a)) in layouts.iter().enumerate() {
+                for (name_b, b) in &layouts[x + 1..] {
                     for k in 1..=a.rank().min(b.rank()) {
                         let (sa, sb) = (&a.shape[a.rank() - k], &b.shape[b.rank() - k]);
                         if not_one(sa) && not_one(sb) && undecided(sa, sb) {
+                            if single_symbol(sa).is_none() && single_symbol(sb).is_none() {
+                                // `scores + bias` of (…, H·W, H·W) and (h, r², r²): no
+                                // symbol to rewrite, so the later operand takes the size.
+                                entries.push((name_b.to_string(), b.rank() - k, sa.clone()));
+                            }
                             equal.push((sa.clone(), sb.clone()));
                         }
+                    }
+                }
+            }
+        }
+        // A product: the left operand's last dim is the size the right one's rows contract
+        // with, and batch dims of size ≥ 2 line up (`q @ k` of keys reshaped to (…, E, S)).
+        kind if kind.is_product() => {
+            let (left, right) = match spec.kind {
+                OpKind::Matmul => ("input", "other"),
+                OpKind::Addmm => ("mat1", "mat2"),
+                OpKind::Baddbmm => ("batch1", "batch2"),
+                _ => ("input", "mat2"),
+            };
+            let a = bound.get(left).and_then(ArgValue::as_layout)?;
+            let b = bound.get(right).and_then(ArgValue::as_layout)?;
+            let (ra, rb) = (a.rank(), b.rank());
+            if ra == 0 || rb == 0 {
+                return None;
+            }
+            // A 1-D right operand contracts with its only dim.
+            let rows = rb.saturating_sub(2);
+            let (sa, sb) = (&a.shape[ra - 1], &b.shape[rows]);
+            if undecided(sa, sb) {
+                equal.push((sa.clone(), sb.clone()));
+            }
+            if ra >= 3 && rb >= 3 {
+                for k in 3..=ra.min(rb) {
+                    let (sa, sb) = (&a.shape[ra - k], &b.shape[rb - k]);
+                    if not_one(sa) && not_one(sb) && undecided(sa, sb) {
+                        equal.push((sa.clone(), sb.clone()));
                     }
                 }
             }
@@ -1332,16 +1371,30 @@ fn assume_required_equalities(
         return None;
     }
     let mut bound = bound.clone();
+    for (operand, dim, size) in &entries {
+        if let Some(ArgValue::Tensor(Some(l))) = bound.get(operand) {
+            let mut l = l.clone();
+            l.shape[*dim] = size.clone();
+            bound.set(operand, ArgValue::Tensor(Some(l)));
+        }
+    }
     for (a, b) in &equal {
         // Rewrite the symbol side into the other everywhere in the arguments.
         let (name, with) = match (single_symbol(b), single_symbol(a)) {
             (Some(n), _) => (n, a.clone()),
             (None, Some(n)) => (n, b.clone()),
+            _ if !entries.is_empty() => continue,
             _ => return None,
         };
         bound = substitute_args(&bound, &spec.params, &name, &with);
     }
     let t = ops::apply(spec, &bound, d);
+    // A product's result leaves out the contracted size, so the product is decided under
+    // its equalities without learning them: learned, they would rewrite the sizes of every
+    // path, and a path whose key came from a layer of unknown output holds fresh symbols.
+    if spec.kind.is_product() {
+        equal.clear();
+    }
     match t.result {
         OpResult::Tensor(_) => Some((t, bound, equal)),
         _ => None,

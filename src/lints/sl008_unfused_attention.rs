@@ -255,8 +255,17 @@ fn help(a: &Attention, ctx: &LintContext) -> String {
         args.push("scale=scale".into());
     }
     let first = ctx.source.line(a.calls[0].start);
+    // SDPA takes the keys as (…, S, E); the scores read them as (…, E, S), their last
+    // operand (`baddbmm` adds to its first).
+    let key = a.scores.inputs.len().checked_sub(1).filter(|&i| i > 0);
+    let keys = match key.and_then(|i| input(a.scores, i)).map(|k| k.spec.kind) {
+        Some(OpKind::Transpose | OpKind::BatchTranspose | OpKind::MatrixTranspose) => {
+            "k as it enters the transpose the scores read it through"
+        }
+        _ => "k the scores' right operand with its last two dims swapped back (`.transpose(-2, -1)`: SDPA takes the keys as (…, S, E))",
+    };
     let mut help = format!(
-        "replace the steps from line {first} to here with `F.scaled_dot_product_attention({})`: q and k as they enter the scores (k not transposed), v as it enters this product",
+        "replace the steps from line {first} to here with `F.scaled_dot_product_attention({})`: q as it enters the scores, {keys}, v as it enters this product",
         args.join(", ")
     );
     if a.scaled {
@@ -296,11 +305,22 @@ mod tests {
 
     /// (line, message) of each SL008 finding.
     fn sl008(source: &str) -> Vec<(usize, String)> {
+        sl008_help(source)
+            .into_iter()
+            .map(|(row, message, _)| (row, message))
+            .collect()
+    }
+
+    /// (line, message, help) of each SL008 finding.
+    fn sl008_help(source: &str) -> Vec<(usize, String, String)> {
         let settings = crate::Settings::default();
         crate::check_source(Path::new("m.py"), source.to_string(), &settings)
             .into_iter()
             .filter(|d| d.code == "SL008")
-            .map(|d| (d.file.location(d.span.start as usize).row, d.message))
+            .map(|d| {
+                let row = d.file.location(d.span.start as usize).row;
+                (row, d.message, d.help.unwrap_or_default())
+            })
             .collect()
     }
 
@@ -371,5 +391,36 @@ class Attention(nn.Module):
         assert_eq!(sl008(&over_queries), []);
         let tensor_factor = BLOCK.replace("/ math.sqrt(C // self.heads)", "* x.new_ones(T, T)");
         assert_eq!(sl008(&tensor_factor), []);
+    }
+
+    /// Keys laid out (…, E, S) by the code itself (`k.permute(0, 2, 3, 1)`) enter SDPA with
+    /// their last two dims swapped back; a scale computed from a parameter that defaults to
+    /// an integer is a number.
+    #[test]
+    fn keys_laid_out_for_the_product_are_swapped_back_in_the_help() {
+        let source = BLOCK
+            .replace(
+                "        self.heads = heads\n",
+                "        self.heads = heads\n        self.scale = head_dim ** -0.5\n",
+            )
+            .replace("def __init__(self, dim, heads):", "def __init__(self, dim, heads, head_dim=64):")
+            .replace(
+                "q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)",
+                "q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).unbind(2)\n        q, v = q.transpose(1, 2), v.transpose(1, 2)\n        k = k.permute(0, 2, 3, 1)",
+            )
+            .replace("att = q @ k.transpose(-2, -1) / math.sqrt(C // self.heads)", "att = (q @ k) * self.scale");
+        let found = sl008_help(&source);
+        assert_eq!(found.len(), 1, "{found:?}\n{source}");
+        let help = &found[0].2;
+        assert!(help.contains("scale=scale"), "{help}");
+        assert!(
+            help.contains("k the scores' right operand with its last two dims swapped back"),
+            "{help}"
+        );
+        let transposed = &sl008_help(BLOCK)[0].2;
+        assert!(
+            transposed.contains("k as it enters the transpose the scores read it through"),
+            "{transposed}"
+        );
     }
 }

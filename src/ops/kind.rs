@@ -202,6 +202,14 @@ op_kinds! {
 }
 
 impl OpKind {
+    /// Matrix products: the left operand's last dim contracts with the right one's rows.
+    pub fn is_product(self) -> bool {
+        matches!(
+            self,
+            OpKind::Matmul | OpKind::Mm | OpKind::Bmm | OpKind::Addmm | OpKind::Baddbmm
+        )
+    }
+
     /// The `variant` options a kind understands (an entry's `variant = "…"` must be one).
     pub fn variants(self) -> &'static [&'static str] {
         match self {

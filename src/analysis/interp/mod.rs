@@ -681,15 +681,22 @@ impl<'a> Interpreter<'a> {
             } else if let Some(rank) = ranks.get(&p.name) {
                 self.ranked_param(&p.name, &rank.names, rank.span)
             } else {
-                let origin = self.fresh_origin();
-                Value::Named {
-                    name: p.name.clone(),
-                    param: Some(origin),
-                }
+                self.unknown_param(p)
             };
             out.push((p.name.clone(), v));
         }
         out
+    }
+
+    /// A parameter whose value nothing tells: a name. One that defaults to an integer
+    /// (`key_dim=16`) is a number like the attribute `__init__` stores it in, so that
+    /// `key_dim ** -0.5` is one; any other may be a tensor (`x * 0.5`).
+    fn unknown_param(&mut self, p: &crate::ir::Param) -> Value {
+        let number = matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::Int(_)));
+        Value::Named {
+            name: p.name.clone(),
+            param: (!number).then(|| self.fresh_origin()),
+        }
     }
 
     fn annotated_tensor(&mut self, param: &str, names: &[String], span: Span) -> Value {
@@ -974,10 +981,7 @@ impl<'a> Interpreter<'a> {
                     let ranks = ranks.get_or_insert_with(|| rank::param_ranks(f));
                     match ranks.get(&p.name) {
                         Some(rank) => self.ranked_param(&p.name, &rank.names, rank.span),
-                        None => Value::Named {
-                            name: p.name.clone(),
-                            param: Some(self.fresh_origin()),
-                        },
+                        None => self.unknown_param(p),
                     }
                 }
                 other => other,
