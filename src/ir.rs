@@ -95,6 +95,8 @@ pub struct Param {
     /// Dimension names from a shape annotation, e.g. jaxtyping `Float[Tensor, "b t c"]`
     /// gives `["b", "t", "c"]`. `*batch` / `...` entries are kept as written.
     pub shape_annotation: Option<Vec<String>>,
+    /// Annotated `int` (`key_dim: int`): a number, never a tensor.
+    pub annotated_int: bool,
     pub default: Option<Expr>,
     /// `*args` / `**kwargs`
     pub variadic: bool,

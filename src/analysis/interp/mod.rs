@@ -688,11 +688,12 @@ impl<'a> Interpreter<'a> {
         out
     }
 
-    /// A parameter whose value nothing tells: a name. One that defaults to an integer
-    /// (`key_dim=16`) is a number like the attribute `__init__` stores it in, so that
-    /// `key_dim ** -0.5` is one; any other may be a tensor (`x * 0.5`).
+    /// A parameter whose value nothing tells: a name. One annotated `int` or defaulting to
+    /// an integer (`key_dim=16`) is a number like the attribute `__init__` stores it in, so
+    /// that `key_dim ** -0.5` is one; any other may be a tensor (`x * 0.5`).
     fn unknown_param(&mut self, p: &crate::ir::Param) -> Value {
-        let number = matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::Int(_)));
+        let number = p.annotated_int
+            || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::Int(_)));
         Value::Named {
             name: p.name.clone(),
             param: (!number).then(|| self.fresh_origin()),

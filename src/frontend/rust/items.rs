@@ -277,6 +277,7 @@ impl Lowerer {
             params.push(Param {
                 name,
                 shape_annotation: None,
+                annotated_int: false,
                 default: None,
                 variadic: false,
                 span: param_span,

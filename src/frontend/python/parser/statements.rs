@@ -1388,6 +1388,7 @@ impl Parser<'_> {
                         params.push(Param {
                             name: self.text_of(name).to_string(),
                             shape_annotation: None,
+                            annotated_int: false,
                             default: None,
                             variadic: true,
                             span: self.span_from(start),
@@ -1397,6 +1398,7 @@ impl Parser<'_> {
                 Tok::Name => {
                     let name = self.expect_name()?;
                     let mut shape = None;
+                    let mut annotated_int = false;
                     if annotations && self.eat(Tok::Colon) {
                         self.no_walrus += 1;
                         let annotation = self.child(|p| p.expression());
@@ -1404,6 +1406,8 @@ impl Parser<'_> {
                         let annotation = annotation?;
                         if self.building() {
                             shape = shape_annotation(&annotation, self.text);
+                            annotated_int =
+                                matches!(&annotation.kind, ExprKind::Name(n) if n == "int");
                         }
                     }
                     let default = if self.eat(Tok::Assign) {
@@ -1422,6 +1426,7 @@ impl Parser<'_> {
                     params.push(Param {
                         name: self.text_of(name).to_string(),
                         shape_annotation: shape,
+                        annotated_int,
                         default: default.filter(|_| self.building()),
                         variadic: false,
                         span: self.span_from(start),
