@@ -92,6 +92,12 @@ pub struct Diagnostic {
     pub subject: Option<Subject>,
 }
 
+/// Does a finding of this rule state memory the code stores rather than copies in its
+/// [`Diagnostic::copy`]? SL008's score matrices are written once, not copied.
+pub fn states_stored_memory(code: &str) -> bool {
+    code == "SL008"
+}
+
 /// The size of a copy at the sizes bound (see [`Diagnostic::copy`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CopySize {

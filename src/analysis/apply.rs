@@ -1306,12 +1306,14 @@ fn assume_required_equalities(
                 for (name_b, b) in &layouts[x + 1..] {
                     for k in 1..=a.rank().min(b.rank()) {
                         let (sa, sb) = (&a.shape[a.rank() - k], &b.shape[b.rank() - k]);
-                        if not_one(sa) && not_one(sb) && undecided(sa, sb) {
-                            if single_symbol(sa).is_none() && single_symbol(sb).is_none() {
-                                // `scores + bias` of (…, H·W, H·W) and (h, r², r²): no
-                                // symbol to rewrite, so the later operand takes the size.
-                                entries.push((name_b.to_string(), b.rank() - k, sa.clone()));
-                            }
+                        if !(not_one(sa) && not_one(sb) && undecided(sa, sb)) {
+                            continue;
+                        }
+                        if single_symbol(sa).is_none() && single_symbol(sb).is_none() {
+                            // `scores + bias` of (…, H·W, H·W) and (h, r², r²): no symbol
+                            // to rewrite, so the later operand takes the size.
+                            entries.push((name_b.to_string(), b.rank() - k, sa.clone()));
+                        } else {
                             equal.push((sa.clone(), sb.clone()));
                         }
                     }
@@ -1339,12 +1341,10 @@ fn assume_required_equalities(
             if undecided(sa, sb) {
                 equal.push((sa.clone(), sb.clone()));
             }
-            if ra >= 3 && rb >= 3 {
-                for k in 3..=ra.min(rb) {
-                    let (sa, sb) = (&a.shape[ra - k], &b.shape[rb - k]);
-                    if not_one(sa) && not_one(sb) && undecided(sa, sb) {
-                        equal.push((sa.clone(), sb.clone()));
-                    }
+            for k in 3..=ra.min(rb) {
+                let (sa, sb) = (&a.shape[ra - k], &b.shape[rb - k]);
+                if not_one(sa) && not_one(sb) && undecided(sa, sb) {
+                    equal.push((sa.clone(), sb.clone()));
                 }
             }
         }
@@ -1367,7 +1367,7 @@ fn assume_required_equalities(
         }
         _ => return None,
     }
-    if equal.is_empty() {
+    if equal.is_empty() && entries.is_empty() {
         return None;
     }
     let mut bound = bound.clone();
@@ -1383,7 +1383,6 @@ fn assume_required_equalities(
         let (name, with) = match (single_symbol(b), single_symbol(a)) {
             (Some(n), _) => (n, a.clone()),
             (None, Some(n)) => (n, b.clone()),
-            _ if !entries.is_empty() => continue,
             _ => return None,
         };
         bound = substitute_args(&bound, &spec.params, &name, &with);

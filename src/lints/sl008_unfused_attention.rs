@@ -257,8 +257,13 @@ fn help(a: &Attention, ctx: &LintContext) -> String {
     let first = ctx.source.line(a.calls[0].start);
     // SDPA takes the keys as (…, S, E); the scores read them as (…, E, S), their last
     // operand (`baddbmm` adds to its first).
-    let key = a.scores.inputs.len().checked_sub(1).filter(|&i| i > 0);
-    let keys = match key.and_then(|i| input(a.scores, i)).map(|k| k.spec.kind) {
+    let key = a
+        .scores
+        .inputs
+        .get(1..)
+        .and_then(<[_]>::last)
+        .and_then(|k| k.as_deref());
+    let keys = match key.map(|k| k.spec.kind) {
         Some(OpKind::Transpose | OpKind::BatchTranspose | OpKind::MatrixTranspose) => {
             "k as it enters the transpose the scores read it through"
         }

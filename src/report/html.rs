@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use super::junit::escape_xml as escape;
 use super::paths::PathDisplay;
 use super::ReportContext;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{states_stored_memory, Diagnostic};
 use crate::verify::replay::{format_bytes, format_ms};
 
 /// Bars in the chart.
@@ -32,24 +32,20 @@ struct Cost {
 
 fn cost(d: &Diagnostic) -> Cost {
     let measured = d.verify.as_ref().and_then(|v| v.get("per_forward"));
+    let stated = d.copy.as_ref().and_then(|c| c.bytes_per_forward_pass);
+    let (copied, scores) = if states_stored_memory(d.code) {
+        (None, stated)
+    } else {
+        (stated, None)
+    };
     Cost {
-        // A copy's size; SL008 states the size of a score matrix, which is not a copy.
-        bytes: d
-            .copy
-            .as_ref()
-            .filter(|_| d.code != "SL008")
-            .and_then(|c| c.bytes_per_forward_pass)
-            .or_else(|| {
-                measured
-                    .and_then(|m| m["bytes_copied"].as_u64())
-                    .filter(|&b| b > 0)
-            }),
+        bytes: copied.or_else(|| {
+            measured
+                .and_then(|m| m["bytes_copied"].as_u64())
+                .filter(|&b| b > 0)
+        }),
         ms: measured.and_then(|m| m["ms"].as_f64()),
-        scores: d
-            .copy
-            .as_ref()
-            .filter(|_| d.code == "SL008")
-            .and_then(|c| c.bytes_per_forward_pass),
+        scores,
     }
 }
 

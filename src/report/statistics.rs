@@ -118,8 +118,7 @@ fn write_rule_table(
                 out.write_all(b"[ ] ")?;
             }
         }
-        // SL008's sizes are the score matrices hand-written attention stores.
-        let verb = if statistic.code == "SL008" {
+        let verb = if crate::diagnostic::states_stored_memory(statistic.code) {
             "stores"
         } else {
             "copies"

@@ -1,4 +1,5 @@
-//! Shape annotations on parameters, in the jaxtyping notation:
+//! Annotations on parameters the analysis reads: plain `int` (a number), and shapes in the
+//! jaxtyping notation:
 //! `x: Float[Tensor, "b t c"]` names the dimensions of `x` `b`, `t`, `c`.
 //!
 //! The analysis uses these names as the symbolic sizes of a parameter, which lets it relate
@@ -12,6 +13,12 @@ use crate::ir::{BinOp, Expr, ExprKind};
 
 /// How many `Optional[...]` / `| None` wrappers are looked through.
 const MAX_WRAPPERS: usize = 8;
+
+/// Is the annotation plain `int` (`key_dim: int`)? Such a parameter is a number, never a
+/// tensor.
+pub(in crate::frontend::python) fn is_int_annotation(annotation: &Expr) -> bool {
+    matches!(&annotation.kind, ExprKind::Name(n) if n == "int")
+}
 
 /// The dimension names of a jaxtyping annotation (already lowered to IR), if it is one:
 /// `Dtype[Array, "dims"]`, through `Optional[...]` and `... | None` (`source` tells `|`

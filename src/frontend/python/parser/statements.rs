@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::lexer::{Aug, Tok, Token};
 use super::{is_invalid_target, to_target, Fail, Mode, PResult, Parser, MAX_DEPTH};
-use crate::frontend::python::annotations::shape_annotation;
+use crate::frontend::python::annotations::{is_int_annotation, shape_annotation};
 use crate::ir::{BinOp, Class, Expr, ExprKind, Function, Param, Span, Stmt, Target};
 
 impl Parser<'_> {
@@ -1406,8 +1406,7 @@ impl Parser<'_> {
                         let annotation = annotation?;
                         if self.building() {
                             shape = shape_annotation(&annotation, self.text);
-                            annotated_int =
-                                matches!(&annotation.kind, ExprKind::Name(n) if n == "int");
+                            annotated_int = is_int_annotation(&annotation);
                         }
                     }
                     let default = if self.eat(Tok::Assign) {
