@@ -1,6 +1,10 @@
 //! Real-code truth tables (`tests/data/realcode/`, made by `scripts/realcode/`): what torch
 //! did at every layout call site that a zoo of tiny transformers / timm / diffusers models
 //! executed, and what it did after one `.contiguous()` in front of a view was deleted.
+//! A second tree (`tests/data/realcode2/`: ten smaller model packages, einops ops and layers
+//! recorded too, mutations that also rewrite executed reshapes and flattens as views) has the
+//! same two tests, with its own floors; its tree comes from `STRIDELINT_REALCODE_TREE2`, else
+//! `/work/realcode/src2` (`scripts/realcode/setup2.sh` makes one).
 //!
 //! * `tables_parse_and_agree_with_meta` always runs: the committed tables parse, are sorted,
 //!   and agree with the counts in `META.json`.
@@ -29,14 +33,63 @@ const SL002_MIN_PRECISION: f64 = 0.976;
 /// SL001 findings at sites that torch executed without error on the unmodified tree.
 const SL001_MAX_AT_EXECUTED_SITES: usize = 0;
 
-const RESHAPE_OPS: [&str; 5] = ["reshape", "reshape_as", "flatten", "ravel", "rearrange"];
+/// The second tree's floors: what the binary of the unchanged analysis (39fc169) measures
+/// (TP 27, FP 0 of 77 copying sites: recall 0.3506, precision 1.0, one finding at a site whose
+/// run had a merged dim of size 1 counted apart). Raise them as the analysis improves.
+const TREE2_SL002_MIN_TRUE_POSITIVES: usize = 27;
+const TREE2_SL002_MIN_RECALL: f64 = 0.350;
+const TREE2_SL002_MIN_PRECISION: f64 = 1.0;
 
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/realcode")
+/// The reshape family SL002 is scored on (`Rearrange`: the einops layer, at its call).
+const RESHAPE_OPS: [&str; 6] = [
+    "reshape",
+    "reshape_as",
+    "flatten",
+    "ravel",
+    "rearrange",
+    "Rearrange",
+];
+/// Ops the second tree records besides the first tree's: einops functions and the `Reduce` layer.
+const EINOPS_OTHER_OPS: [&str; 5] = ["repeat", "reduce", "pack", "unpack", "Reduce"];
+
+/// One tree's tables, where its tree lies, and its floors.
+struct Tree {
+    data: &'static str,
+    env: &'static str,
+    default_path: &'static str,
+    /// a package directory that must be in the tree
+    marker: &'static str,
+    min_tp: usize,
+    min_recall: f64,
+    min_precision: f64,
 }
 
-fn read_jsonl(name: &str) -> Vec<Value> {
-    let path = data_dir().join(name);
+const TREE1: Tree = Tree {
+    data: "tests/data/realcode",
+    env: "STRIDELINT_REALCODE_TREE",
+    default_path: "/work/realcode/src",
+    marker: "transformers",
+    min_tp: SL002_MIN_TRUE_POSITIVES,
+    min_recall: SL002_MIN_RECALL,
+    min_precision: SL002_MIN_PRECISION,
+};
+
+const TREE2: Tree = Tree {
+    data: "tests/data/realcode2",
+    env: "STRIDELINT_REALCODE_TREE2",
+    default_path: "/work/realcode/src2",
+    marker: "kornia",
+    min_tp: TREE2_SL002_MIN_TRUE_POSITIVES,
+    min_recall: TREE2_SL002_MIN_RECALL,
+    min_precision: TREE2_SL002_MIN_PRECISION,
+};
+
+fn data_dir(t: &Tree) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(t.data)
+}
+
+fn read_jsonl(t: &Tree, name: &str) -> Vec<Value> {
+    let path = data_dir(t).join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .enumerate()
@@ -45,8 +98,8 @@ fn read_jsonl(name: &str) -> Vec<Value> {
         .collect()
 }
 
-fn meta() -> Value {
-    let path = data_dir().join("META.json");
+fn meta(t: &Tree) -> Value {
+    let path = data_dir(t).join("META.json");
     serde_json::from_str(&std::fs::read_to_string(&path).expect("META.json"))
         .expect("META.json parses")
 }
@@ -75,9 +128,18 @@ fn site_pos(v: &Value) -> Pos {
 
 #[test]
 fn tables_parse_and_agree_with_meta() {
-    let meta = meta();
+    check_tables(&TREE1);
+}
+
+#[test]
+fn second_tree_tables_parse_and_agree_with_meta() {
+    check_tables(&TREE2);
+}
+
+fn check_tables(t: &Tree) {
+    let meta = meta(t);
     let counts = &meta["counts"];
-    let sites = read_jsonl("sites.jsonl");
+    let sites = read_jsonl(t, "sites.jsonl");
     assert_eq!(
         sites.len() as u64,
         u(counts, "sites"),
@@ -120,7 +182,8 @@ fn tables_parse_and_agree_with_meta() {
         let op = s(r, "op");
         assert!(
             ["view", "view_as", "view_dtype", "contiguous"].contains(&op)
-                || RESHAPE_OPS.contains(&op),
+                || RESHAPE_OPS.contains(&op)
+                || EINOPS_OTHER_OPS.contains(&op),
             "unknown op {op}"
         );
         if op.starts_with("view") {
@@ -128,7 +191,7 @@ fn tables_parse_and_agree_with_meta() {
         }
     }
 
-    let models = read_jsonl("models.jsonl");
+    let models = read_jsonl(t, "models.jsonl");
     let mut per: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for m in &models {
         let k = format!("{}/{}", s(m, "package"), s(m, "attn"));
@@ -151,7 +214,7 @@ fn tables_parse_and_agree_with_meta() {
         }
     }
 
-    let muts = read_jsonl("mutations.jsonl");
+    let muts = read_jsonl(t, "mutations.jsonl");
     let mm = &meta["mutate"];
     assert_eq!(muts.len() as u64, u(mm, "mutations"));
     assert_eq!(
@@ -185,10 +248,9 @@ fn tables_parse_and_agree_with_meta() {
             "pattern {p}"
         );
     }
-    let view_sites: HashSet<Pos> = sites
+    let site_ops: HashSet<(Pos, String)> = sites
         .iter()
-        .filter(|r| s(r, "op").starts_with("view"))
-        .map(site_pos)
+        .map(|r| (site_pos(r), s(r, "op").to_string()))
         .collect();
     for r in &muts {
         let v = &r["view"];
@@ -200,41 +262,99 @@ fn tables_parse_and_agree_with_meta() {
             u(v, "end_col"),
         );
         assert!(
-            view_sites.contains(&pos),
-            "mutation at a view site that sites.jsonl lacks: {r}"
+            site_ops.contains(&(pos, s(v, "op").to_string())),
+            "mutation at a site that sites.jsonl lacks: {r}"
         );
         let e = &r["edit"];
         assert!(u(e, "byte_end") > u(e, "byte_start"));
         let removed = s(e, "removed");
-        assert!(
-            removed.starts_with('.') && removed.ends_with(')') && removed.contains("contiguous"),
-            "{r}"
-        );
         assert_eq!(
             u(e, "byte_end") - u(e, "byte_start"),
             removed.len() as u64,
             "{r}"
         );
-        assert!(
-            ["chain", "assign", "return"].contains(&s(r, "pattern")),
-            "{r}"
+        check_edit(r, s(v, "op"), removed, e["inserted"].as_str());
+    }
+    if let Some(per_form) = mm["per_form"].as_object() {
+        let total: u64 = per_form.values().map(|f| u(f, "mutations")).sum();
+        assert_eq!(
+            total,
+            muts.len() as u64,
+            "META mutate.per_form vs mutations.jsonl"
         );
     }
 }
 
-fn tree() -> Option<PathBuf> {
-    let p = std::env::var_os("STRIDELINT_REALCODE_TREE")
+/// A mutation's edit is one of the forms: A/B delete a `.contiguous()` in front of a view; C
+/// renames `reshape` to `view` (or writes `torch.reshape(x, s)` as `x.view(s)`); F writes a
+/// flatten as the equal view.
+fn check_edit(r: &Value, op: &str, removed: &str, inserted: Option<&str>) {
+    let pattern = s(r, "pattern");
+    let form = r["form"].as_str().unwrap_or(match pattern {
+        "chain" => "A",
+        _ => "B",
+    });
+    match (pattern, form) {
+        ("chain", "A") | ("assign" | "return", "B") => {
+            assert!(op.starts_with("view") && inserted.is_none(), "{r}");
+            assert!(
+                removed.starts_with('.')
+                    && removed.ends_with(')')
+                    && removed.contains("contiguous"),
+                "{r}"
+            );
+        }
+        ("reshape_method", "C") => {
+            assert!(
+                op == "reshape" && removed == "reshape" && inserted == Some("view"),
+                "{r}"
+            )
+        }
+        ("reshape_function", "C") => assert!(
+            op == "reshape"
+                && removed.starts_with("torch.reshape(")
+                && inserted.is_some_and(|i| i.contains(".view(")),
+            "{r}"
+        ),
+        ("flatten_method" | "flatten_function", "F") => assert!(
+            op == "flatten"
+                && removed.contains("flatten(")
+                && inserted.is_some_and(|i| i.contains(".view(")),
+            "{r}"
+        ),
+        _ => panic!("unknown pattern / form: {r}"),
+    }
+}
+
+/// The tree's path (its variable, else the default) and whether it holds the tree.
+fn tree(t: &Tree) -> (PathBuf, bool) {
+    let p = std::env::var_os(t.env)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/realcode/src"));
-    p.join("transformers").is_dir().then_some(p)
+        .unwrap_or_else(|| PathBuf::from(t.default_path));
+    let present = p.join(t.marker).is_dir();
+    (p, present)
 }
 
 #[test]
 fn binary_meets_floors_on_real_code() {
-    let Some(tree) = tree() else {
-        println!("skipped: no real code tree (set STRIDELINT_REALCODE_TREE or run scripts/realcode/setup.sh)");
+    meets_floors(&TREE1, "setup.sh");
+}
+
+#[test]
+fn binary_meets_floors_on_second_tree() {
+    meets_floors(&TREE2, "setup2.sh");
+}
+
+fn meets_floors(t: &Tree, setup: &str) {
+    let (tree, present) = tree(t);
+    if !present {
+        println!(
+            "skipped: no real code tree at {} (set {} or run scripts/realcode/{setup})",
+            tree.display(),
+            t.env
+        );
         return;
-    };
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_stridelint"))
         .arg("check")
         .arg(&tree)
@@ -261,7 +381,7 @@ fn binary_meets_floors_on_real_code() {
             .to_string_lossy()
             .replace('\\', "/")
     };
-    let sites = read_jsonl("sites.jsonl");
+    let sites = read_jsonl(t, "sites.jsonl");
     let by_pos: HashMap<Pos, &Value> = sites.iter().map(|r| (site_pos(r), r)).collect();
     let copying = sites
         .iter()
@@ -312,21 +432,21 @@ fn binary_meets_floors_on_real_code() {
         tp as f64 / (tp + fp) as f64
     };
     println!(
-        "SL002: TP {tp} FP {fp} of {copying} copying sites: recall {recall:.4}, precision {precision:.4} \
+        "{}: SL002: TP {tp} FP {fp} of {copying} copying sites: recall {recall:.4}, precision {precision:.4} \
          (+{outside} outside the findings' sizes); SL001 at executed sites: {}",
+        t.data,
         sl001.len()
     );
+    assert!(tp >= t.min_tp, "SL002 true positives {tp} < {}", t.min_tp);
     assert!(
-        tp >= SL002_MIN_TRUE_POSITIVES,
-        "SL002 true positives {tp} < {SL002_MIN_TRUE_POSITIVES}"
+        recall >= t.min_recall,
+        "SL002 recall {recall:.4} < {}",
+        t.min_recall
     );
     assert!(
-        recall >= SL002_MIN_RECALL,
-        "SL002 recall {recall:.4} < {SL002_MIN_RECALL}"
-    );
-    assert!(
-        precision >= SL002_MIN_PRECISION,
-        "SL002 precision {precision:.4} < {SL002_MIN_PRECISION}"
+        precision >= t.min_precision,
+        "SL002 precision {precision:.4} < {}",
+        t.min_precision
     );
     let over = sl001.len().saturating_sub(SL001_MAX_AT_EXECUTED_SITES);
     assert_eq!(

@@ -2,6 +2,7 @@
 """The mutation study: delete one `.contiguous()` in front of an executed view and ask torch.
 
     .venv-realcode/bin/python scripts/realcode/mutate.py [--tree target/realcode/src]
+    .venv-realcode/bin/python scripts/realcode/mutate.py --tree2   # forms A, B, C, F on the second tree
 
 Candidates (mutations.py): every `.view(...)`/`.view_as(...)` whose receiver is a
 `.contiguous()` call (`chain`), `x = ....contiguous()` followed by `x.view(...)` (`assign`),
@@ -11,6 +12,10 @@ receiver (`return`), among the view sites that the record run executed
 target/realcode/results/ (all of them) when that cache is there, else the `models` field of
 sites.jsonl (the first 8 of `n_models`), with each model's status and shrink level from
 models.jsonl and its job (transformers: the auto-mapping entry) listed from the tree.
+These are forms A (`chain`) and B (`assign`, `return`); `--forms` adds C (an executed
+`.reshape` written `.view`) and F (an executed `.flatten` written as the equal view), see
+mutations.py; `--copied-only` keeps C and F to the sites that copied. The default is A,B on
+the first tree and A,B,C,F with `--tree2`.
 
 `--new-only`: rows already in mutations.jsonl (same file, view and edit) are kept as they are
 and not re-run; only the other candidates run and are merged in (the per-mutation cache under
@@ -29,10 +34,12 @@ that one mutation applied. Byte-code: the mutated file gets a unique mtime so th
 
 Output: tests/data/realcode/mutations.jsonl, one row per (edit, view site): file, pattern,
 view (op, line, col, end_line, end_col) in the original file, mutated_view (same in the mutated
-file), edit (byte_start, byte_end, line, col, removed), raised (the view raised "view size is
-not compatible" in some model), message, reached (the view ran at all in the mutated runs),
-models (those run, in order), n_models_hit, and runs (status / reason per model) where the
-verdict is incomplete: the view was not reached, or it did not raise while some run failed.
+file; for C and F the rewritten call, op `view`), edit (byte_start, byte_end, line, col,
+removed, and the inserted text for C and F), form, rank (C and F: the rank of the recorded
+example), raised (the view raised "view size is not compatible" in some model), message,
+reached (the view ran at all in the mutated runs), models (those run, in order), n_models_hit,
+and runs (status / reason per model) where the verdict is incomplete: the view was not
+reached, or it did not raise while some run failed.
 """
 
 import argparse
@@ -54,11 +61,13 @@ recorder.install()
 import mutations  # noqa: E402
 import record  # noqa: E402
 import runner  # noqa: E402
+import trees  # noqa: E402
 
 NOT_COMPATIBLE = "view size is not compatible"
 
 
-PATTERNS = ("chain", "assign", "return")
+PATTERNS = tuple(mutations.FORMS)
+REWRITES = [p for p, f in mutations.FORMS.items() if f in ("C", "F")]  # their mutated call is a view
 
 
 def _site_key(r):
@@ -75,7 +84,7 @@ def hits_from_tables(tree, rows, models_path):
         info["%s/%s/%s" % (m["package"], m["name"], m["attn"])] = m
     hits, n_hit = {}, {}
     for r in rows:
-        if r["op"] in mutations.VIEW_OPS:
+        if r["op"] in mutations.VIEW_OPS + mutations.REWRITE_OPS:
             hits[_site_key(r)] = {m.replace(":", "/") for m in r.get("models") or []}
             n_hit[_site_key(r)] = r.get("n_models", len(r.get("models") or []))
     wanted = set().union(*hits.values()) if hits else set()
@@ -92,12 +101,35 @@ def hits_from_tables(tree, rows, models_path):
     return hits, status, levels, listed, n_hit
 
 
-def candidates(tree, sites_path, results_dir):
-    rows = [json.loads(line) for line in open(sites_path)]
-    by_file = {}
+def _rank(row):
+    shape = ((row.get("example") or {}).get("input") or [None])[0]
+    return len(shape) if isinstance(shape, list) else None
+
+
+def _wanted(rows, forms, copied_only=False):
+    """file -> (view sites for forms A/B, reshape/flatten sites -> rank for forms C/F; with
+    `copied_only`, only the reshape/flatten sites that copied in the record run)."""
+    out = {}
     for r in rows:
-        if r["op"] in mutations.VIEW_OPS:
-            by_file.setdefault(r["file"], set()).add((r["line"], r["col"], r["end_line"], r["end_col"], r["op"]))
+        site = (r["line"], r["col"], r["end_line"], r["end_col"], r["op"])
+        views, rewrites = out.setdefault(r["file"], (set(), {}))
+        if r["op"] in mutations.VIEW_OPS and {"A", "B"} & forms:
+            views.add(site)
+        elif r["op"] in mutations.REWRITE_OPS and {"C", "F"} & forms and (r["copied"] or not copied_only):
+            rewrites[site] = _rank(r)
+    return out
+
+
+def _found(data, views, rewrites, forms):
+    """The mutations of one file in the requested forms."""
+    found = mutations.find(data, views) + mutations.find_rewrites(data, rewrites)
+    return [m for m in found if mutations.FORMS[m["pattern"]] in forms]
+
+
+def candidates(tree, sites_path, results_dir, forms=("A", "B"), copied_only=False):
+    forms = set(forms)
+    rows = [json.loads(line) for line in open(sites_path)]
+    by_file = _wanted(rows, forms, copied_only)
     results = record.load_results(results_dir) if os.path.isdir(results_dir) else {}
     if results:
         hits = record.site_models(results)
@@ -114,12 +146,12 @@ def candidates(tree, sites_path, results_dir):
         with open(os.path.join(tree, rel), "rb") as f:
             data = f.read()
         try:
-            found = mutations.find(data, by_file[rel])
+            found = _found(data, *by_file[rel], forms)
         except SyntaxError:
             continue
         text = mutations.Text(data)
         for m in found:
-            s, e = m["edit"]
+            s, e = m["edit"][:2]
             line, col = text.pos(s)
             site = m["view"]
             vs = mutations.view_span(data, site)
@@ -128,16 +160,19 @@ def candidates(tree, sites_path, results_dir):
             nt = mutations.Text(new)
             mut_site = nt.pos(ms) + nt.pos(me)
             keys = sorted(hits.get((rel,) + site, ()), key=lambda k: (status[k] != "ok", k))
-            out.append(dict(
-                file=rel, pattern=m["pattern"],
-                view=dict(op=site[4], line=site[0], col=site[1], end_line=site[2], end_col=site[3]),
-                mutated_view=dict(op=site[4], line=mut_site[0], col=mut_site[1], end_line=mut_site[2],
-                                  end_col=mut_site[3]),
-                edit=dict(byte_start=s, byte_end=e, line=line, col=col,
-                          removed=data[s:e].decode("utf-8", errors="replace")),
-                _jobs=[dict(jobs[k], level=levels[k]) for k in keys],
-                _n_hit=len(keys) if n_hit is None else n_hit[(rel,) + site],
-            ))
+            edit = dict(byte_start=s, byte_end=e, line=line, col=col,
+                        removed=data[s:e].decode("utf-8", errors="replace"))
+            mut_op = "view" if m["pattern"] in REWRITES else site[4]
+            row = dict(file=rel, pattern=m["pattern"], form=mutations.FORMS[m["pattern"]],
+                       view=dict(op=site[4], line=site[0], col=site[1], end_line=site[2], end_col=site[3]),
+                       mutated_view=dict(op=mut_op, line=mut_site[0], col=mut_site[1], end_line=mut_site[2],
+                                         end_col=mut_site[3]),
+                       edit=edit, _jobs=[dict(jobs[k], level=levels[k]) for k in keys],
+                       _n_hit=len(keys) if n_hit is None else n_hit[(rel,) + site])
+            if len(m["edit"]) > 2:
+                edit["inserted"] = m["edit"][2]
+                row["rank"] = m.get("rank")
+            out.append(row)
     return out
 
 
@@ -201,7 +236,7 @@ def run_one(mut, slot, tree, limit, max_models, index):
     rel = mut["file"]
     with open(os.path.join(tree, rel), "rb") as f:
         data = f.read()
-    new = mutations.apply(data, (mut["edit"]["byte_start"], mut["edit"]["byte_end"]))
+    new = mutations.apply(data, mutations.row_edit(mut))
     # unique mtime: no cached .pyc of another version can match the mutated file
     mutations.replace_file(slot, tree, rel, new, mtime=1_000_000_000 + index * 7)
     try:
@@ -226,6 +261,11 @@ def run_one(mut, slot, tree, limit, max_models, index):
     return res
 
 
+def _tally(rows):
+    return dict(mutations=len(rows), executed=sum(1 for r in rows if r["models"]),
+                reached=sum(1 for r in rows if r["reached"]), raised=sum(1 for r in rows if r["raised"]))
+
+
 def make_slot(tree, path):
     if os.path.isdir(path) and not os.path.islink(path):
         return path
@@ -239,10 +279,10 @@ def make_slot(tree, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tree", default=os.environ.get("REALCODE_TREE", os.path.join(ROOT, "target/realcode/src")))
-    ap.add_argument("--results", default=os.path.join(ROOT, "target/realcode/results"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "tests/data/realcode"))
-    ap.add_argument("--work", default=os.path.join(ROOT, "target/realcode/mutate"))
+    trees.add_tree_options(ap, "tree", "results", "data", "work")
+    ap.add_argument("--forms", help="comma-separated forms A,B,C,F (default: A,B on tree 1, A,B,C,F on tree 2)")
+    ap.add_argument("--copied-only", action="store_true",
+                    help="forms C and F only at the reshape / flatten sites that copied (the ones that can raise)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--limit", type=int, default=150, help="seconds per model attempt")
     ap.add_argument("--max-models", type=int, default=6)
@@ -251,9 +291,11 @@ def main():
     ap.add_argument("--new-only", action="store_true",
                     help="keep the rows already in mutations.jsonl as they are; run only the other candidates")
     args = ap.parse_args()
+    trees.resolve(args, dict(tree="tree", results="results", data="data", work="work"))
+    forms = (args.forms or ("A,B,C,F" if args.tree2 else "A,B")).split(",")
     tree = os.path.realpath(args.tree)
     t0 = time.time()
-    muts = candidates(tree, os.path.join(args.data, "sites.jsonl"), args.results)
+    muts = candidates(tree, os.path.join(args.data, "sites.jsonl"), args.results, forms, args.copied_only)
     print("%d mutations (%s)" % (len(muts), ", ".join(
         "%s %d" % (p, sum(m["pattern"] == p for m in muts)) for p in PATTERNS)), file=sys.stderr)
     if args.list:
@@ -339,20 +381,21 @@ def main():
     old = meta.get("mutate", {})
     runs = old.get("runs") or ([dict(command=old["command"], mutations=old.get("mutations"),
                                      seconds=old.get("seconds_this_run"))] if "command" in old else [])
-    command = "scripts/realcode/mutate.py --workers %d --limit %d --max-models %d%s" % (
-        args.workers, args.limit, args.max_models, " --new-only" if args.new_only else "")
+    command = "scripts/realcode/mutate.py %s--workers %d --limit %d --max-models %d%s" % (
+        "--tree2 " if args.tree2 else "", args.workers, args.limit, args.max_models,
+        " --new-only" if args.new_only else "")
     seconds = round(time.time() - t0)
     runs = (runs if args.new_only else []) + [dict(command=command, mutations=len(muts), seconds=seconds)]
     meta["mutate"] = dict(
         command=command,
         runs=runs,
         seconds_this_run=seconds,
-        mutations=len(rows),
-        per_pattern={p: sum(r["pattern"] == p for r in rows) for p in PATTERNS},
-        executed=sum(1 for r in rows if r["models"]),
-        reached=sum(1 for r in rows if r["reached"]),
-        raised=sum(1 for r in rows if r["raised"]),
+        per_pattern={p: n for p in PATTERNS for n in [sum(r["pattern"] == p for r in rows)] if n},
+        **_tally(rows),
     )
+    if args.tree2 or any(r.get("form") in ("C", "F") for r in rows):
+        meta["mutate"]["per_form"] = {f: _tally([r for r in rows if mutations.row_form(r) == f])
+                                      for f in sorted({mutations.row_form(r) for r in rows})}
     with open(meta_path + ".tmp", "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -20,8 +20,21 @@ Three patterns (Python `ast`, positions checked against the recorded sites):
   `_shape` helper applied to the query, key and value): each (edit, view) is a row of its own,
   and a view that runs after another view of the same edit raised is not reached.
 
+Forms: A = `chain`, B = `assign` / `return` (a deleted `.contiguous()`); two more rewrite an
+executed reshape-family call into the view it would have to be (`find_rewrites`):
+
+* C (`reshape_method`): `x.reshape(...)` -> `x.view(...)` (the method name only; no keywords);
+  (`reshape_function`): `torch.reshape(x, s)` -> `x.view(s)` when `x` is a plain name or
+  attribute chain and there are exactly two positional arguments;
+* F (`flatten_method` / `flatten_function`): `x.flatten(a, b)` / `torch.flatten(x, a, b)` ->
+  the equivalent view, `x.view(-1)`, `x.view(x.shape[0], -1)`, `x.view(*x.shape[:a], -1)`,
+  `x.view(-1, *x.shape[b + 1:])` or `x.view(*x.shape[:a], -1, *x.shape[b + 1:])`, when `x` is
+  a plain name / attribute / subscript chain (it is written twice) and the dims are integer
+  literals; negative or explicit end dims are resolved with the rank of the site's recorded
+  example (`rank` in the row), positive start dims with the default end need none.
+
 Positions: rows 1-based, columns 1-based characters, end exclusive (stridelint's JSON);
-edits are byte offsets into the file.
+edits are byte offsets into the file (replacements carry the inserted text).
 """
 
 import ast
@@ -289,20 +302,28 @@ class _Returns:
         return _single_contig_return(g) if g is not None else None
 
 
+def _parts(edit):
+    """(start, end, inserted bytes) of an edit: (s, e) deletes, (s, e, text) replaces."""
+    s, e = edit[0], edit[1]
+    rep = edit[2] if len(edit) > 2 else b""
+    return s, e, rep.encode("utf-8") if isinstance(rep, str) else rep
+
+
 def apply(data, edit):
-    s, e = edit
-    return data[:s] + data[e:]
+    s, e, rep = _parts(edit)
+    return data[:s] + rep + data[e:]
 
 
 def moved(data, edit, view_span):
-    """The view call's (start, end) byte offsets after deleting `edit`."""
-    s, e = edit
-    n = e - s
+    """The view call's (start, end) byte offsets after `edit` (a deletion or a replacement
+    inside or exactly over the call)."""
+    s, e, rep = _parts(edit)
+    n = e - s - len(rep)
 
     def f(off):
         if off >= e:
             return off - n
-        assert off <= s, "offset inside the deleted text"
+        assert off <= s, "offset inside the edited text"
         return off
 
     return f(view_span[0]), f(view_span[1])
@@ -367,3 +388,128 @@ def restore_file(slot, tree, rel):
     if os.path.lexists(dst):
         os.unlink(dst)
     os.link(os.path.join(os.path.realpath(tree), rel), dst)
+
+
+# --- forms C and F: a reshape-family call rewritten as a view --------------------------------
+
+FORMS = {"chain": "A", "assign": "B", "return": "B", "reshape_method": "C", "reshape_function": "C",
+         "flatten_method": "F", "flatten_function": "F"}
+REWRITE_OPS = ("reshape", "flatten")
+
+
+def _plain(node):
+    """A receiver that may be written twice: names, attributes, constant subscripts; no calls."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _plain(node.value)
+    if isinstance(node, ast.Subscript):
+        return _plain(node.value) and not any(isinstance(n, ast.Call) for n in ast.walk(node.slice))
+    return False
+
+
+def _int(node):
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
+def flatten_view_args(x, start, end, rank):
+    """The arguments of the view equal to `x.flatten(start, end)` (`end` None: the default -1),
+    or None when the dims need a rank that is not known or the flatten merges nothing."""
+    if end is None or end == -1:
+        if start < 0:
+            if rank is None:
+                return None
+            start += rank
+        if start == 0:
+            return "-1"
+        return "%s.shape[0], -1" % x if start == 1 else "*%s.shape[:%d], -1" % (x, start)
+    if rank is None or rank == 0:
+        return None
+    start, end = start % rank if start < 0 else start, end % rank if end < 0 else end
+    if end <= start:
+        return None
+    if end == rank - 1:
+        return flatten_view_args(x, start, None, rank)
+    tail = "*%s.shape[%d:]" % (x, end + 1)
+    return "-1, " + tail if start == 0 else "*%s.shape[:%d], -1, %s" % (x, start, tail)
+
+
+def _flatten_dims(args, keywords):
+    """(start, end) of a flatten call's integer-literal dims (end None: default), or None."""
+    names = ("start_dim", "end_dim")
+    vals = [_int(a) for a in args]
+    if len(args) > 2 or None in vals or any(k.arg not in names for k in keywords):
+        return None
+    dims = dict(zip(names, vals))
+    for k in keywords:
+        v = _int(k.value)
+        if v is None:
+            return None
+        dims[k.arg] = v
+    return dims.get("start_dim", 0), dims.get("end_dim")
+
+
+def _rewrite(text, call, rank):
+    """(pattern, edit) rewriting the reshape/flatten `call` as a view, or None."""
+    f = call.func
+    if not isinstance(f, ast.Attribute) or f.attr not in REWRITE_OPS:
+        return None
+    src = lambda n: text.data[slice(*text.node_span(n))].decode("utf-8")  # noqa: E731
+    is_fn = isinstance(f.value, ast.Name) and f.value.id == "torch"
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    start, end = text.node_span(call)
+    if f.attr == "reshape" and not is_fn:
+        if call.keywords or not call.args:
+            return None
+        attr_end = text.offset(f.end_lineno, f.end_col_offset)
+        return "reshape_method", (attr_end - len("reshape"), attr_end, "view")
+    if f.attr == "reshape":
+        if call.keywords or len(call.args) != 2 or not _plain(call.args[0]):
+            return None
+        return "reshape_function", (start, end, "%s.view(%s)" % (src(call.args[0]), src(call.args[1])))
+    x = call.args[0] if is_fn and call.args else (None if is_fn else f.value)
+    if x is None or not _plain(x):
+        return None
+    dims = _flatten_dims(call.args[1:] if is_fn else call.args, call.keywords)
+    if dims is None:
+        return None
+    view = flatten_view_args(src(x), dims[0], dims[1], rank)
+    if view is None:
+        return None
+    return ("flatten_function" if is_fn else "flatten_method"), (start, end, "%s.view(%s)" % (src(x), view))
+
+
+def row_edit(row):
+    """A mutations.jsonl row's edit as (byte_start, byte_end, inserted text)."""
+    e = row["edit"]
+    return e["byte_start"], e["byte_end"], e.get("inserted", "")
+
+
+def row_form(row):
+    return row.get("form") or FORMS[row["pattern"]]
+
+
+def find_rewrites(data, wanted):
+    """Forms C and F in one file. `wanted`: (line, col, end_line, end_col, op) of executed
+    reshape / flatten sites -> the rank of the recorded example input (or None). Returns dicts:
+    pattern, form, view (the site), edit (byte_start, byte_end, inserted text), rank."""
+    text = Text(data)
+    out = []
+    for call in ast.walk(ast.parse(data)):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in REWRITE_OPS):
+            continue
+        s, e = text.node_span(call)
+        site = text.pos(s) + text.pos(e) + (call.func.attr,)
+        if site not in wanted:
+            continue
+        r = _rewrite(text, call, wanted[site])
+        if r is not None:
+            out.append(dict(pattern=r[0], form=FORMS[r[0]], view=site, edit=r[1], rank=wanted[site]))
+    return out

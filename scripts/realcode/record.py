@@ -2,6 +2,7 @@
 """Record what torch does at every layout call site of the real code tree.
 
     .venv-realcode/bin/python scripts/realcode/record.py [--tree target/realcode/src]
+    .venv-realcode/bin/python scripts/realcode/record.py --tree2     # the second tree (zoo2*.py)
 
 Runs the model zoo (zoo_transformers.py, zoo_timm.py, zoo_diffusers.py: tiny configs, random
 weights, eval mode, `torch.no_grad()`, batch 2, each attention implementation) with the
@@ -38,8 +39,8 @@ import recorder  # noqa: E402  (imports torch; must precede the model packages)
 recorder.install()
 
 import runner  # noqa: E402
+import trees  # noqa: E402
 
-PACKAGES = ("transformers", "timm", "diffusers")
 MODEL_LIST = 8  # model names kept per site in sites.jsonl
 
 
@@ -55,7 +56,7 @@ def model_name(key):
 
 def load_results(results):
     out = {}
-    for pkg in PACKAGES:
+    for pkg in sorted(os.listdir(results)) if os.path.isdir(results) else []:
         d = os.path.join(results, pkg)
         if not os.path.isdir(d):
             continue
@@ -79,8 +80,11 @@ def aggregate(results):
             reason=r.get("reason"), seconds=r.get("seconds"), level=r.get("level"),
             family=job.get("family") or job.get("mtype"), sites=len(r.get("sites") or []),
         ))
+        if r.get("layers_outside_tree"):  # einops layers called from no tree file (recorder.py)
+            models[-1]["layers_outside_tree"] = r["layers_outside_tree"]
         mname = model_name(key)
-        for rel, l0, c0, l1, c1, op, n, cp, rs, msg, ex in r.get("sites") or []:
+        for row in r.get("sites") or []:
+            rel, l0, c0, l1, c1, op, n, cp, rs, msg, ex = row[:11]
             k = (rel, l0, c0, l1, c1, op)
             s = sites.get(k)
             if s is None:
@@ -92,6 +96,8 @@ def aggregate(results):
             if s["message"] is None and msg:
                 s["message"] = msg
             s["models"].append(mname)
+            if len(row) > 11:  # an einops layer called through nn.Sequential
+                s["via"] = row[11]
             if s["example"] is None or (cp and not s["_excp"]):
                 s["example"] = ex
                 s["_excp"] = bool(cp)
@@ -127,7 +133,7 @@ def versions():
 def tree_versions(tree):
     v = {}
     for d in os.listdir(tree):
-        m = re.match(r"(transformers|timm|diffusers)-(.+)\.dist-info$", d)
+        m = re.match(r"(.+?)-([^-]+)\.dist-info$", d)
         if m:
             v[m.group(1)] = m.group(2)
     return v
@@ -163,10 +169,8 @@ def counts(rows, models):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tree", default=os.environ.get("REALCODE_TREE", os.path.join(ROOT, "target/realcode/src")))
-    ap.add_argument("--results", default=os.path.join(ROOT, "target/realcode/results"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "tests/data/realcode"))
-    ap.add_argument("--packages", default=",".join(PACKAGES))
+    trees.add_tree_options(ap, "tree", "results", "out")
+    ap.add_argument("--packages", help="comma-separated (default: the tree's packages)")
     ap.add_argument("--mappings", default="MODEL", help="transformers auto maps, e.g. MODEL,MODEL_FOR_CAUSAL_LM")
     ap.add_argument("--only", help="regex on job keys (package/name/attn)")
     ap.add_argument("--workers", type=int, default=2)
@@ -176,10 +180,11 @@ def main():
     ap.add_argument("--aggregate-only", action="store_true")
     ap.add_argument("--max-jobs", type=int)
     args = ap.parse_args()
+    d = trees.resolve(args, dict(tree="tree", results="results", out="data"))
     tree = os.path.abspath(args.tree)
     if not os.path.isdir(tree):
-        sys.exit("no tree at %s (run scripts/realcode/setup.sh)" % tree)
-    packages = [p for p in args.packages.split(",") if p]
+        sys.exit("no tree at %s (run scripts/realcode/setup.sh or setup2.sh)" % tree)
+    packages = [p for p in (args.packages or ",".join(d["packages"])).split(",") if p]
     t0 = time.time()
     ran = [0]
     if not args.aggregate_only:

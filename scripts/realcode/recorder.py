@@ -1,9 +1,16 @@
 """Call-site recorder for torch's layout entry points.
 
 `install(tree)` wraps `Tensor.view`, `view_as`, `reshape`, `reshape_as`, `flatten`, `ravel`,
-`contiguous`, `torch.reshape`, `torch.flatten`, `torch.ravel` and `einops.rearrange`. It must
-run *before* the model packages are imported (they bind `from einops import rearrange` at
-import time).
+`contiguous`, `torch.reshape`, `torch.flatten`, `torch.ravel`, the einops functions
+`rearrange`, `repeat`, `reduce`, `pack`, `unpack` and the `forward` of the einops layers
+`Rearrange` / `Reduce`. It must run *before* the model packages are imported (they bind
+`from einops import rearrange` at import time).
+
+An einops layer runs inside `nn.Module.__call__`, so its site is the first frame above torch's
+module machinery: the call expression `self.to_patches(x)` in the tree. When an
+`nn.Sequential` (torch's container code) called the layer, the site is the call of that
+Sequential in the tree and the site carries `via` = "nn.Sequential"; a layer called from no
+tree file at all is counted in `OUTSIDE` (per layer name), not recorded as a site.
 
 Each call is keyed by its direct caller's frame, and only when that frame's file lies inside
 the tree: the file relative to the tree root and the position of the call expression, taken
@@ -23,6 +30,8 @@ import sys
 
 import torch
 
+import trees
+
 # op name -> (owner, attribute, kind); kind says how to find the input tensor.
 _METHODS = {
     "view": "view",
@@ -39,8 +48,15 @@ _FUNCTIONS = {
     "torch.ravel": "ravel",
 }
 
-# site key -> [executed, copied, raised, message, example, example_copied]
+_EINOPS = {  # einops module -> {attribute: op}
+    "einops.einops": {"rearrange": "rearrange", "repeat": "repeat", "reduce": "reduce"},
+    "einops.packing": {"pack": "pack", "unpack": "unpack"},
+}
+_LAYERS = ("Rearrange", "Reduce")  # einops.layers.torch classes whose forward is recorded
+
+# site key -> [executed, copied, raised, message, example, example_copied, via]
 SITES = {}
+OUTSIDE = {}  # einops layer name -> calls from no tree file
 _TREE = None
 _FILE_CACHE = {}  # co_filename -> relative path or None
 _POS_CACHE = {}  # code object -> list of positions
@@ -119,10 +135,18 @@ def _storage_id(t):
         return None
 
 
-def _record(key, x, res, err, args, kwargs):
+def _first_tensor(v):
+    """The tensor of an argument or result that may be a list of tensors (einops, pack)."""
+    if isinstance(v, (list, tuple)):
+        return next((t for t in v if isinstance(t, torch.Tensor)), None)
+    return v
+
+
+def _record(key, x, res, err, args, kwargs, via=None):
+    x, res = _first_tensor(x), _first_tensor(res)
     rec = SITES.get(key)
     if rec is None:
-        rec = SITES[key] = [0, 0, 0, None, None, False]
+        rec = SITES[key] = [0, 0, 0, None, None, False, via]
     rec[0] += 1
     copied = False
     if err is not None:
@@ -193,6 +217,62 @@ def _wrap_function(orig, op):
     return wrapper
 
 
+# torch's module machinery between a layer's forward and the tree frame that called it
+_NN_DIR = os.sep + os.path.join("torch", "nn", "modules") + os.sep
+_CONTAINER = _NN_DIR + "container.py"
+
+
+def _layer_caller(frame):
+    """The tree frame that called an einops layer, and "nn.Sequential" when torch's container
+    code lies between (else None); (None, None) when no tree frame does."""
+    via = None
+    f = frame
+    while f is not None and _NN_DIR in f.f_code.co_filename:
+        if f.f_code.co_filename.endswith(_CONTAINER):
+            via = "nn.Sequential"
+        f = f.f_back
+    if f is None or _rel(f.f_code.co_filename) is None:
+        return None, None
+    return f, via
+
+
+def _wrap_layer_forward(orig, op):
+    def forward(self, input):
+        caller, via = _layer_caller(_getframe(1))
+        key = _site(caller, op) if caller is not None else None
+        if key is None:
+            if _TREE is not None:
+                OUTSIDE[op] = OUTSIDE.get(op, 0) + 1
+            return orig(self, input)
+        try:
+            res = orig(self, input)
+        except Exception as e:
+            _record(key, input, None, e, (self.pattern,), {}, via)
+            raise
+        _record(key, input, res, None, (self.pattern,), {}, via)
+        return res
+
+    forward._stridelint_orig = orig
+    return forward
+
+
+def _install_einops():
+    import importlib
+
+    import einops
+    import einops.layers.torch as layers
+
+    for modname, attrs in _EINOPS.items():
+        mod = importlib.import_module(modname)
+        for attr, op in attrs.items():
+            w = _wrap_function(getattr(mod, attr), op)
+            setattr(mod, attr, w)
+            setattr(einops, attr, w)
+    for name in _LAYERS:
+        cls = getattr(layers, name)
+        cls.forward = _wrap_layer_forward(cls.forward, name)
+
+
 def set_tree(tree):
     """Record calls from files under `tree` (clears the per-file caches)."""
     global _TREE
@@ -201,9 +281,12 @@ def set_tree(tree):
     _POS_CACHE.clear()
     _LINES.clear()
     SITES.clear()
+    OUTSIDE.clear()
 
 
 _INSTALLED = False
+# packages that bind the wrapped entry points at import time (both trees)
+PACKAGES = trees.TREES[1]["packages"] + trees.TREES[2]["packages"]
 
 
 def install(tree=None):
@@ -213,7 +296,7 @@ def install(tree=None):
         set_tree(tree)
     if _INSTALLED:
         return
-    if "transformers" in sys.modules or "timm" in sys.modules or "diffusers" in sys.modules:
+    if any(p in sys.modules for p in PACKAGES):
         raise RuntimeError("recorder.install must run before the model packages are imported")
     _INSTALLED = True
     for attr, op in _METHODS.items():
@@ -221,18 +304,21 @@ def install(tree=None):
     for name, op in _FUNCTIONS.items():
         attr = name.split(".")[1]
         setattr(torch, attr, _wrap_function(getattr(torch, attr), op))
-    import einops
-    import einops.einops
-
-    w = _wrap_function(einops.einops.rearrange, "rearrange")
-    einops.rearrange = w
-    einops.einops.rearrange = w
+    _install_einops()
 
 
 def take():
-    """The sites recorded since the last call, as JSON-ready rows; resets the table."""
+    """The sites recorded since the last call, as JSON-ready rows; resets the table. A row has
+    a 12th element, `via`, only when an einops layer was called through nn.Sequential."""
     rows = []
-    for (rel, l0, c0, l1, c1, op), (n, cp, rs, msg, ex, _) in SITES.items():
-        rows.append([rel, l0, c0, l1, c1, op, n, cp, rs, msg, ex])
+    for (rel, l0, c0, l1, c1, op), (n, cp, rs, msg, ex, _, via) in SITES.items():
+        rows.append([rel, l0, c0, l1, c1, op, n, cp, rs, msg, ex] + ([via] if via else []))
     SITES.clear()
     return rows
+
+
+def take_outside():
+    """Einops layer calls from no tree file since the last call (layer -> count); resets."""
+    out = dict(OUTSIDE)
+    OUTSIDE.clear()
+    return out

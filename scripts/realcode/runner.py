@@ -21,6 +21,7 @@ import traceback
 import torch
 
 import recorder
+import zoo2
 
 ATTEMPT_LIMIT = 60
 
@@ -132,7 +133,18 @@ def run_diffusers(job, limit):
         return dict(status="failed", reason=_short_exc(e))
 
 
+def run_zoo2(job, limit):
+    """A job of the second tree's zoo (zoo2.py: one build and forward per job)."""
+    try:
+        return dict(status="ok", **_attempt(lambda: zoo2.run(job), limit))
+    except JobTimeout:
+        return dict(status="failed", reason="time limit %d s" % limit)
+    except Exception as e:
+        return dict(status="failed", reason=_short_exc(e))
+
+
 RUNNERS = {"transformers": run_transformers, "timm": run_timm, "diffusers": run_diffusers}
+RUNNERS.update({p: run_zoo2 for p in zoo2.PACKAGES})
 
 
 def list_jobs(packages, mappings):
@@ -157,6 +169,7 @@ def list_jobs(packages, mappings):
         for n in zoo_diffusers.jobs():
             for attn in ("eager", "sdpa"):
                 out.append(dict(key="diffusers/%s/%s" % (n, attn), package="diffusers", name=n, attn=attn))
+    out += zoo2.list_jobs([p for p in packages if p in zoo2.PACKAGES])
     return out
 
 
@@ -174,6 +187,7 @@ def _prepare(tree):
 
 
 def check_origin(package, tree):
+    zoo2.before_import(package)
     mod = __import__(package)
     f = os.path.abspath(mod.__file__)
     if not f.startswith(os.path.abspath(tree) + os.sep):
@@ -202,6 +216,9 @@ def _worker(conn, tree, limit):
             res = dict(status="failed", reason=_short_exc(e), trace=traceback.format_exc()[-2000:])
         res["seconds"] = round(time.time() - t0, 3)
         res["sites"] = recorder.take()
+        outside = recorder.take_outside()
+        if outside:
+            res["layers_outside_tree"] = outside
         conn.send(res)
 
 

@@ -2,6 +2,7 @@
 """Score a stridelint binary against the real-code truth tables.
 
     python3 scripts/realcode/score.py [--bin target/release/stridelint] [--tree target/realcode/src] [--json]
+    python3 scripts/realcode/score.py --tree2     # the second tree: tests/data/realcode2, target/realcode/src2
 
 Needs only Python 3 and the tree (no torch). Matching is exact on file (relative to the tree)
 + start row/column + end row/column, in stridelint's JSON convention (rows 1-based, columns
@@ -13,7 +14,8 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
     finding, any dim) had size 1 or 0 in the site's recorded run (the finding holds for named
     sizes >= 2, as its note says; listed apart in sl002_outside_sizes.jsonl, as for SL001
     below); recall = TP / executed reshape-family sites (reshape,
-    reshape_as, flatten, ravel, rearrange) that copied, precision = TP / (TP + FP). SL002 at
+    reshape_as, flatten, ravel, rearrange, and the einops layer `Rearrange` at the call of the
+    layer or of the nn.Sequential holding it) that copied, precision = TP / (TP + FP). SL002 at
     positions no model executed: listed apart (truth unknown). SL001 at executed sites: listed
     (false alarms; an SL001 at a site where torch raised "view size is not compatible" is counted
     apart, as a true finding). Findings that miss
@@ -28,13 +30,16 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
     most one edit per file, one overlay tree per batch (hardlinks of the tree, the edited files
     replaced by the original bytes minus the deleted `.contiguous()`), one lint run per batch.
     SL001 recall = mutations that raised and got an SL001 at the mutated view / mutations that
-    raised. False alarms = SL001 at the mutated view of a mutation that was executed but did not
-    raise (in runs that all ended ok; `runs` in a row says where one did not: then the SL001 is
-    listed with the unreached ones, truth unknown; and except when a dim the finding names as
-    unmergeable had size 1 in the recorded run: every finding holds for named sizes >= 2, as its
-    note says, so that run is outside its claim; listed apart in sl001_outside_sizes.jsonl), plus
-    SL001 anywhere in a batch run that is neither in the unmodified run (positions
-    in an edited file mapped through the edit) nor at a raising mutated view.
+    raised, in total and per form (A `chain`, B `assign`/`return`, C a reshape written as a
+    view, F a flatten written as a view; `mutations.FORMS`). False alarms = SL001 at the
+    mutated view of a mutation that was executed but did not raise (in runs that all ended ok;
+    `runs` in a row says where one did not: then the SL001 is listed with the unreached ones,
+    truth unknown; and except when a dim the finding names as unmergeable had size 1 in the
+    recorded run: every finding holds for named sizes >= 2, as its note says, so that run is
+    outside its claim; listed apart in sl001_outside_sizes.jsonl), plus SL001 anywhere in a
+    batch run that is neither in the unmodified run (positions in an edited file mapped through
+    the edit) nor at a raising mutated view. An edit that rewrites a call (forms C, F) replaces
+    its bytes; the others delete `.contiguous()`.
 
 Why batching does not change the linter's verdicts. stridelint analyses each file on its own:
 its interpreter follows only calls it can resolve inside the file (`f(x)`, `self.m(x)`), and
@@ -63,8 +68,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import mutations as mut  # noqa: E402  (pure Python, no torch)
+import trees  # noqa: E402
 
-RESHAPE_OPS = ("reshape", "reshape_as", "flatten", "ravel", "rearrange")
+RESHAPE_OPS = ("reshape", "reshape_as", "flatten", "ravel", "rearrange", "Rearrange")
 VIEW_OPS = ("view", "view_as")
 
 
@@ -207,9 +213,14 @@ def score_unmodified(findings, sites):
                 sl001_unexecuted=sl001_unexec, missed=missed, copying=len(copying))
 
 
+def edit_key(r):
+    """(file, byte_start, byte_end, inserted text) of a mutation row."""
+    return (r["file"],) + mut.row_edit(r)
+
+
 def make_batches(rows):
-    """Edits (file, byte_start, byte_end) -> batches with at most one edit per file."""
-    edits = sorted({(r["file"], r["edit"]["byte_start"], r["edit"]["byte_end"]) for r in rows})
+    """Edits (file, byte_start, byte_end, inserted) -> batches with at most one edit per file."""
+    edits = sorted({edit_key(r) for r in rows})
     batches = []
     for e in edits:
         for b in batches:
@@ -232,10 +243,10 @@ class Overlay:
         self.changed = []
 
     def apply(self, batch):
-        for rel, s, e in batch.values():
+        for rel, *edit in batch.values():
             with open(os.path.join(self.tree, rel), "rb") as f:
                 data = f.read()
-            mut.replace_file(self.path, self.tree, rel, mut.apply(data, (s, e)))
+            mut.replace_file(self.path, self.tree, rel, mut.apply(data, edit))
             self.changed.append(rel)
 
     def restore(self):
@@ -272,6 +283,25 @@ BLOCKS = "blocks of memory that no view can merge"
 MERGED_DIMS = re.compile(r"dims (\d+) \([^()]*(?:\([^()]*\)[^()]*)*\) and (\d+) \(")
 
 
+KERNEL_CONDITION = re.compile(r"`scaled_dot_product_attention` runs its ([\w/-]+) kernel")
+
+
+def outside_kernel_condition(notes):
+    """Why a run of a mutated view that did not raise lies outside a finding that holds only
+    for one kernel of `F.scaled_dot_product_attention`, or None.
+
+    Such a finding's note says "holds on the path where `scaled_dot_product_attention` runs
+    its math kernel": the kernel is chosen at run time (device, mask, dropout, dtype), and the
+    math kernel's output is contiguous, so a view of it that fails with that kernel and ran
+    without error ran another kernel (on CPU, the flash kernel, whose output is laid out like
+    the query). The run is no evidence against the finding, nor for it."""
+    for note in notes:
+        m = KERNEL_CONDITION.search(note)
+        if m:
+            return "the view ran with another kernel than the %s kernel its finding names" % m.group(1)
+    return None
+
+
 def outside_size_condition(finding, site):
     """Why a run of a mutated view that did not raise lies outside what `finding` claims, or None.
 
@@ -302,7 +332,7 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, s
     batches = make_batches(rows)
     by_edit = collections.defaultdict(list)
     for r in rows:
-        by_edit[(r["file"], r["edit"]["byte_start"], r["edit"]["byte_end"])].append(r)
+        by_edit[edit_key(r)].append(r)
     base_sl001 = collections.defaultdict(set)
     for f in base_findings:
         if f["code"] == "SL001":
@@ -332,7 +362,8 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, s
                     mv = r["mutated_view"]
                     key = (mv["line"], mv["col"], mv["end_line"], mv["end_col"])
                     hit = [f for f in sl001.get(r["file"], []) if f["pos"] == key]
-                    item = dict(file=r["file"], pattern=r["pattern"], view=r["view"], mutated_view=mv,
+                    item = dict(file=r["file"], pattern=r["pattern"], form=mut.row_form(r), view=r["view"],
+                                mutated_view=mv,
                                 edit=r["edit"], raised=r["raised"], reached=r["reached"], models=r["models"][:3],
                                 message=r.get("message"), finding=hit[0]["message"] if hit else None)
                     if r["raised"]:
@@ -341,7 +372,8 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, s
                     elif hit and r["reached"] and complete(r):
                         v = r["view"]
                         site = site_at.get((r["file"], v["line"], v["col"], v["end_line"], v["end_col"], v["op"]))
-                        why = outside_size_condition(hit[0]["message"], site)
+                        why = (outside_size_condition(hit[0]["message"], site)
+                               or outside_kernel_condition(hit[0].get("notes") or []))
                         if why:
                             outside.append(dict(item, kind=why))
                         else:
@@ -353,7 +385,7 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, s
                 e = b.get(rel)
                 base = base_sl001.get(rel, set())
                 if e is not None:
-                    base = {map_through(tree, rel, (e[1], e[2]), p) for p in base}
+                    base = {map_through(tree, rel, e[1:], p) for p in base}
                 for f in fl:
                     if f["pos"] in base or (rel,) + f["pos"] in raising_sites:
                         continue
@@ -386,17 +418,40 @@ def ratio(a, b):
     return round(a / b, 4) if b else None
 
 
+def per_form(rows, b):
+    """SL001 mutation figures per form (A, B, C, F)."""
+    out = {}
+    for f in sorted({mut.row_form(r) for r in rows}):
+        mine = [r for r in rows if mut.row_form(r) == f]
+        d = sum(x["form"] == f for x in b["detected"])
+        m = sum(x["form"] == f for x in b["missed"])
+        out[f] = dict(mutations=len(mine), executed=sum(1 for r in mine if r["models"]), raised=d + m, detected=d,
+                      recall=ratio(d, d + m),
+                      false_alarms=sum(x.get("form") == f and x["kind"] == "mutated view did not raise"
+                                       for x in b["alarms"]))
+    return out
+
+
+def per_op(a, sites):
+    """SL002 TP / FP / copying sites per reshape-family op (the second tree's einops ops)."""
+    out = {}
+    for op in RESHAPE_OPS:
+        c = sum(1 for s in sites if s["op"] == op and s["copied"])
+        tp, fp = sum(x["op"] == op for x in a["tp"]), sum(x["op"] == op for x in a["fp"])
+        if c or tp or fp:
+            out[op] = dict(tp=tp, fp=fp, copying_sites=c, recall=ratio(tp, c), precision=ratio(tp, tp + fp))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/stridelint"))
-    ap.add_argument("--tree", default=os.environ.get("STRIDELINT_REALCODE_TREE",
-                                                      os.path.join(ROOT, "target/realcode/src")))
-    ap.add_argument("--data", default=os.path.join(ROOT, "tests/data/realcode"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "target/realcode/score"))
+    trees.add_tree_options(ap, "tree", "data", "out")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--no-mutations", action="store_true")
     ap.add_argument("--check-batching", type=int, default=0, metavar="N")
     args = ap.parse_args()
+    paths = trees.resolve(args, dict(tree="tree", data="data", out="score"), env=())
     tree = os.path.realpath(args.tree)
     if not os.path.isdir(tree):
         sys.exit("no tree at %s" % tree)
@@ -443,7 +498,7 @@ def main():
     mpath = os.path.join(args.data, "mutations.jsonl")
     if not args.no_mutations and os.path.exists(mpath):
         rows = load_jsonl(mpath)
-        b = score_mutations(args.bin, tree, rows, findings, os.path.join(ROOT, "target/realcode/score-work"),
+        b = score_mutations(args.bin, tree, rows, findings, paths["score_work"],
                             args.check_batching, sites)
         dump("sl001_detected.jsonl", b["detected"])
         dump("sl001_missed.jsonl", b["missed"])
@@ -463,6 +518,8 @@ def main():
             d = sum(pkg(x["file"]) == p for x in b["detected"])
             m = sum(pkg(x["file"]) == p for x in b["missed"])
             summary["per_package"][p].update(sl001_raised=d + m, sl001_detected=d, sl001_recall=ratio(d, d + m))
+        summary["sl001_mutations"]["per_form"] = per_form(rows, b)
+    summary["sl002_per_op"] = per_op(a, sites)
     summary["seconds"] = round(time.time() - t0, 1)
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
@@ -488,11 +545,18 @@ def main():
               "%d batches" % (m["raised"], m["mutations"], m["detected"], m["recall"], m["false_alarms"],
                               m["false_alarms_at_mutated_views"], m["batches"]))
         if m["outside_sizes"]:
-            print("SL001 at %d mutated views that did not raise because a dim the finding needs >= 2 was 1 in "
-                  "the run (not counted either way; sl001_outside_sizes.jsonl)" % m["outside_sizes"])
+            print("SL001 at %d mutated views that did not raise outside the condition the finding states (a dim "
+                  "it needs >= 2 was 1 in the run, or SDPA ran another kernel than the one it names; not "
+                  "counted either way; sl001_outside_sizes.jsonl)" % m["outside_sizes"])
         if m["batching_check"]:
             print("batching check: %d of %d edits give the same findings alone as in their batch" % (
                 m["batching_check"]["same"], m["batching_check"]["checked"]))
+    for f, d in summary.get("sl001_mutations", {}).get("per_form", {}).items():
+        print("  form %s: %d candidates, %d ran, %d raised, detected %d (recall %s), false alarms at the view %d" % (
+            f, d["mutations"], d["executed"], d["raised"], d["detected"], d["recall"], d["false_alarms"]))
+    if "sl002_per_op" in summary:
+        print("SL002 per op: " + ", ".join("%s TP %d FP %d of %d copying" % (op, d["tp"], d["fp"], d["copying_sites"])
+                                           for op, d in summary["sl002_per_op"].items()))
     print("per package:")
     for p, d in summary["per_package"].items():
         print("  %-13s SL002 TP %4d FP %4d of %4d copying (recall %s, precision %s)%s" % (
