@@ -271,7 +271,19 @@ pub enum ExprKind {
         op: CmpOp,
         right: Box<Expr>,
     },
-    /// Something the frontend does not model (lambdas, comprehensions, f-strings, ...).
+    /// `[element for target in iter]`, `(element for target in iter)`: one `for` clause and
+    /// no `if` (others are `Unknown`). The target is local to the comprehension.
+    Comprehension {
+        element: Box<Expr>,
+        target: Target,
+        iter: Box<Expr>,
+    },
+    /// `lambda a, b: body` with plain positional parameters (others are `Unknown`).
+    Lambda {
+        params: Vec<String>,
+        body: Box<Expr>,
+    },
+    /// Something the frontend does not model (dicts, sets, f-strings, ...).
     Unknown,
 }
 
@@ -348,6 +360,10 @@ impl Stmt {
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Expr { kind, span }
+    }
+    /// The same expression, spanning `span` (a comprehension's brackets).
+    pub fn with_span(self, span: Span) -> Self {
+        Expr { span, ..self }
     }
     /// Dotted name of a `Name`/`Attr` chain (`torch.nn.functional.softmax`), if it is one.
     pub fn dotted_name(&self) -> Option<String> {
@@ -542,6 +558,16 @@ fn shift_expr(e: &mut Expr, by: u32) {
             shift_expr(body, by);
             shift_expr(orelse, by);
         }
+        ExprKind::Comprehension {
+            element,
+            target,
+            iter,
+        } => {
+            shift_expr(element, by);
+            shift_target(target, by);
+            shift_expr(iter, by);
+        }
+        ExprKind::Lambda { body, .. } => shift_expr(body, by),
         ExprKind::Name(_)
         | ExprKind::Int(_)
         | ExprKind::Float(_)

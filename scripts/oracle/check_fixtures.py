@@ -398,6 +398,25 @@ def writing(op: str, original):
     return wrapper
 
 
+def recording_layer(op: str, forward):
+    """Wrap an einops layer's `forward` (`Rearrange`, `Reduce`): the call is recorded at the
+    closest fixture frame up the stack — `self.to_patches(x)`, or the call of the
+    `nn.Sequential` that holds the layer — as `op`, judged like the function."""
+
+    @functools.wraps(forward)
+    def wrapper(self, input, *args, **kwargs):
+        caller = sys._getframe(1)
+        while caller is not None and caller.f_code.co_filename not in RECORDER.files:
+            caller = caller.f_back
+        result = forward(self, input, *args, **kwargs)
+        if caller is not None:
+            site = CallSite(caller.f_lineno, caller.f_lasti)
+            RECORDER.add(caller.f_code.co_filename, site, op, classify_result(op, (input,), result))
+        return result
+
+    return wrapper
+
+
 def install_patches() -> None:
     """Patch before any fixture is imported: `from einops import rearrange` binds early."""
     for name in TRACKED_METHODS:
@@ -405,6 +424,8 @@ def install_patches() -> None:
     for name in TRACKED_TORCH_FUNCTIONS:
         setattr(torch, name, recording(name, getattr(torch, name)))
     einops.rearrange = recording("rearrange", einops.rearrange)
+    import einops.layers.torch as einops_layers
+    einops_layers.Rearrange.forward = recording_layer("rearrange", einops_layers.Rearrange.forward)
     torch.nn.functional.scaled_dot_product_attention = judging_sdpa(torch.nn.functional.scaled_dot_product_attention)
     for name in WRITE_METHODS:
         setattr(torch.Tensor, name, writing(name, getattr(torch.Tensor, name)))

@@ -92,9 +92,20 @@ pub struct Frame {
 pub struct RootState {
     /// Names of the size symbols minted so far.
     pub minted: HashSet<String>,
+    /// Number parameters whose default is 0 or 1 (`num_dummy_heads: int = 0`): the value a
+    /// caller may well pass, so no failure may rest on their being ≥ 2.
+    pub small_defaults: HashSet<String>,
 }
 
 impl RootState {
+    /// Whether a decision rests on a size ≥ 2 that a parameter's default says may be 0 or 1.
+    pub fn rests_on_small_default(&self, assumptions: &[crate::layout::Assumption]) -> bool {
+        assumptions.iter().any(|a| {
+            matches!(a, crate::layout::Assumption::MinSize { name, .. }
+                if self.small_defaults.contains(name))
+        })
+    }
+
     /// A fresh size symbol named as written in the code; a second, different quantity with
     /// the same name gets primes (`T′`) so the two are never confused.
     pub fn mint(&mut self, name: &str) -> Dim {

@@ -12,6 +12,13 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{Arg, Expr, ExprKind, Function, Span, Stmt, Target};
+use crate::ops::einops::{parse_pattern, Composition};
+
+/// What one use says about a rank: exactly, or at least, this many dims.
+enum RankUse {
+    Exact(i64),
+    AtLeast(i64),
+}
 
 /// A parameter's rank as its uses fix it.
 #[derive(Debug, Clone, PartialEq)]
@@ -366,8 +373,10 @@ impl Scan {
             if let Some(((p, d), method, args)) = self.method_call(e) {
                 self.method_use(&p, d, method, args, e.span);
             }
-            if let Some((p, n)) = self.einops_rank(e) {
-                self.fact_at(&p, e.span).exact(n as i64);
+            match self.einops_rank(e) {
+                Some((p, RankUse::Exact(n))) => self.fact_at(&p, e.span).exact(n),
+                Some((p, RankUse::AtLeast(n))) => self.fact_at(&p, e.span).at_least(n),
+                None => {}
             }
             if let Some((p, d, i)) = self.one_size(e) {
                 self.fact_at(&p, e.span)
@@ -434,9 +443,10 @@ impl Scan {
         }
     }
 
-    /// `rearrange(v, "b c h w -> …")` (any einops function): the number of plain axes on the
-    /// left of the pattern, when every one is a plain name.
-    fn einops_rank(&self, e: &Expr) -> Option<(String, usize)> {
+    /// `rearrange(v, "b c (h p1) (w p2) -> …")` (any einops function): the number of
+    /// dimensions on the left of the pattern (a parenthesised group is one), exactly, or at
+    /// least that many besides a `...`.
+    fn einops_rank(&self, e: &Expr) -> Option<(String, RankUse)> {
         let ExprKind::Call { func, args } = &e.kind else {
             return None;
         };
@@ -455,14 +465,21 @@ impl Scan {
         let ExprKind::Str(pattern) = &second.value.kind else {
             return None;
         };
-        let lhs = pattern.split("->").next()?;
-        let axes: Vec<&str> = lhs.split_whitespace().collect();
-        let plain = !axes.is_empty()
-            && axes.iter().all(|a| {
-                a.chars().all(|c| c.is_alphanumeric() || c == '_')
-                    && !a.chars().all(|c| c.is_ascii_digit())
-            });
-        (plain && axes.len() as i64 >= d).then(|| (p, (axes.len() as i64 - d) as usize))
+        let (lhs, _) = parse_pattern(pattern).ok()?;
+        let dims = lhs
+            .composition
+            .iter()
+            .filter(|c| !matches!(c, Composition::Ellipsis))
+            .count() as i64;
+        let rank = dims - d;
+        if rank < 0 {
+            return None;
+        }
+        Some(if lhs.has_ellipsis {
+            (p, RankUse::AtLeast(rank))
+        } else {
+            (p, RankUse::Exact(rank))
+        })
     }
 
     /// `v.shape` / `v.size()` of a derived tensor.
@@ -789,5 +806,22 @@ mod tests {
     fn einops_patterns_give_the_rank() {
         let src = "def f(x):\n    return rearrange(x, 'b c h w -> b (h w) c')\n";
         assert_eq!(ranks(src), vec![("x".into(), vec![None, None, None, None])]);
+    }
+
+    #[test]
+    fn an_einops_group_that_splits_an_axis_is_one_dim() {
+        let src = "def f(img, p):\n    return rearrange(img, 'b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=p, p2=p)\n";
+        assert_eq!(
+            ranks(src),
+            vec![("img".into(), vec![None, None, None, None])]
+        );
+    }
+
+    #[test]
+    fn an_einops_ellipsis_gives_a_lower_bound_only() {
+        let src = "def f(x):\n    return rearrange(x, '... (h d) -> ... h d', h=2)\n";
+        assert_eq!(ranks(src), vec![]);
+        let src = "def f(x):\n    y = rearrange(x, 'b ... d -> b d ...')\n    return x.t()\n";
+        assert_eq!(ranks(src), vec![("x".into(), vec![None, None])]);
     }
 }

@@ -357,6 +357,9 @@ pub enum Value {
     Import(String),
     /// An `nn.Module`-like object created by a known constructor, with its bound arguments.
     NnModule(Arc<NnModuleVal>),
+    /// An `nn.Sequential` of these layers (rules/helpers.toml `[[container]]`): calling it
+    /// calls each in turn.
+    Sequential(Arc<[Value]>),
     /// A function defined in the analysed code; a method read from an object is bound to it.
     Function(Arc<Function>, Option<Arc<Instance>>),
     /// A class defined in the analysed code (calling it constructs an [`Instance`]).
@@ -538,6 +541,9 @@ pub fn join(a: &Value, b: &Value) -> Value {
         }
         (Value::Class(x), Value::Class(y)) if Arc::ptr_eq(x, y) => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        (Value::Sequential(x), Value::Sequential(y)) if x.len() == y.len() => {
+            Value::Sequential(x.iter().zip(y.iter()).map(|(p, q)| join(p, q)).collect())
+        }
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):
         // the result may be either, which no certain finding can rest on.
         (Value::Tensor(TensorVal::Unknown(why, _)), _)
@@ -651,6 +657,9 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::NnModule(x), Value::NnModule(y)) => Arc::ptr_eq(x, y),
         (Value::Class(x), Value::Class(y)) => Arc::ptr_eq(x, y),
         (Value::Instance(x), Value::Instance(y)) => Arc::ptr_eq(x, y),
+        (Value::Sequential(x), Value::Sequential(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_value(p, q))
+        }
         (Value::Float, Value::Float) | (Value::NoneVal, Value::NoneVal) => true,
         _ => false,
     }

@@ -199,6 +199,9 @@ op_kinds! {
     EinopsRearrange = "einops_rearrange", requires [["tensor"], ["pattern"], ["axes_lengths"]];
     EinopsReduce = "einops_reduce", requires [["tensor"], ["pattern"], ["reduction"], ["axes_lengths"]];
     EinopsRepeat = "einops_repeat", requires [["tensor"], ["pattern"], ["axes_lengths"]];
+    /// `einops.einsum(*tensors, pattern)`: `torch.einsum` with the pattern's axis names
+    /// spelled as letters.
+    EinopsEinsum = "einops_einsum", requires [["tensors_and_pattern"]];
 }
 
 impl OpKind {

@@ -152,6 +152,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         // input is (it mints the output's sizes).
         OpKind::FormatFollowing => Ok(Transfer::unknown_tensor()),
         OpKind::Einsum => fresh::einsum(args, d),
+        OpKind::EinopsEinsum => fresh::einops_einsum(args, d),
         OpKind::Sdpa => Ok(Transfer::unknown_tensor()),
         OpKind::Cat => join::cat(args, d),
         OpKind::Stack => join::stack(args, d),
@@ -179,6 +180,22 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::EinopsRepeat => kinds::einops::einops(Flavor::Repeat, args, d),
     };
     outcome.unwrap_or_else(|early| early)
+}
+
+/// For an einops op: the input dims it splits into given lengths that the decider cannot
+/// show divide them, as `(the dim's size, the product of the lengths)`; empty otherwise.
+pub fn einops_undecided_splits<S: Size>(
+    spec: &OpSpec,
+    args: &BoundArgs<S>,
+    d: &Decider,
+) -> Vec<(S, S)> {
+    let flavor = match spec.kind {
+        OpKind::EinopsRearrange => Flavor::Rearrange,
+        OpKind::EinopsReduce => Flavor::Reduce,
+        OpKind::EinopsRepeat => Flavor::Repeat,
+        _ => return Vec::new(),
+    };
+    kinds::einops::undecided_splits(flavor, args, d)
 }
 
 /// Bind a module constructor call (`nn.Linear(768, 3072)`); same as [`bind_module_init`].

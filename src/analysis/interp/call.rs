@@ -230,6 +230,11 @@ impl Interpreter<'_> {
                     }
                 }
                 let target = self.lookup(n, env);
+                if n == "map" && matches!(target, Value::Unknown(_)) {
+                    if let Some(mapped) = self.map_lambda(args, env) {
+                        return mapped;
+                    }
+                }
                 // The arguments may use the assigned variable's name for sizes of their own.
                 let hint = self.frame.name_hint.clone();
                 let a = self.eval_args(args, env);
@@ -294,6 +299,7 @@ impl Interpreter<'_> {
                 self.call_function(callee, args, span, env)
             }
             Value::Class(def) => self.construct(&def, a, span, env),
+            Value::Sequential(layers) => self.call_chain(&layers, a, span, nspan, env),
             Value::Instance(obj) => {
                 // Calling an object runs its `__call__`, for a module its `forward`.
                 let method = obj
@@ -442,6 +448,9 @@ impl Interpreter<'_> {
         if let (Some(n), [x]) = (ops::helpers::ntuple_helper(last), a.positional.as_slice()) {
             return self.ntuple(n, x.clone(), span);
         }
+        if let Some(container) = ops::helpers::container(path) {
+            return container_of(container, a);
+        }
         if let Some(mspec) = self.tables.module(path) {
             let (positional, keywords) =
                 applying::convert_args(&env.shapes, &mspec.init, None, &a.positional, &a.keywords);
@@ -497,6 +506,9 @@ impl Interpreter<'_> {
         let Some(input) = a.positional.first().cloned() else {
             return Value::Unknown(UnknownReason::Unmodelled);
         };
+        if let Some(result) = self.call_einops_layer(m, &input, span, nspan, env) {
+            return result;
+        }
         let input =
             applying::resolve_value(&env.shapes, as_tensor(input, span, &self.frame.context));
         // A module whose constructor fixes sizes of its input (`nn.Linear(in_features, …)`,
@@ -585,6 +597,98 @@ impl Interpreter<'_> {
         }
         let _ = nspan;
         applying::join_all(results)
+    }
+
+    /// An einops layer (`Rearrange(pattern, **lengths)`, `Reduce(…)`) called on a tensor:
+    /// the call `einops.rearrange(x, pattern, **lengths)` it runs, decided and reported at
+    /// the layer's call like the function's.
+    fn call_einops_layer(
+        &mut self,
+        m: &Arc<NnModuleVal>,
+        input: &Value,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Option<Value> {
+        let function = match m.spec.call.kind {
+            OpKind::EinopsRearrange => "einops.rearrange",
+            OpKind::EinopsReduce => "einops.reduce",
+            OpKind::EinopsRepeat => "einops.repeat",
+            _ => return None,
+        };
+        let spec = self.tables.function(function)?;
+        let as_value = |v: &ArgValue<Dim>| match v {
+            ArgValue::Str(s) => Value::Str(s.clone()),
+            ArgValue::Int(d) => Value::Int(d.clone()),
+            _ => Value::Unknown(UnknownReason::Unmodelled),
+        };
+        let mut positional = vec![input.clone(), as_value(m.args.get("pattern")?)];
+        if let Some(reduction) = m.args.get("reduction") {
+            positional.push(as_value(reduction));
+        }
+        let keywords = m
+            .args
+            .extra_keywords()
+            .iter()
+            .map(|(name, v)| (name.clone(), as_value(v)))
+            .collect();
+        Some(self.with_apply_ctx(env, |ctx| {
+            applying::apply_op(ctx, spec, None, positional, keywords, span, nspan)
+        }))
+    }
+
+    /// The builtin `map(lambda t: body, items)`: the body run on each item
+    /// (`Interpreter::for_each_item`). `None` for any other `map` call.
+    fn map_lambda(&mut self, args: &[ir::Arg], env: &mut Env) -> Option<Value> {
+        let [function, items] = args else {
+            return None;
+        };
+        if [function, items]
+            .iter()
+            .any(|a| a.name.is_some() || a.star || a.double_star)
+        {
+            return None;
+        }
+        let ExprKind::Lambda { params, body } = &function.value.kind else {
+            return None;
+        };
+        let [param] = params.as_slice() else {
+            return None;
+        };
+        let target = ir::Target::Name(param.clone(), function.value.span);
+        let items = self.eval(&items.value, env);
+        Some(self.for_each_item(&target, items, env, |interp, scope| {
+            interp.eval(body, scope)
+        }))
+    }
+
+    /// `nn.Sequential(…)(x)`: each layer called on the output of the one before, each
+    /// call's events at this call.
+    fn call_chain(
+        &mut self,
+        layers: &[Value],
+        a: CallArgs,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        let [input] = a.positional.as_slice() else {
+            return Value::Unknown(UnknownReason::Unmodelled);
+        };
+        if !a.keywords.is_empty() || a.opaque_spread || a.packed_spread {
+            return Value::Unknown(UnknownReason::Unmodelled);
+        }
+        let mut x = input.clone();
+        for layer in layers {
+            x = self.call_value(
+                layer.clone(),
+                CallArgs::positional(vec![x]),
+                span,
+                nspan,
+                env,
+            );
+        }
+        x
     }
 
     /// A new contiguous tensor of unknown shape, made at `span`.
@@ -971,4 +1075,17 @@ fn fixed_input_sizes(m: &NnModuleVal, shape: &[Dim]) -> Vec<(Dim, Dim)> {
         }
     }
     pairs
+}
+
+/// `nn.Sequential(a, b)` / `nn.ModuleList([a, b])`: the container of those layers.
+fn container_of(container: ops::helpers::Container, a: CallArgs) -> Value {
+    if !a.keywords.is_empty() || a.opaque_spread || a.packed_spread {
+        return Value::Unknown(UnknownReason::Unmodelled);
+    }
+    match (container, a.positional.as_slice()) {
+        (ops::helpers::Container::Chain, layers) => Value::Sequential(layers.into()),
+        (ops::helpers::Container::List, []) => Value::Tuple(Vec::new()),
+        (ops::helpers::Container::List, [Value::Tuple(layers)]) => Value::Tuple(layers.clone()),
+        (ops::helpers::Container::List, _) => Value::Unknown(UnknownReason::Unmodelled),
+    }
 }

@@ -103,7 +103,10 @@ impl Interpreter<'_> {
 
     /// The constructors of a class: Python's `__init__` (by the lookup order), or the Rust
     /// functions lowered as constructors.
-    fn constructors(&self, class: &Arc<ClassDef>) -> Vec<(Arc<Function>, Arc<ClassDef>)> {
+    pub(super) fn constructors(
+        &self,
+        class: &Arc<ClassDef>,
+    ) -> Vec<(Arc<Function>, Arc<ClassDef>)> {
         match self.language {
             Language::Python => class
                 .method("__init__")

@@ -69,6 +69,18 @@ impl Interpreter<'_> {
             ExprKind::None => Value::NoneVal,
             ExprKind::Ellipsis => Value::Unknown(UnknownReason::Unmodelled),
             ExprKind::Tuple(items) | ExprKind::List(items) => self.eval_sequence(items, env),
+            ExprKind::Comprehension {
+                element,
+                target,
+                iter,
+            } => {
+                let items = self.eval(iter, env);
+                self.for_each_item(target, items, env, |interp, scope| {
+                    interp.eval(element, scope)
+                })
+            }
+            // Called where it is written (`map(lambda t: …, xs)`, `call::eval_call`) only.
+            ExprKind::Lambda { .. } => Value::Unknown(UnknownReason::Unmodelled),
             ExprKind::Starred(inner) => self.eval(inner, env),
             ExprKind::Attr { value, attr } => {
                 let v = self.eval_attr(value, attr, e.span, env);
@@ -507,6 +519,11 @@ impl Interpreter<'_> {
             let syms = a.symbols();
             if syms.len() == 1 && *a == Dim::sym(&syms[0]) {
                 self.frame.facts.add_quotient((syms[0].clone(), b.clone()));
+            } else if a.has_opaque() {
+                // `(H + pad_h) // window_size` with `pad_h = (-H) % window_size`: nothing can
+                // be compared with that quotient, yet it is one exact size the code names,
+                // ≥ 2 like `H // window_size`.
+                return Value::Int(self.mint_whole_value(span));
             }
         }
         Value::Int(q)
@@ -545,6 +562,44 @@ impl Interpreter<'_> {
             dividend: n.to_string(),
         });
         Some(quotient)
+    }
+
+    /// `[f(t) for t in items]` and `map(f, items)`: over a tuple of known items, the tuple of
+    /// `f` run on each in a scope of its own (the target is local), an item that is a number
+    /// or a string a path of its own as a loop's iteration; over anything else, `f` once on
+    /// an unknown item (its events are unknown) and an unknown result.
+    pub fn for_each_item(
+        &mut self,
+        target: &crate::ir::Target,
+        items: Value,
+        env: &mut Env,
+        mut f: impl FnMut(&mut Self, &mut Env) -> Value,
+    ) -> Value {
+        let Value::Tuple(items) = items else {
+            let mut scope = env.clone();
+            self.assign(
+                target,
+                Value::Unknown(UnknownReason::Unmodelled),
+                &mut scope,
+            );
+            f(self, &mut scope);
+            return Value::Unknown(UnknownReason::Unmodelled);
+        };
+        if holds_packed(&items) || items.len() > super::MAX_UNROLL {
+            return self.for_each_item(target, Value::Unknown(UnknownReason::Unmodelled), env, f);
+        }
+        let outer = self.frame.path.clone();
+        let count = items.len();
+        let mut values = Vec::with_capacity(count);
+        for (i, item) in items.into_iter().enumerate() {
+            self.frame.path =
+                super::stmt::iteration_path(outer.as_deref(), target, &item, i, count);
+            let mut scope = env.clone();
+            self.assign(target, item, &mut scope);
+            values.push(f(self, &mut scope));
+        }
+        self.frame.path = outer;
+        Value::Tuple(values)
     }
 
     /// An operand of arithmetic: a name of unknown type that is not a parameter

@@ -240,6 +240,16 @@ impl<'a> Interpreter<'a> {
         }
         taken.extend(self.global_symbols.iter().cloned());
         self.root.minted = taken;
+        if let Some(i) = &this {
+            // The object's sizes are its constructor's parameters.
+            for (ctor, _) in self.constructors(&i.class) {
+                for p in &ctor.params {
+                    if small_default(p).is_some() {
+                        self.root.small_defaults.insert(p.name.clone());
+                    }
+                }
+            }
+        }
         let class = this.as_ref().map(|i| i.class.clone());
         self.frame = self.fresh_frame(function.to_string(), this, class, None);
     }
@@ -690,8 +700,12 @@ impl<'a> Interpreter<'a> {
 
     /// A parameter whose value nothing tells: a name. One annotated `int` or defaulting to
     /// an integer (`key_dim=16`) is a number like the attribute `__init__` stores it in, so
-    /// that `key_dim ** -0.5` is one; any other may be a tensor (`x * 0.5`).
+    /// that `key_dim ** -0.5` is one; any other may be a tensor (`x * 0.5`). A default of 0
+    /// or 1 is remembered: no finding may assume the size ≥ 2.
     fn unknown_param(&mut self, p: &crate::ir::Param) -> Value {
+        if small_default(p).is_some() {
+            self.root.small_defaults.insert(p.name.clone());
+        }
         let number = p.annotated_int
             || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::Int(_)));
         Value::Named {
@@ -1089,5 +1103,13 @@ fn hash_value(v: &Value, h: &mut rustc_hash::FxHasher, depth: usize) {
         Value::Instance(i) => i.id.hash(h),
         Value::Function(f, _) => (Arc::as_ptr(f) as usize).hash(h),
         _ => {}
+    }
+}
+
+/// The default of a parameter that defaults to 0 or 1 (`num_dummy_heads: int = 0`).
+fn small_default(p: &crate::ir::Param) -> Option<i64> {
+    match p.default.as_ref().map(|d| &d.kind) {
+        Some(ExprKind::Int(v @ (0 | 1))) => Some(*v),
+        _ => None,
     }
 }

@@ -705,7 +705,7 @@ impl Interpreter<'_> {
 }
 
 /// How findings name one iteration of an unrolled loop: "`k` is 5 (iteration 2 of 2)".
-fn iteration_path(
+pub(super) fn iteration_path(
     outer: Option<&str>,
     target: &Target,
     item: &Value,

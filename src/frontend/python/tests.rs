@@ -80,6 +80,19 @@ fn show(expr: &Expr) -> String {
             };
             format!("({} {op} {})", show(left), show(right))
         }
+        ExprKind::Comprehension {
+            element,
+            target,
+            iter,
+        } => format!(
+            "[{} for {} in {}]",
+            show(element),
+            show_target(target),
+            show(iter)
+        ),
+        ExprKind::Lambda { params, body } => {
+            format!("(lambda {}: {})", params.join(", "), show(body))
+        }
         ExprKind::Unknown => "?".into(),
     }
 }
@@ -619,7 +632,7 @@ fn walrus_binds_before_its_statement() {
         m = ?
         z = (a and f(x))
         v = ?
-        w = ?
+        w = [v for i in range(3)]
         chunk = ?
         loop:
           chunk = ?
@@ -712,9 +725,33 @@ fn calls_and_opaque_expressions() {
         "#,
         r#"
         f(a, *xs, key=v, **opts)
-        sum(?)
-        g(?, ?, ?, ?, [a, *b])
+        sum([t.numel() for t in ts])
+        g((lambda z: z), [i for i in r], ?, ?, [a, *b])
         rearrange(x, "b h t d -> b t (h d)", h=n_head)
+        "#,
+    );
+}
+
+#[test]
+fn comprehensions_with_one_clause_and_plain_lambdas_are_lowered() {
+    assert_lowers_to(
+        r#"
+        qs = [t.view(b, n, h, -1) for t in qkv]
+        q, k = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=h), (q, k))
+        g = tuple(x.transpose(1, 2) for x, y in pairs)
+        a = [t for t in xs if t]
+        c = [s for t in xs for s in t]
+        d = map(lambda *t: t, xs)
+        e = map(lambda t=1: t, xs)
+        "#,
+        r#"
+        qs = [t.view(b, n, h, -1) for t in qkv]
+        (q, k) = map((lambda t: rearrange(t, "b n (h d) -> b h n d", h=h)), (q, k))
+        g = tuple([x.transpose(1, 2) for (x, y) in pairs])
+        a = ?
+        c = ?
+        d = map(?, xs)
+        e = map(?, xs)
         "#,
     );
 }

@@ -75,6 +75,9 @@ fn show(expr: &Expr) -> String {
             };
             format!("({} {op} {})", show(left), show(right))
         }
+        ExprKind::Comprehension { .. } | ExprKind::Lambda { .. } => {
+            panic!("the Rust frontend never produces {:?}", expr.kind)
+        }
         ExprKind::Unknown => "?".into(),
     }
 }

@@ -406,16 +406,8 @@ fn product<S: Size>(items: impl IntoIterator<Item = S>) -> S {
 }
 
 impl Recipe {
-    /// Bind the recipe to an input `shape` and the keyword lengths (einops
-    /// `_reconstruct_from_shape`). Symbolic checks that cannot be decided give
-    /// [`PlanError::Undecided`]; an exact division of symbolic sizes is recorded in the
-    /// decider as a divisibility assumption.
-    pub fn plan<S: Size>(
-        &self,
-        shape: &[S],
-        keyword_lengths: &[(String, S)],
-        d: &Decider,
-    ) -> Result<Plan<S>, PlanError> {
+    /// The length of each elementary axis that the pattern or a keyword gives.
+    fn given_lengths<S: Size>(&self, keyword_lengths: &[(String, S)]) -> Vec<Option<S>> {
         let mut lengths: Vec<Option<S>> = self
             .lengths
             .iter()
@@ -431,6 +423,50 @@ impl Recipe {
                 .map(|(_, v)| v.clone());
             lengths[*pos] = value;
         }
+        lengths
+    }
+
+    /// The input dims that split into axes of given length and one axis to infer, where
+    /// the given lengths do not divide the dim by construction:
+    /// `(input dim, product of the given lengths)`. einops raises unless they do, so a
+    /// caller may take the division as exact past the call.
+    pub fn undecided_splits<S: Size>(
+        &self,
+        shape: &[S],
+        keyword_lengths: &[(String, S)],
+        d: &Decider,
+    ) -> Vec<(usize, S)> {
+        let lengths = self.given_lengths(keyword_lengths);
+        let split = |(axis, (known_axes, unknown_axes)): (usize, &(Vec<usize>, Vec<usize>))| {
+            if known_axes.is_empty() || unknown_axes.len() != 1 {
+                return None;
+            }
+            let given: Option<Vec<S>> = known_axes.iter().map(|&i| lengths[i].clone()).collect();
+            let k = product(given?);
+            let length = shape.get(axis)?;
+            let undecided = d.eq(&length.floordiv(&k).mul(&k), length) == Tri::Unknown;
+            // `N // y` of symbols is exact only by assumption: the quotient `N·y⁻¹` then
+            // leaves comparisons undecided that a size of its own decides.
+            (undecided || !k.divides_by_construction(length)).then_some((axis, k))
+        };
+        self.input_known_unknown
+            .iter()
+            .enumerate()
+            .filter_map(split)
+            .collect()
+    }
+
+    /// Bind the recipe to an input `shape` and the keyword lengths (einops
+    /// `_reconstruct_from_shape`). Symbolic checks that cannot be decided give
+    /// [`PlanError::Undecided`]; an exact division of symbolic sizes is recorded in the
+    /// decider as a divisibility assumption.
+    pub fn plan<S: Size>(
+        &self,
+        shape: &[S],
+        keyword_lengths: &[(String, S)],
+        d: &Decider,
+    ) -> Result<Plan<S>, PlanError> {
+        let mut lengths = self.given_lengths(keyword_lengths);
         let known =
             |lengths: &[Option<S>], i: usize| lengths[i].clone().ok_or(PlanError::Undecided);
 
@@ -454,23 +490,25 @@ impl Recipe {
                         "integer modulo by zero".into(),
                     )));
                 }
-                let quotient = length.floordiv(&known_product);
-                let exact = d.eq(&quotient.mul(&known_product), &length);
-                match exact {
-                    Tri::Yes => {
-                        if length.as_lit().is_none() || known_product.as_lit().is_none() {
-                            d.record(Assumption::Divides {
-                                divisor: known_product.to_string(),
-                                dividend: length.to_string(),
-                            });
-                        }
-                    }
+                let floor_quotient = length.floordiv(&known_product);
+                let quotient = match d.eq(&floor_quotient.mul(&known_product), &length) {
+                    Tri::Yes => floor_quotient,
                     Tri::No => {
                         return Err(PlanError::Einops(EinopsError(format!(
                             "Shape mismatch, can't divide axis of length {length} in chunks of {known_product}"
                         ))))
                     }
-                    Tri::Unknown => return Err(PlanError::Undecided),
+                    // einops raises unless the axis splits exactly, so past this call it
+                    // did: `(h p1)` of `H` is `H/p1` (a condition the finding states).
+                    Tri::Unknown => length
+                        .exact_div(&known_product)
+                        .ok_or(PlanError::Undecided)?,
+                };
+                if length.as_lit().is_none() || known_product.as_lit().is_none() {
+                    d.record(Assumption::Divides {
+                        divisor: known_product.to_string(),
+                        dividend: length.to_string(),
+                    });
                 }
                 lengths[unknown] = Some(quotient);
             } else {

@@ -8,7 +8,7 @@ use super::Outcome;
 use crate::layout::geometry::{expand, permute, unsqueeze};
 use crate::layout::{reshape, Decider, Layout, LayoutError, Size, Tri};
 use crate::ops::bind::BoundArgs;
-use crate::ops::einops::recipe::{prepare, Operation, Plan, PlanError, Reduction};
+use crate::ops::einops::recipe::{prepare, Operation, Plan, PlanError, Recipe, Reduction};
 use crate::ops::shape_rules::{stack_shape, torch_list};
 use crate::ops::transfer::{OpErrorKind, Transfer};
 use crate::ops::value::ArgValue;
@@ -22,12 +22,105 @@ pub enum Flavor {
 }
 
 pub fn einops<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
-    let input = input_layout(args, d)?;
-    let pattern = args
-        .get("pattern")
-        .and_then(ArgValue::as_str)
-        .ok_or_else(|| Transfer::unknown_tensor())?;
-    let (operation, operation_name) = match flavor {
+    let call = Call::read(flavor, args, d)?;
+    let plan = call
+        .recipe
+        .plan(&call.input.shape, &call.lengths, d)
+        .map_err(|e| match e {
+            PlanError::Einops(e) => {
+                Transfer::error(OpErrorKind::ElementCount, call.einops_error(&e.0))
+            }
+            PlanError::Undecided => Transfer::unknown(),
+        })?;
+    run(&call.input, &plan, call.operation, d)
+}
+
+/// The input dims an einops call splits into given lengths without the decider knowing
+/// that they divide it (see `Recipe::undecided_splits`): `(the dim's size, the product of
+/// the given lengths)`. Empty when the call cannot be read.
+pub fn undecided_splits<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decider) -> Vec<(S, S)> {
+    let Ok(call) = Call::read(flavor, args, d) else {
+        return Vec::new();
+    };
+    call.recipe
+        .undecided_splits(&call.input.shape, &call.lengths, d)
+        .into_iter()
+        .map(|(axis, k)| (call.input.shape[axis].clone(), k))
+        .collect()
+}
+
+/// An einops call read from its arguments: the input, the compiled pattern, the keyword
+/// lengths.
+struct Call<'a, S: Size> {
+    input: Layout<S>,
+    pattern: &'a str,
+    operation: Operation,
+    operation_name: String,
+    lengths: Vec<(String, S)>,
+    recipe: Recipe,
+}
+
+impl<'a, S: Size> Call<'a, S> {
+    fn read(flavor: Flavor, args: &'a BoundArgs<S>, d: &Decider) -> Result<Self, Transfer<S>> {
+        let input = input_layout(args, d)?;
+        let pattern = args
+            .get("pattern")
+            .and_then(ArgValue::as_str)
+            .ok_or_else(|| Transfer::unknown_tensor())?;
+        let (operation, operation_name) = operation(flavor, args)?;
+        let mut lengths = Vec::new();
+        for (name, value) in args.extra_keywords() {
+            let size = value.as_size().ok_or_else(|| Transfer::unknown_tensor())?;
+            lengths.push((name.clone(), size));
+        }
+        let names: Vec<String> = lengths.iter().map(|(n, _)| n.clone()).collect();
+        let recipe = prepare(pattern, operation, &names, input.rank());
+        let error = |e: &str| einops_error(&operation_name, pattern, &input.shape, &lengths, e);
+        let recipe =
+            recipe.map_err(|e| Transfer::error(OpErrorKind::InvalidArgument, error(&e.0)))?;
+        Ok(Call {
+            input,
+            pattern,
+            operation,
+            operation_name,
+            lengths,
+            recipe,
+        })
+    }
+
+    fn einops_error(&self, inner: &str) -> String {
+        einops_error(
+            &self.operation_name,
+            self.pattern,
+            &self.input.shape,
+            &self.lengths,
+            inner,
+        )
+    }
+}
+
+/// einops' message for an error in a call.
+fn einops_error<S: Size>(
+    operation_name: &str,
+    pattern: &str,
+    shape: &[S],
+    lengths: &[(String, S)],
+    inner: &str,
+) -> String {
+    let info: Vec<String> = lengths.iter().map(|(n, v)| format!("'{n}': {v}")).collect();
+    format!(
+        " Error while processing {operation_name}-reduction pattern \"{pattern}\".\n Input tensor shape: torch.Size({}). Additional info: {{{}}}.\n {inner}",
+        torch_list(shape),
+        info.join(", ")
+    )
+}
+
+/// The einops operation a flavour runs, and its name in einops' messages.
+fn operation<S: Size>(
+    flavor: Flavor,
+    args: &BoundArgs<S>,
+) -> Result<(Operation, String), Transfer<S>> {
+    Ok(match flavor {
         Flavor::Rearrange => (Operation::Rearrange, "rearrange".to_string()),
         Flavor::Repeat => (Operation::Repeat, "repeat".to_string()),
         Flavor::Reduce => match args.get("reduction") {
@@ -42,30 +135,7 @@ pub fn einops<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decider) -> Outc
             },
             _ => (Operation::Reduce(Reduction::Custom), "<callable>".to_string()),
         },
-    };
-    let mut lengths = Vec::new();
-    for (name, value) in args.extra_keywords() {
-        let size = value.as_size().ok_or_else(|| Transfer::unknown_tensor())?;
-        lengths.push((name.clone(), size));
-    }
-    let names: Vec<String> = lengths.iter().map(|(n, _)| n.clone()).collect();
-    let einops_error = |inner: &str| {
-        let info: Vec<String> = lengths.iter().map(|(n, v)| format!("'{n}': {v}")).collect();
-        format!(
-            " Error while processing {operation_name}-reduction pattern \"{pattern}\".\n Input tensor shape: torch.Size({}). Additional info: {{{}}}.\n {inner}",
-            torch_list(&input.shape),
-            info.join(", ")
-        )
-    };
-    let recipe = prepare(pattern, operation, &names, input.rank())
-        .map_err(|e| Transfer::error(OpErrorKind::InvalidArgument, einops_error(&e.0)))?;
-    let plan = recipe
-        .plan(&input.shape, &lengths, d)
-        .map_err(|e| match e {
-            PlanError::Einops(e) => Transfer::error(OpErrorKind::ElementCount, einops_error(&e.0)),
-            PlanError::Undecided => Transfer::unknown(),
-        })?;
-    run(&input, &plan, operation, d)
+    })
 }
 
 /// The tensor argument: a tensor, or a list of equal-shape tensors that einops stacks.
@@ -340,5 +410,80 @@ mod tests {
         ]);
         let t = einops("einops.rearrange", list, "b h w -> b (h w)", vec![], &[]);
         assert_eq!(t.layout(), Some(&Layout::contiguous(vec![2, 12])));
+    }
+}
+
+#[cfg(test)]
+mod symbolic_tests {
+    use crate::layout::{Assumptions, Decider, Dim, Layout, Tri};
+    use crate::ops::{apply, bind, einops_undecided_splits, ArgValue, BoundArgs, OpTable};
+
+    type A = ArgValue<Dim>;
+
+    fn args(shape: &[Dim], pattern: &str, kw: &[(&str, Dim)]) -> BoundArgs<Dim> {
+        let spec = OpTable::torch().function("einops.rearrange").unwrap();
+        let input = Layout::contiguous(shape.to_vec());
+        let kw = kw
+            .iter()
+            .map(|(k, v)| (k.to_string(), A::Int(v.clone())))
+            .collect();
+        bind(
+            spec,
+            None,
+            vec![A::tensor(input), A::Str(pattern.into())],
+            kw,
+        )
+        .unwrap()
+    }
+
+    fn copies(shape: &[Dim], pattern: &str, kw: &[(&str, Dim)]) -> Tri {
+        let spec = OpTable::torch().function("einops.rearrange").unwrap();
+        let assumptions = Assumptions::default();
+        apply(spec, &args(shape, pattern, kw), &Decider::new(&assumptions)).copies
+    }
+
+    /// With the splits learned, `rearrange` of a patch or axial split copies (einops 0.8.2
+    /// copies for p = 2 and 4, y = 4).
+    #[test]
+    fn a_split_by_a_literal_is_decided_once_learned() {
+        let four = |s: &str| Dim::lit(4).mul(&Dim::sym(&format!("{s}/4")));
+        let patchify = "b c (h p1) (w p2) -> b (h w) (p1 p2 c)";
+        let p = [("p1", Dim::lit(4)), ("p2", Dim::lit(4))];
+        let shape = [Dim::sym("B"), Dim::sym("C"), four("H"), four("W")];
+        assert_eq!(copies(&shape, patchify, &p), Tri::Yes);
+        let axial = "b h (x y) d -> b (h d) x y";
+        let shape = [Dim::sym("B"), Dim::sym("H"), four("N"), Dim::sym("D")];
+        assert_eq!(copies(&shape, axial, &[("y", Dim::lit(4))]), Tri::Yes);
+    }
+
+    /// A split by a symbol is named for the interpreter to learn `H = p·(H/p)`; once it
+    /// has, the call is decided.
+    #[test]
+    fn a_split_by_a_symbol_is_reported_then_decided() {
+        let spec = OpTable::torch().function("einops.rearrange").unwrap();
+        let patchify = "b c (h p1) (w p2) -> b (h w) (p1 p2 c)";
+        let p = [("p1", Dim::sym("p")), ("p2", Dim::sym("p"))];
+        let assumptions = Assumptions::default();
+        let d = Decider::new(&assumptions);
+        let splits = einops_undecided_splits(
+            spec,
+            &args(
+                &[Dim::sym("B"), Dim::sym("C"), Dim::sym("H"), Dim::sym("W")],
+                patchify,
+                &p,
+            ),
+            &d,
+        );
+        assert_eq!(
+            splits,
+            vec![
+                (Dim::sym("H"), Dim::sym("p")),
+                (Dim::sym("W"), Dim::sym("p"))
+            ]
+        );
+        let learned = |s: &str| Dim::sym("p").mul(&Dim::sym(&format!("{s}/p")));
+        let shape = [Dim::sym("B"), Dim::sym("C"), learned("H"), learned("W")];
+        assert_eq!(copies(&shape, patchify, &p), Tri::Yes);
+        assert!(einops_undecided_splits(spec, &args(&shape, patchify, &p), &d).is_empty());
     }
 }

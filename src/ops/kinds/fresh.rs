@@ -164,6 +164,59 @@ pub fn einsum<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
         .ok_or_else(Transfer::unknown_tensor)
 }
 
+/// `einops.einsum(*tensors, pattern)`: the same layout as `torch.einsum` on the equation the
+/// pattern spells.
+pub fn einops_einsum<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let Some(ArgValue::IntList(items)) = args.get("tensors_and_pattern") else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let Some((ArgValue::Str(pattern), tensors)) = items.split_last() else {
+        return Err(Transfer::unknown_tensor());
+    };
+    let equation = einsum_equation(pattern).ok_or_else(Transfer::unknown_tensor)?;
+    let operands: Vec<&Layout<S>> = tensors
+        .iter()
+        .map(|t| match t {
+            ArgValue::Tensor(Some(l)) => Ok(l),
+            _ => Err(Transfer::unknown_tensor()),
+        })
+        .collect::<Result<_, _>>()?;
+    crate::layout::einsum::einsum_layout(&equation, &operands, d)
+        .map(Transfer::tensor)
+        .ok_or_else(Transfer::unknown_tensor)
+}
+
+/// einops' einsum pattern as a `torch.einsum` equation: each axis name a letter, in order of
+/// first appearance (`"b i d, b j d -> b i j"` → `"abc,adc->abd"`), as einops itself
+/// rewrites it. `None` for `...`, parentheses or more names than letters.
+fn einsum_equation<'p>(pattern: &'p str) -> Option<String> {
+    let (inputs, output) = pattern.split_once("->")?;
+    let mut letters: Vec<&'p str> = Vec::new();
+    let mut spell = |side: &'p str| -> Option<String> {
+        let mut out = String::new();
+        for name in side.split_whitespace() {
+            if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                return None;
+            }
+            let i = match letters.iter().position(|n| *n == name) {
+                Some(i) => i,
+                None => {
+                    letters.push(name);
+                    letters.len() - 1
+                }
+            };
+            out.push(*b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".get(i)? as char);
+        }
+        Some(out)
+    };
+    let mut terms = Vec::new();
+    for term in inputs.split(',') {
+        terms.push(spell(term)?);
+    }
+    let output = spell(output)?;
+    Some(format!("{}->{output}", terms.join(",")))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::layout::{Decider, Layout};
@@ -287,5 +340,36 @@ mod tests {
             .result,
             OpResult::UnknownTensor
         );
+    }
+
+    #[test]
+    fn einops_patterns_spell_torch_equations() {
+        assert_eq!(
+            super::einsum_equation("b i d, b j d -> b i j").as_deref(),
+            Some("abc,adc->abd")
+        );
+        assert_eq!(
+            super::einsum_equation("batch head i, batch head j -> batch head i j").as_deref(),
+            Some("abc,abd->abcd")
+        );
+        assert_eq!(super::einsum_equation("b ... d, b d -> b ..."), None);
+    }
+
+    /// einops 0.8.2 on torch 2.15: `einsum(q, k, "b i d, b j d -> b i j")` of contiguous
+    /// operands is a contiguous (b, i, j) tensor, as `torch.einsum("bid,bjd->bij")`.
+    #[test]
+    fn einops_einsum_lays_out_as_torch_einsum() {
+        let spec = OpTable::torch().function("einops.einsum").unwrap();
+        let q = A::tensor(Layout::contiguous(vec![2, 3, 4]));
+        let k = A::tensor(Layout::contiguous(vec![2, 5, 4]));
+        let args = crate::ops::bind(
+            spec,
+            None,
+            vec![q, k, A::Str("b i d, b j d -> b i j".into())],
+            vec![],
+        )
+        .unwrap();
+        let t = apply(spec, &args, &Decider::concrete());
+        assert_eq!(t.layout().cloned(), Some(Layout::contiguous(vec![2, 3, 5])));
     }
 }

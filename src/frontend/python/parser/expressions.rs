@@ -376,17 +376,42 @@ impl Parser<'_> {
         })
     }
 
-    /// A lambda is opaque, and has its own scope: nothing in it is lowered or bound.
+    /// A lambda has its own scope: a walrus in it binds nothing outside. One with plain
+    /// positional parameters is a `Lambda` (the interpreter applies it where it is called,
+    /// `map(lambda t: …, xs)`); any other is opaque.
     fn lambda(&mut self) -> PResult<Expr> {
         let start = self.tok.start;
         self.bump();
-        self.in_mode(Mode::Ignore, |p| -> PResult<()> {
-            p.parameters(Tok::Colon, false)?;
-            p.expect(Tok::Colon, ":")?;
-            p.child(|p| p.expression())?;
-            Ok(())
-        })?;
-        Ok(self.unknown_from(start))
+        if !self.building() {
+            self.in_mode(Mode::Ignore, |p| -> PResult<()> {
+                p.parameters(Tok::Colon, false)?;
+                p.expect(Tok::Colon, ":")?;
+                p.child(|p| p.expression())?;
+                Ok(())
+            })?;
+            return Ok(self.unknown_from(start));
+        }
+        let params = self.parameters(Tok::Colon, false)?;
+        self.expect(Tok::Colon, ":")?;
+        let mark = self.walrus.len();
+        let body = self.child(|p| p.expression())?;
+        // A walrus names the lambda's own variable: its body would read it from outside.
+        let binds = self.walrus.len() > mark;
+        self.walrus.truncate(mark);
+        let plain = !binds && params.iter().all(|p| !p.variadic && p.default.is_none());
+        let span = self.span_from(start);
+        Ok(if plain {
+            let params = params.into_iter().map(|p| p.name).collect();
+            Expr::new(
+                ExprKind::Lambda {
+                    params,
+                    body: Box::new(body),
+                },
+                span,
+            )
+        } else {
+            Expr::new(ExprKind::Unknown, span)
+        })
     }
 
     // ----- boolean operators, comparisons -----
@@ -800,10 +825,7 @@ impl Parser<'_> {
                 let value = self.child(|p| p.named_expression())?;
                 if self.at(Tok::For) || (self.at(Tok::Async) && self.peek().kind == Tok::For) {
                     // `f(x for x in xs)`: one generator argument, spanning the parentheses.
-                    if building {
-                        self.make_bindings_unknown(mark);
-                    }
-                    self.in_mode(Mode::Opaque, |p| p.comprehension_clauses())?;
+                    let generator = self.comprehension(element, value, mark)?;
                     if !first || !self.at(Tok::RParen) {
                         let span = self.span_from(element);
                         self.record_error(
@@ -816,7 +838,7 @@ impl Parser<'_> {
                     if building {
                         args.push(Arg {
                             name: None,
-                            value: self.unknown_from(open),
+                            value: generator.with_span(self.span_from(open)),
                             star: false,
                             double_star: false,
                         });
@@ -955,12 +977,9 @@ impl Parser<'_> {
         let mark = self.walrus.len();
         let first = self.child(|p| p.star_named_expression())?;
         if self.at(Tok::For) || (self.at(Tok::Async) && self.peek().kind == Tok::For) {
-            if self.building() {
-                self.make_bindings_unknown(mark);
-            }
-            self.in_mode(Mode::Opaque, |p| p.comprehension_clauses())?;
+            let generator = self.comprehension(start, first, mark)?;
             self.expect(Tok::RParen, ")")?;
-            return Ok(self.unknown_from(start));
+            return Ok(generator.with_span(self.span_from(start)));
         }
         if !self.at(Tok::Comma) {
             self.expect(Tok::RParen, ")")?;
@@ -1014,12 +1033,9 @@ impl Parser<'_> {
         let mark = self.walrus.len();
         let first = self.child(|p| p.star_named_expression())?;
         if self.at(Tok::For) || (self.at(Tok::Async) && self.peek().kind == Tok::For) {
-            if self.building() {
-                self.make_bindings_unknown(mark);
-            }
-            self.in_mode(Mode::Opaque, |p| p.comprehension_clauses())?;
+            let list = self.comprehension(start, first, mark)?;
             self.expect(Tok::RBracket, "]")?;
-            return Ok(self.unknown_from(start));
+            return Ok(list.with_span(self.span_from(start)));
         }
         let elements = self.rest_of_elements(first, Tok::RBracket, "]")?;
         let span = self.span_from(start);
@@ -1075,6 +1091,44 @@ impl Parser<'_> {
     }
 
     /// `for targets in iterable [if cond]...` clauses of a comprehension.
+    /// The clauses after a comprehension's `element`, up to its closing bracket: a
+    /// `Comprehension` for one `for` clause without `if`, otherwise opaque. Bindings made by
+    /// a walrus since `mark` bind unknown values (they run once per element, or never).
+    fn comprehension(&mut self, start: u32, element: Expr, mark: usize) -> PResult<Expr> {
+        let simple = self.building() && self.at(Tok::For);
+        if !simple {
+            if self.building() {
+                self.make_bindings_unknown(mark);
+            }
+            self.in_mode(Mode::Opaque, |p| p.comprehension_clauses())?;
+            return Ok(self.unknown_from(start));
+        }
+        self.bump();
+        let target = self.child(|p| p.target_list())?;
+        self.expect(Tok::In, "in")?;
+        let iter = self.child(|p| p.disjunction())?;
+        let one_clause = !(self.at(Tok::If) || self.at(Tok::For) || self.at(Tok::Async));
+        if !one_clause {
+            self.in_mode(Mode::Opaque, |p| -> PResult<()> {
+                while p.eat(Tok::If) {
+                    p.child(|p| p.disjunction())?;
+                }
+                p.comprehension_clauses()
+            })?;
+        }
+        self.make_bindings_unknown(mark);
+        let span = self.span_from(start);
+        if !one_clause {
+            return Ok(Expr::new(ExprKind::Unknown, span));
+        }
+        let kind = ExprKind::Comprehension {
+            element: Box::new(element),
+            target: super::to_target(target),
+            iter: Box::new(iter),
+        };
+        Ok(Expr::new(kind, span))
+    }
+
     pub(super) fn comprehension_clauses(&mut self) -> PResult<()> {
         while self.at(Tok::For) || (self.at(Tok::Async) && self.peek().kind == Tok::For) {
             if self.at(Tok::Async) {
