@@ -347,6 +347,27 @@ impl SourceFacts for FileFacts<'_> {
             .copied()
     }
 
+    fn autograd_gradients(&self, offset: u32) -> Vec<String> {
+        let backward = self
+            .module
+            .classes
+            .iter()
+            .filter(|c| c.bases.iter().any(|b| is_autograd_function(b)))
+            .flat_map(|c| c.methods.iter())
+            .find(|m| m.name == "backward" && m.span.start <= offset && offset < m.span.end);
+        let Some(backward) = backward else {
+            return Vec::new();
+        };
+        // A static `backward(ctx, *grads)`; a method's receiver is not among its params.
+        let skip = usize::from(!backward.is_method);
+        backward
+            .params
+            .iter()
+            .skip(skip)
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
     fn written(&self, span: Span) -> Option<String> {
         const MAX_CHARS: usize = 48;
         let text = self.file.text.get(span.range())?;
@@ -459,6 +480,14 @@ fn identifier_reads<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = us
 }
 
 /// The function definition (anywhere in the module) whose span is `span`.
+/// A base class naming `torch.autograd.Function` as model code spells it (`Function` from
+/// `torch.autograd`, `torch.autograd.Function`, `autograd.Function`).
+fn is_autograd_function(base: &str) -> bool {
+    base == "Function"
+        || base.ends_with("autograd.Function")
+        || base.ends_with("autograd.function.Function")
+}
+
 fn function_with_span(module: &ir::Module, span: Span) -> Option<&ir::Function> {
     fn in_body(body: &[Stmt], span: Span) -> Option<&ir::Function> {
         body.iter().find_map(|s| match s {

@@ -11,6 +11,9 @@ src/lints/mod.rs (`--judges` prints what this script read there). A judge is a l
 (kind, what) pairs of one of the JUDGE_KINDS:
   * ("raises", needle): the call raises an error whose message contains `needle`
     (SL001: "view size is not compatible", SL003, SL004, ...);
+  * ("raises-in-backward", needle): as "raises", for a call made in a function named
+    `backward` (autograd runs it with the gradient the graph made; SL011), which it judges
+    before the "raises" rules;
   * ("copies", ops): a call of one of these ops (space-separated) returns a tensor that
     does not share storage with its input: it copied (SL002);
   * ("discarded", ops): a call of one of these ops whose result the calling statement
@@ -96,7 +99,7 @@ FIXTURE_DIR = REPO / "fixtures" / "python"
 REGISTRY = REPO / "src" / "lints" / "mod.rs"
 
 # The judge kinds this script implements (tests/rules.rs reads this line).
-JUDGE_KINDS = ("raises", "copies", "discarded", "writes", "returns-input", "copy-for-sdpa", "attention")
+JUDGE_KINDS = ("raises", "raises-in-backward", "copies", "discarded", "writes", "returns-input", "copy-for-sdpa", "attention")  # noqa: E501
 
 
 def load_judges() -> dict[str, list[tuple[str, str]]]:
@@ -124,6 +127,9 @@ import torch  # noqa: E402
 JUDGES = load_judges()
 ERROR_CODES = tuple(
     (needle, code) for code, pairs in JUDGES.items() for kind, needle in pairs if kind == "raises"
+)
+BACKWARD_ERROR_CODES = tuple(
+    (needle, code) for code, pairs in JUDGES.items() for kind, needle in pairs if kind == "raises-in-backward"
 )
 COPY_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "copies" for op in ops.split()}
 DISCARD_CODES = {op: code for code, pairs in JUDGES.items() for kind, ops in pairs if kind == "discarded" for op in ops.split()}
@@ -189,9 +195,10 @@ class Recorder:
 RECORDER = Recorder()
 
 
-def classify_error(exc: BaseException) -> str:
+def classify_error(exc: BaseException, caller=None) -> str:
     message = str(exc)
-    for needle, code in ERROR_CODES:
+    in_backward = caller is not None and caller.f_code.co_name == "backward"
+    for needle, code in (BACKWARD_ERROR_CODES if in_backward else ()) + ERROR_CODES:
         if needle in message:
             return code
     first_line = message.strip().splitlines()[0] if message.strip() else ""
@@ -289,7 +296,7 @@ def recording(op: str, original):
         try:
             result = original(*args, **kwargs)
         except Exception as exc:
-            RECORDER.add(path, site, op, classify_error(exc))
+            RECORDER.add(path, site, op, classify_error(exc, caller))
             raise
         discarded = op in DISCARD_CODES and result_is_discarded(caller)
         RECORDER.add(path, site, op, classify_result(op, args, result, discarded, before))

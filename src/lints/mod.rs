@@ -42,6 +42,7 @@ pub mod sl007_contiguous_discarded;
 pub mod sl008_unfused_attention;
 pub mod sl009_avoidable_contiguous;
 pub mod sl010_write_to_copy;
+pub mod sl011_view_of_gradient;
 pub mod sl900_reveal_layout;
 
 pub use explain::{chain_labels, describe_non_adjacent, in_source_order, notes_for};
@@ -300,6 +301,17 @@ pub static RULES: &[Rule] = &[
         check: Check::Events(sl010_write_to_copy::check),
     },
     Rule {
+        code: "SL011",
+        name: "view-of-gradient",
+        severity: Severity::Warning,
+        summary: "`grad_output.view(...)` in an autograd `Function.backward`: autograd may hand over a non-contiguous gradient",
+        doc: rule_doc!("SL011"),
+        reports_on: &[Reports::Kind(OpKind::View)],
+        fix: FixAvailability::Always,
+        judge: Judge::Torch(&[("raises-in-backward", "view size is not compatible")]),
+        check: Check::OwnCodeEvents(sl011_view_of_gradient::check),
+    },
+    Rule {
         code: "SL100",
         name: "unused-suppression",
         severity: Severity::Warning,
@@ -418,6 +430,9 @@ pub trait SourceFacts {
     /// inside later calls of the chain until the name is bound again. False when a value
     /// may be read elsewhere (returned, stored, aliased, passed to another call).
     fn flows_only_along(&self, calls: &[Span]) -> bool;
+    /// Inside the `backward` of a `torch.autograd.Function` subclass: the names of its
+    /// gradient parameters (those after `ctx`); empty anywhere else.
+    fn autograd_gradients(&self, offset: u32) -> Vec<String>;
 }
 
 /// A call whose value its statement throws away (see [`SourceFacts::discarded_call`]).
@@ -452,5 +467,8 @@ impl SourceFacts for NoSource {
     }
     fn flows_only_along(&self, _: &[Span]) -> bool {
         false
+    }
+    fn autograd_gradients(&self, _: u32) -> Vec<String> {
+        Vec::new()
     }
 }
