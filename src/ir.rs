@@ -275,7 +275,8 @@ pub enum ExprKind {
     /// no `if` (others are `Unknown`). The target is local to the comprehension.
     Comprehension {
         element: Box<Expr>,
-        target: Target,
+        // Boxed: every expression is as large as the largest variant.
+        target: Box<Target>,
         iter: Box<Expr>,
     },
     /// `lambda a, b: body` with plain positional parameters (others are `Unknown`).

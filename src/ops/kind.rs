@@ -195,6 +195,10 @@ op_kinds! {
     /// execution (tracing and compiling run the same layout ops).
     EagerModeTest = "eager_mode_test", requires [];
 
+    /// `nn.GRU`/`nn.LSTM`/`nn.RNN(…)(input)`: `(output, h_n)`, the output
+    /// `batch_first` the transpose of a contiguous (T, B, D·H) tensor.
+    Recurrent = "recurrent", requires [["input"], ["hidden_size"], ["batch_first"], ["bidirectional"], ["num_layers"]];
+
     // ---- einops (spec §8) ----
     EinopsRearrange = "einops_rearrange", requires [["tensor"], ["pattern"], ["axes_lengths"]];
     EinopsReduce = "einops_reduce", requires [["tensor"], ["pattern"], ["reduction"], ["axes_lengths"]];
@@ -233,6 +237,8 @@ impl OpKind {
             // (`scatter_`, `index_put_`, `t[...] = v`): no check of the operands either
             // (an index tensor need not broadcast to the receiver).
             OpKind::InPlace => &["no_overlap_check", "indexed"],
+            // nn.LSTM: the second result is the pair (h_n, c_n).
+            OpKind::Recurrent => &["lstm"],
             _ => &[],
         }
     }

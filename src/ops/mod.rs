@@ -145,6 +145,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::Baddbmm => matmul::baddbmm(args, d),
         OpKind::Linear => matmul::linear(args, d),
         OpKind::LinearModule => matmul::linear_module(args, d),
+        OpKind::Recurrent => matmul::recurrent(args),
         OpKind::Embedding => matmul::embedding(args),
         OpKind::EmbeddingModule => matmul::embedding_module(args),
         OpKind::UnknownLayout => fresh::unknown_layout(spec),

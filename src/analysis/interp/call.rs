@@ -596,7 +596,7 @@ impl Interpreter<'_> {
             results.push(with_producer(value, &Arc::new(producer)));
         }
         let _ = nspan;
-        applying::join_all(results)
+        lstm_states(m, applying::join_all(results))
     }
 
     /// An einops layer (`Rearrange(pattern, **lengths)`, `Reduce(…)`) called on a tensor:
@@ -1087,5 +1087,20 @@ fn container_of(container: ops::helpers::Container, a: CallArgs) -> Value {
         (ops::helpers::Container::List, []) => Value::Tuple(Vec::new()),
         (ops::helpers::Container::List, [Value::Tuple(layers)]) => Value::Tuple(layers.clone()),
         (ops::helpers::Container::List, _) => Value::Unknown(UnknownReason::Unmodelled),
+    }
+}
+
+/// `nn.LSTM(…)(x)` returns `(output, (h_n, c_n))`: the table's kind gives `(output, h_n)`,
+/// and `c_n` is laid out as `h_n`.
+fn lstm_states(m: &NnModuleVal, result: Value) -> Value {
+    match (m.spec.call.variant.as_deref(), result) {
+        (Some("lstm"), Value::Tuple(items)) if items.len() == 2 => {
+            let state = items[1].clone();
+            Value::Tuple(vec![
+                items[0].clone(),
+                Value::Tuple(vec![state.clone(), state]),
+            ])
+        }
+        (_, result) => result,
     }
 }

@@ -2,7 +2,7 @@
 //! `linear`, `nn.Linear`, `embedding`, `nn.Embedding`: contiguous outputs of a computed
 //! shape.
 
-use super::{size_arg, tensor_arg, Outcome};
+use super::{bool_arg, size_arg, tensor_arg, Outcome};
 use crate::layout::{view_strides, Decider, Layout, LayoutError, Size, Tri, ViewStrides};
 use crate::ops::bind::BoundArgs;
 use crate::ops::shape_rules::{bmm_shape, linear_shape, matmul_shape, mm_shape, product};
@@ -131,6 +131,53 @@ pub fn linear_module<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
         },
     };
     Ok(contiguous_result(shape)?.with_copy(copies, input.numel()))
+}
+
+/// `nn.GRU`/`nn.LSTM`/`nn.RNN(input_size, hidden_size, …)(input)`: `(output, h_n)` (and
+/// `c_n` for the LSTM, which the caller pairs with `h_n`). The layers run time-major: with
+/// `batch_first=True` the (B, T, D·H) output is the transpose of a contiguous (T, B, D·H)
+/// tensor, strides (D·H, B·D·H, 1) (torch 2.15, every cell type and direction).
+pub fn recurrent<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    let hidden = size_arg(args, "hidden_size").map_err(|_| Transfer::unknown_tensor())?;
+    let unknown = |_| Transfer::unknown_tensor();
+    let batch_first = bool_arg(args, "batch_first").map_err(unknown)?;
+    let directions = if bool_arg(args, "bidirectional").map_err(unknown)? {
+        2
+    } else {
+        1
+    };
+    let layers = size_arg(args, "num_layers").map_err(unknown)?;
+    // An LSTM's projection (`proj_size > 0`) changes the output's size: not modelled.
+    if args.get("proj_size").is_some()
+        && size_arg(args, "proj_size").map_err(unknown)?.as_lit() != Some(0)
+    {
+        return Err(Transfer::unknown_tensor());
+    }
+    let features = S::lit(directions).mul(&hidden);
+    let states = S::lit(directions).mul(&layers);
+    let (output, state_shape) = match input.shape.as_slice() {
+        [t, _] => (
+            Layout::contiguous(vec![t.clone(), features]),
+            vec![states, hidden],
+        ),
+        [a, b, _] => {
+            let (batch, time) = if batch_first { (a, b) } else { (b, a) };
+            let time_major = Layout::contiguous(vec![time.clone(), batch.clone(), features]);
+            let output = if batch_first {
+                crate::layout::geometry::transpose(&time_major, 0, 1)
+                    .map_err(|_| Transfer::unknown_tensor())?
+            } else {
+                time_major
+            };
+            (output, vec![states, batch.clone(), hidden])
+        }
+        _ => return Err(Transfer::unknown_tensor()),
+    };
+    Ok(Transfer::tensors(vec![
+        output,
+        Layout::contiguous(state_shape),
+    ]))
 }
 
 /// `F.embedding(input, weight)`: `input.shape + (weight.shape[1],)`.

@@ -1123,7 +1123,7 @@ impl Parser<'_> {
         }
         let kind = ExprKind::Comprehension {
             element: Box::new(element),
-            target: super::to_target(target),
+            target: Box::new(super::to_target(target)),
             iter: Box::new(iter),
         };
         Ok(Expr::new(kind, span))
