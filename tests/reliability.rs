@@ -415,6 +415,38 @@ fn call_fan_out_is_not_polynomial_in_the_calls() {
     }
 }
 
+/// Comprehensions nested over tuples of tuples evaluate their element once per combination
+/// of items: six levels of eight items took minutes (and 33 s with fuel alone, cloning the
+/// scope per item); the items they multiply to are bounded and the scope is not cloned.
+#[test]
+fn nested_comprehensions_over_nested_tuples_finish_quickly() {
+    let mut source = String::from("import torch\n\ndef f(x):\n    t1 = (x, x, x, x, x, x, x, x)\n");
+    for level in 2..=6 {
+        let below = format!("t{}", level - 1);
+        source.push_str(&format!("    t{level} = ({})\n", vec![below; 8].join(", ")));
+    }
+    source.push_str("    return [[[[[[y.transpose(0, 1).view(-1) for y in a5] for a5 in a4] for a4 in a3] for a3 in a2] for a2 in a1] for a1 in t6]\n");
+    let dir = project(&[("nested.py", &source)]);
+    let (out, took) = run_within(
+        dir.path(),
+        &[
+            "check",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            "nested.py",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
 /// A 5 000-element literal assigned inside ~190 nested loops cost literal size × depth²
 /// (8–9 s) while every root analysis rescanned the module's names; now each root starts
 /// from names collected once. Its indentation is beyond the lexer's limit (SL999 there),

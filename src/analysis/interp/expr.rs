@@ -575,31 +575,81 @@ impl Interpreter<'_> {
         env: &mut Env,
         mut f: impl FnMut(&mut Self, &mut Env) -> Value,
     ) -> Value {
-        let Value::Tuple(items) = items else {
-            let mut scope = env.clone();
-            self.assign(
-                target,
-                Value::Unknown(UnknownReason::Unmodelled),
-                &mut scope,
-            );
-            f(self, &mut scope);
+        // The target is the comprehension's own: bound in `env` for the body, then the
+        // enclosing bindings of its names come back (cloning `env` per item cost
+        // quadratic time on nested tuples).
+        let Some(names) = target_names(target) else {
             return Value::Unknown(UnknownReason::Unmodelled);
         };
-        if holds_packed(&items) || items.len() > super::MAX_UNROLL {
-            return self.for_each_item(target, Value::Unknown(UnknownReason::Unmodelled), env, f);
+        let saved: Vec<(Arc<str>, Option<Value>)> = names
+            .into_iter()
+            .map(|n| {
+                let old = env.vars.get(n.as_str()).cloned();
+                (Arc::from(n), old)
+            })
+            .collect();
+        let result = self.each_item(target, items, env, &mut f);
+        for (name, old) in saved {
+            match old {
+                Some(v) => {
+                    env.vars.insert(name, v);
+                }
+                None => {
+                    env.vars.remove(&name);
+                }
+            }
         }
+        result
+    }
+
+    fn each_item(
+        &mut self,
+        target: &crate::ir::Target,
+        items: Value,
+        env: &mut Env,
+        f: &mut impl FnMut(&mut Self, &mut Env) -> Value,
+    ) -> Value {
+        let unknown = Value::Unknown(UnknownReason::Unmodelled);
+        let width = match &items {
+            Value::Tuple(items) => self.comprehension_items.saturating_mul(items.len()),
+            _ => usize::MAX,
+        };
+        let items = match items {
+            Value::Tuple(items)
+                if !holds_packed(&items)
+                    && items.len() <= super::MAX_UNROLL
+                    && width <= super::MAX_COMPREHENSION_ITEMS =>
+            {
+                items
+            }
+            _ => {
+                self.assign(target, unknown.clone(), env);
+                f(self, env);
+                return unknown;
+            }
+        };
         let outer = self.frame.path.clone();
         let count = items.len();
+        let enclosing = std::mem::replace(&mut self.comprehension_items, width);
         let mut values = Vec::with_capacity(count);
         for (i, item) in items.into_iter().enumerate() {
+            // Each item costs fuel: nested comprehensions multiply their items.
+            if !self.burn() {
+                values.clear();
+                break;
+            }
             self.frame.path =
                 super::stmt::iteration_path(outer.as_deref(), target, &item, i, count);
-            let mut scope = env.clone();
-            self.assign(target, item, &mut scope);
-            values.push(f(self, &mut scope));
+            self.assign(target, item, env);
+            values.push(f(self, env));
         }
+        self.comprehension_items = enclosing;
         self.frame.path = outer;
-        Value::Tuple(values)
+        if values.len() == count {
+            Value::Tuple(values)
+        } else {
+            unknown
+        }
     }
 
     /// An operand of arithmetic: a name of unknown type that is not a parameter
@@ -807,6 +857,24 @@ impl Interpreter<'_> {
             .filter(|c| !c.is_whitespace())
             .take(40)
             .collect()
+    }
+}
+
+/// The names a comprehension's target binds (`t`, `(x, y)`, `*rest`); `None` for a target
+/// that is not names only (`for self.x in …`).
+fn target_names(target: &crate::ir::Target) -> Option<Vec<String>> {
+    use crate::ir::Target;
+    match target {
+        Target::Name(n, _) => Some(vec![n.clone()]),
+        Target::Starred(inner, _) => target_names(inner),
+        Target::Tuple(items, _) => {
+            let mut names = Vec::new();
+            for t in items {
+                names.extend(target_names(t)?);
+            }
+            Some(names)
+        }
+        _ => None,
     }
 }
 

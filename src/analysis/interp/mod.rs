@@ -62,6 +62,9 @@ const MAX_LOOP_ITERATIONS: usize = 3;
 /// A loop over a tuple of at most this many known elements is unrolled, one path per
 /// element (`for k in topk`).
 const MAX_UNROLL: usize = 8;
+/// Nested comprehensions over known tuples evaluate their innermost element once per
+/// combination of items: at most this many, else the outer ones take unknown items.
+const MAX_COMPREHENSION_ITEMS: usize = 64;
 /// Foreign modules one file's analysis loads at most (the index parses a module once while
 /// it keeps it, but its top level runs once per importing file).
 const MAX_FOREIGN_MODULES: usize = 32;
@@ -127,6 +130,9 @@ pub struct Interpreter<'a> {
     /// Functions (by span start) entered from a caller with its argument values.
     pub reached_from_callers: HashSet<u32>,
     expr_depth: usize,
+    /// How many item evaluations the comprehensions being evaluated multiply to (nested
+    /// comprehensions unroll one inside the other): bounded by `MAX_COMPREHENSION_ITEMS`.
+    pub(super) comprehension_items: usize,
     root_fuel: u64,
     file_fuel: u64,
     /// The first function in which an analysis ran out of fuel.
@@ -199,6 +205,7 @@ impl<'a> Interpreter<'a> {
             constructed: HashMap::default(),
             reached_from_callers: HashSet::default(),
             expr_depth: 0,
+            comprehension_items: 1,
             root_fuel: ROOT_FUEL,
             file_fuel: FILE_FUEL,
             exhausted: None,
@@ -338,7 +345,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Spend one unit of fuel; false once the analysis must stop following calls.
-    fn burn(&mut self) -> bool {
+    pub(super) fn burn(&mut self) -> bool {
         if self.root_fuel == 0 || self.file_fuel == 0 {
             if self.exhausted.is_none() {
                 self.exhausted = Some(self.frame.function.clone());
