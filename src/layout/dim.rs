@@ -470,24 +470,6 @@ impl Dim {
             .any(|t| t.mono.iter().any(|(a, _)| matches!(a, Atom::Opaque(_))))
     }
 
-    /// `self / divisor` where the division is known to be exact (checked at run time by the
-    /// program): by one term, the rational quotient (`H·4⁻¹`); by a sum, long division; two
-    /// constants only when they divide. `None` when the form cannot write it or a constant
-    /// quotient would not be a whole number.
-    pub fn exact_div(&self, divisor: &Dim) -> Option<Dim> {
-        if divisor.is_zero() {
-            return None;
-        }
-        let quotient = match &divisor.terms[..] {
-            [term] => self.checked_div_term(term)?,
-            _ => self.exact_quotient(divisor)?,
-        };
-        match quotient.constant() {
-            Some(c) if !c.is_integer() => None,
-            _ => Some(quotient),
-        }
-    }
-
     /// Python `self % divisor`: a constant for two integer constants, `0` when the divisor
     /// divides `self` by construction (`(2·T) % 2`), otherwise an opaque atom.
     pub fn modulo(&self, divisor: &Dim) -> Dim {

@@ -35,10 +35,6 @@ pub trait Size:
     /// Does `self` divide `dividend` whatever the sizes are (`2` divides `4`, `H·W` divides
     /// `B·H·W·C`)? `false` when that is not certain.
     fn divides_by_construction(&self, dividend: &Self) -> bool;
-    /// `self / divisor` for a division the program itself checks at run time (einops
-    /// raises unless an axis splits exactly): the exact quotient when the normal form can
-    /// write it (`H·4⁻¹`, `C·h⁻¹`), `None` otherwise. Concrete: only when it divides.
-    fn exact_div(&self, divisor: &Self) -> Option<Self>;
 }
 
 thread_local! {
@@ -103,9 +99,6 @@ impl Size for i64 {
     fn divides_by_construction(&self, dividend: &Self) -> bool {
         *self != 0 && dividend % self == 0
     }
-    fn exact_div(&self, divisor: &Self) -> Option<Self> {
-        (*divisor != 0 && self.checked_rem(*divisor) == Some(0)).then(|| self / divisor)
-    }
 }
 
 /// The symbolic sizes: [`Dim`]'s own arithmetic and comparisons.
@@ -133,9 +126,6 @@ impl Size for Dim {
     }
     fn divides_by_construction(&self, dividend: &Self) -> bool {
         Dim::divides_by_construction(self, dividend)
-    }
-    fn exact_div(&self, divisor: &Self) -> Option<Self> {
-        Dim::exact_div(self, divisor)
     }
 }
 /// Decides comparisons and remembers every assumption it used, so a finding can list them.

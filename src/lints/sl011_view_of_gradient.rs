@@ -7,7 +7,8 @@
 //! tensor's size and stride"). The function cannot know how its output will be used, so a
 //! view of a gradient as received is a failure waiting for a caller (Megatron-LM #251, apex
 //! #1573). Reported only where the view reads the gradient parameter itself, never after
-//! `.contiguous()` or another op. The fix writes `reshape`, which copies only when it must.
+//! `.contiguous()` or another op. The safe fix inserts `.contiguous()` before the view; the
+//! unsafe one writes `reshape`, which copies only when it must.
 
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::diagnostic::{Applicability, Edit, Fix};
@@ -38,6 +39,19 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     finding.help = Some(format!(
         "use `{receiver}.reshape(...)` (a copy only when the gradient is not contiguous) or `{receiver}.contiguous().view(...)`"
     ));
+    // Safe: `.contiguous()` returns a contiguous gradient itself, so code that ran before
+    // runs the same; the unsafe alternative `reshape` may change where the copy happens.
+    finding.fix = Some(Fix {
+        message: "Insert `.contiguous()` before `.view`".into(),
+        applicability: Applicability::Safe,
+        edits: vec![Edit {
+            span: Span {
+                start: dot,
+                end: dot,
+            },
+            content: ".contiguous()".into(),
+        }],
+    });
     finding.unsafe_fix = Some(Fix {
         message: "Replace `view` with `reshape`".into(),
         applicability: Applicability::Unsafe,

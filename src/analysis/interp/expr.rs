@@ -565,9 +565,10 @@ impl Interpreter<'_> {
     }
 
     /// `[f(t) for t in items]` and `map(f, items)`: over a tuple of known items, the tuple of
-    /// `f` run on each in a scope of its own (the target is local), an item that is a number
-    /// or a string a path of its own as a loop's iteration; over anything else, `f` once on
-    /// an unknown item (its events are unknown) and an unknown result.
+    /// `f` run on each with the target bound to it (and unbound after: it is the
+    /// comprehension's own), an item that is a number or a string a path of its own as a
+    /// loop's iteration; over anything else, `f` once on an unknown item (its events are
+    /// unknown) and an unknown result.
     pub fn for_each_item(
         &mut self,
         target: &crate::ir::Target,

@@ -251,7 +251,7 @@ impl<'a> Interpreter<'a> {
             // The object's sizes are its constructor's parameters.
             for (ctor, _) in self.constructors(&i.class) {
                 for p in &ctor.params {
-                    if small_default(p).is_some() {
+                    if defaults_to_zero_or_one(p) {
                         self.root.small_defaults.insert(p.name.clone());
                     }
                 }
@@ -710,7 +710,7 @@ impl<'a> Interpreter<'a> {
     /// that `key_dim ** -0.5` is one; any other may be a tensor (`x * 0.5`). A default of 0
     /// or 1 is remembered: no finding may assume the size ≥ 2.
     fn unknown_param(&mut self, p: &crate::ir::Param) -> Value {
-        if small_default(p).is_some() {
+        if defaults_to_zero_or_one(p) {
             self.root.small_defaults.insert(p.name.clone());
         }
         let number = p.annotated_int
@@ -1113,10 +1113,10 @@ fn hash_value(v: &Value, h: &mut rustc_hash::FxHasher, depth: usize) {
     }
 }
 
-/// The default of a parameter that defaults to 0 or 1 (`num_dummy_heads: int = 0`).
-fn small_default(p: &crate::ir::Param) -> Option<i64> {
-    match p.default.as_ref().map(|d| &d.kind) {
-        Some(ExprKind::Int(v @ (0 | 1))) => Some(*v),
-        _ => None,
-    }
+/// A parameter that defaults to 0 or 1 (`num_dummy_heads: int = 0`).
+fn defaults_to_zero_or_one(p: &crate::ir::Param) -> bool {
+    matches!(
+        p.default.as_ref().map(|d| &d.kind),
+        Some(ExprKind::Int(0 | 1))
+    )
 }

@@ -498,11 +498,8 @@ impl Recipe {
                             "Shape mismatch, can't divide axis of length {length} in chunks of {known_product}"
                         ))))
                     }
-                    // einops raises unless the axis splits exactly, so past this call it
-                    // did: `(h p1)` of `H` is `H/p1` (a condition the finding states).
-                    Tri::Unknown => length
-                        .exact_div(&known_product)
-                        .ok_or(PlanError::Undecided)?,
+                    // The interpreter learns `H = p1·(H/p1)` (`undecided_splits`) and asks again.
+                    Tri::Unknown => return Err(PlanError::Undecided),
                 };
                 if length.as_lit().is_none() || known_product.as_lit().is_none() {
                     d.record(Assumption::Divides {
