@@ -36,7 +36,8 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
     `runs` in a row says where one did not: then the SL001 is listed with the unreached ones,
     truth unknown; and except when a dim the finding names as unmergeable had size 1 in the
     recorded run: every finding holds for named sizes >= 2, as its note says, so that run is
-    outside its claim; listed apart in sl001_outside_sizes.jsonl), plus SL001 anywhere in a
+    outside its claim; so is a run outside a kernel or memory-format condition the finding's
+    note states; listed apart in sl001_outside_sizes.jsonl), plus SL001 anywhere in a
     batch run that is neither in the unmodified run (positions in an edited file mapped through
     the edit) nor at a raising mutated view. An edit that rewrites a call (forms C, F) replaces
     its bytes; the others delete `.contiguous()`.
@@ -302,6 +303,27 @@ def outside_kernel_condition(notes):
     return None
 
 
+FORMAT_CONDITION = re.compile(r"`[\w.]+` has the default memory format")
+
+
+def outside_format_condition(notes, inputs):
+    """Why a run of a mutated view that did not raise lies outside a finding that holds only
+    when a 4-d parameter has the default memory format, or None.
+
+    Such a finding's note says "holds on the path where `z` has the default memory format
+    (channels-last would make the permute contiguous)": the `permute(0, 2, 3, 1)` it rests
+    on is contiguous when `z` is channels-last. `inputs` are the run's recordings of the
+    tensor the mutated view took (the input of the deleted `.contiguous()`, or of the
+    `reshape`/`flatten` rewritten): contiguous in every run means `z` was channels-last there.
+    The run is no evidence against the finding, nor for it."""
+    if not any(FORMAT_CONDITION.search(n) for n in notes):
+        return None
+    examples = [s.get("example") or {} for s in inputs]
+    if examples and all(e.get("contiguous") for e in examples):
+        return "the tensor the view took was contiguous in the run (a channels-last parameter), outside its finding's default-format condition"
+    return None
+
+
 def outside_size_condition(finding, site):
     """Why a run of a mutated view that did not raise lies outside what `finding` claims, or None.
 
@@ -329,6 +351,7 @@ def outside_size_condition(finding, site):
 
 def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, sites=()):
     site_at = {(s["file"], s["line"], s["col"], s["end_line"], s["end_col"], s["op"]): s for s in sites}
+    sites_on_line = {(s["file"], s["line"], s["op"]): s for s in sites}
     batches = make_batches(rows)
     by_edit = collections.defaultdict(list)
     for r in rows:
@@ -372,8 +395,11 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, s
                     elif hit and r["reached"] and complete(r):
                         v = r["view"]
                         site = site_at.get((r["file"], v["line"], v["col"], v["end_line"], v["end_col"], v["op"]))
+                        taken = [x for x in (sites_on_line.get((r["file"], r["edit"]["line"], "contiguous")),
+                                             site if r["edit"].get("removed") != ".contiguous()" else None) if x]
                         why = (outside_size_condition(hit[0]["message"], site)
-                               or outside_kernel_condition(hit[0].get("notes") or []))
+                               or outside_kernel_condition(hit[0].get("notes") or [])
+                               or outside_format_condition(hit[0].get("notes") or [], taken))
                         if why:
                             outside.append(dict(item, kind=why))
                         else:
@@ -546,7 +572,8 @@ def main():
                               m["false_alarms_at_mutated_views"], m["batches"]))
         if m["outside_sizes"]:
             print("SL001 at %d mutated views that did not raise outside the condition the finding states (a dim "
-                  "it needs >= 2 was 1 in the run, or SDPA ran another kernel than the one it names; not "
+                  "it needs >= 2 was 1 in the run, SDPA ran another kernel than the one it names, or a "
+                  "permuted parameter was channels-last; not "
                   "counted either way; sl001_outside_sizes.jsonl)" % m["outside_sizes"])
         if m["batching_check"]:
             print("batching check: %d of %d edits give the same findings alone as in their batch" % (

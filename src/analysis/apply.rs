@@ -360,6 +360,8 @@ fn to_arg(shapes: &HashMap<Origin, SymLayout>, v: &Value, ty: Option<ParamType>)
         Value::Float => ArgValue::Float(f64::NAN),
         Value::Bool(Some(b)) => ArgValue::Bool(*b),
         Value::Str(s) => ArgValue::Str(s.clone()),
+        // A torch constant (`torch.channels_last`) by its dotted name.
+        Value::Import(path) => ArgValue::Str(path.clone()),
         Value::NoneVal => ArgValue::None,
         Value::Tuple(items) => {
             if ty == Some(ParamType::Tensors)
@@ -576,26 +578,53 @@ pub fn apply_op(
     let alts: Vec<TensorAlt> = alts.iter().map(|a| ctx.resolve(a)).collect();
     let (pos_converted, kw_args) =
         convert_args(ctx.shapes, &spec.params, receiver, &positional, &keywords);
+    let alts: Vec<TensorAlt> = alts
+        .into_iter()
+        .map(|alt| {
+            let mut input_alt = alt.clone();
+            if input_alt.layout.is_none() && list_input.is_none() {
+                // The op itself may say how many dims its input has (`permute(0, 2, 1, 3)`):
+                // then the tensor gets a named size per dim, for this use and every alias.
+                if let Some(layout) =
+                    materialize_from_op(ctx, spec, &pos_converted, &kw_args, &alt, span, nspan)
+                {
+                    input_alt.layout = Some(layout);
+                }
+            }
+            if let Some(layout) = input_alt
+                .layout
+                .as_ref()
+                .and_then(|l| unpack_by_rank(ctx, spec, &pos_converted, &kw_args, l))
+            {
+                input_alt.layout = Some(layout);
+            }
+            input_alt
+        })
+        .collect();
+    let alts = if spec.kind == OpKind::Permute {
+        let bind_with = |layout: &Option<SymLayout>| {
+            let input = ArgValue::Tensor(layout.clone());
+            let (recv_arg, pos_args) = if recv.is_some() {
+                (Some(input), pos_converted.clone())
+            } else {
+                let mut p = pos_converted.clone();
+                if let Some(first) = p.first_mut() {
+                    *first = input;
+                }
+                (None, p)
+            };
+            ops::bind(spec, recv_arg, pos_args, kw_args.clone()).ok()
+        };
+        split_by_memory_format(alts, |alt| {
+            bind_with(&alt.layout).is_some_and(|b| permutes_parameter_channels_last(spec, &b, alt))
+        })
+    } else {
+        alts
+    };
     let mut outcomes = Vec::with_capacity(alts.len());
     let mut results = Vec::with_capacity(alts.len());
     for alt in &alts {
         let mut input_alt = alt.clone();
-        if input_alt.layout.is_none() && list_input.is_none() {
-            // The op itself may say how many dims its input has (`permute(0, 2, 1, 3)`):
-            // then the tensor gets a named size per dim, for this use and every alias.
-            if let Some(layout) =
-                materialize_from_op(ctx, spec, &pos_converted, &kw_args, alt, span, nspan)
-            {
-                input_alt.layout = Some(layout);
-            }
-        }
-        if let Some(layout) = input_alt
-            .layout
-            .as_ref()
-            .and_then(|l| unpack_by_rank(ctx, spec, &pos_converted, &kw_args, l))
-        {
-            input_alt.layout = Some(layout);
-        }
         let input_arg = ArgValue::Tensor(input_alt.layout.clone());
         let (recv_arg, pos_args): (Option<ArgValue<Dim>>, Vec<ArgValue<Dim>>) = if recv.is_some() {
             (Some(input_arg), pos_converted.clone())
@@ -621,9 +650,6 @@ pub fn apply_op(
             pos_args,
             kw_args.clone(),
         ) {
-            Ok(bound) if permutes_parameter_channels_last(spec, &bound, alt) => {
-                (unknown_transfer(), None, None)
-            }
             Ok(bound) if super::prefix::unsafe_on_packed(spec, &bound) => {
                 (unknown_transfer(), None, None)
             }
@@ -951,7 +977,7 @@ fn sdpa_alternatives(
 /// as contiguous (a convolution's output follows its input's memory format, and attention
 /// blocks hand back `transpose(-1, -2).reshape(B, C, H, W)`, which is channels-last), and
 /// then this permute is itself contiguous: the "parameters are contiguous" assumption is
-/// not credible here, so the result is unknown rather than a finding built on it.
+/// not credible on its own here (see [`split_by_memory_format`]).
 fn permutes_parameter_channels_last(
     spec: &OpSpec,
     bound: &ops::BoundArgs<Dim>,
@@ -970,6 +996,70 @@ fn permutes_parameter_channels_last(
         .map(|&d| if d < 0 { d + rank } else { d })
         .collect();
     CHANNELS_LAST.contains(&wrapped.as_slice())
+}
+
+/// The input alternatives of a permute, each that [`permutes_parameter_channels_last`]
+/// (`is_idiom`) split in two named by the parameter's memory format: the default one
+/// (assumed), and channels-last, in which the permute is contiguous. What fails only in the
+/// default format is then reported with that condition, as the README's assumption states
+/// it; what holds in both is reported plainly.
+fn split_by_memory_format(
+    alts: Vec<TensorAlt>,
+    is_idiom: impl Fn(&TensorAlt) -> bool,
+) -> Vec<TensorAlt> {
+    let mut out = Vec::with_capacity(alts.len() + 1);
+    for alt in alts {
+        let name = parameter_name(&alt);
+        let layout = alt.layout.clone();
+        let (Some(name), Some(layout)) = (name, layout) else {
+            out.push(alt);
+            continue;
+        };
+        let format = match layout.rank() {
+            4 => crate::layout::MemoryFormat::ChannelsLast,
+            5 => crate::layout::MemoryFormat::ChannelsLast3d,
+            _ => {
+                out.push(alt);
+                continue;
+            }
+        };
+        let strides = crate::layout::strides_for_format(&layout.shape, format);
+        if !is_idiom(&alt) || strides.is_err() {
+            out.push(alt);
+            continue;
+        }
+        let conjoin = |c: &str| match &alt.condition {
+            Some(before) => Arc::from(format!("{before} and {c}")),
+            None => Arc::from(c),
+        };
+        let mut default = alt.clone();
+        default.condition = Some(conjoin(&format!(
+            "`{name}` has the default memory format (channels-last would make the permute contiguous)"
+        )));
+        let mut channels_last = alt.clone();
+        channels_last.layout = Some(SymLayout {
+            strides: strides.unwrap_or_default(),
+            ..layout
+        });
+        channels_last.condition = Some(conjoin(&format!("`{name}` is channels-last")));
+        out.push(default);
+        out.push(channels_last);
+    }
+    out
+}
+
+/// The name of the parameter an alternative is, as received (see
+/// [`is_parameter_as_received`]).
+fn parameter_name(alt: &TensorAlt) -> Option<String> {
+    if !is_parameter_as_received(alt) {
+        return None;
+    }
+    let mut step = alt.chain.as_deref()?;
+    while let Some(prev) = step.prev.as_deref() {
+        step = prev;
+    }
+    let rest = step.what.strip_prefix(PARAMETER_STEP)?.strip_prefix('`')?;
+    Some(rest.split('`').next()?.to_string())
 }
 
 /// The tensor is a parameter of the analysed function (its layout assumed), as received or
@@ -1211,13 +1301,23 @@ fn first_operand_decides(
     crate::layout::elementwise::elementwise_output(&[first], d).ok()
 }
 
-/// The exact quotients a `view`/`reshape` showed: a `-1` solved to `X/h` means the call
-/// only succeeds when `h` divides `X`, so past it `X/h` is a size like `X // h`.
+/// The exact quotients a `view`/`reshape` or an einops call showed: a `-1` solved to `X/h`
+/// (a split axis `(h d)` of `X`) means the call only succeeds when `h` divides `X`, so past
+/// it `X/h` is a size like `X // h`.
 fn inferred_quotients(
     spec: &OpSpec,
     t: &ops::Transfer<Dim>,
     target: Option<&[Dim]>,
 ) -> Vec<(String, Dim)> {
+    // einops raises unless a split axis divides exactly (`b n (h d)` with `h=heads`): a
+    // quotient among the sizes of its result is exact.
+    if let (
+        OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat,
+        OpResult::Tensor(l),
+    ) = (spec.kind, &t.result)
+    {
+        return l.shape.iter().filter_map(Dim::as_symbol_quotient).collect();
+    }
     let (OpKind::View | OpKind::Reshape, OpResult::Tensor(l), Some(target)) =
         (spec.kind, &t.result, target)
     else {

@@ -57,6 +57,9 @@ impl Facts {
 /// The state of one function body being interpreted.
 #[derive(Debug, Default)]
 pub struct Frame {
+    /// Tells frames apart (0 for none made by [`Frame::numbered`]): a lambda is run in
+    /// place only in the frame that made it.
+    pub id: u64,
     pub facts: Facts,
     /// Equalities learned on the way (`symbol := size`), applied to every value read.
     pub subst: Vec<(String, Dim)>,
@@ -84,6 +87,14 @@ pub struct Frame {
     pub constructor_exits: Option<Vec<super::env::Env>>,
     /// The function whose body this is (`None` for a module body).
     pub body_of: Option<Arc<crate::ir::Function>>,
+}
+
+impl Frame {
+    /// A fresh, distinct [`Frame::id`].
+    pub fn next_id() -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// State shared by every frame of one analysis (one root function and the calls it

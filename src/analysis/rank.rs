@@ -31,7 +31,16 @@ pub struct ParamRank {
 
 /// For each parameter whose rank its uses fix: the names of its dims and where it was fixed.
 pub fn param_ranks(f: &Function) -> HashMap<String, ParamRank> {
-    let mut scan = Scan::default();
+    param_ranks_through(f, &|_| false)
+}
+
+/// [`param_ranks`], following tensors also through the layers `self.<name>(x)` for which
+/// `keeps_rank(name)` holds (`self.to_qkv = nn.Linear(…)`: its output has `x`'s rank).
+pub fn param_ranks_through(
+    f: &Function,
+    keeps_rank: &dyn Fn(&str) -> bool,
+) -> HashMap<String, ParamRank> {
+    let mut scan = Scan::new(keeps_rank);
     for p in &f.params {
         if !p.variadic && p.shape_annotation.is_none() {
             scan.derived.insert(p.name.clone(), (p.name.clone(), 0));
@@ -107,19 +116,34 @@ impl Facts {
     }
 }
 
-#[derive(Default)]
-struct Scan {
+struct Scan<'a> {
+    /// Does the layer `self.<name>` keep its input's rank?
+    keeps_rank: &'a dyn Fn(&str) -> bool,
     /// A variable that holds a tensor derived from a parameter by rank-keeping ops:
     /// `(parameter, rank of the variable − rank of the parameter)`.
     derived: HashMap<String, (String, i64)>,
     /// Derived variables whose dims are the parameter's in another order
     /// (`x = x.transpose(0, 1)`): their sizes do not name the parameter's dims.
     reordered: std::collections::HashSet<String>,
+    /// A variable that holds the parts of a derived tensor (`qkv = v.chunk(3, dim=-1)`):
+    /// each part is derived alike (`qkv[0]`, `for t in qkv`).
+    parts: HashMap<String, (String, i64)>,
     facts: HashMap<String, Facts>,
     stopped: bool,
 }
 
-impl Scan {
+impl<'a> Scan<'a> {
+    fn new(keeps_rank: &'a dyn Fn(&str) -> bool) -> Self {
+        Scan {
+            keeps_rank,
+            derived: HashMap::default(),
+            reordered: Default::default(),
+            parts: HashMap::default(),
+            facts: HashMap::default(),
+            stopped: false,
+        }
+    }
+
     /// A sequence of statements every call runs in order.
     fn block(&mut self, body: &[Stmt]) {
         for s in body {
@@ -144,6 +168,9 @@ impl Scan {
                     self.stopped = true;
                 }
                 Stmt::Raise { .. } => self.stopped = true,
+                Stmt::If { body, orelse, .. } if !may_leave(s) => {
+                    self.branches(s, [body, orelse]);
+                }
                 Stmt::With { items, body, .. } => {
                     for (e, t) in items {
                         self.expr(e);
@@ -168,12 +195,45 @@ impl Scan {
         }
     }
 
+    /// An `if` that cannot leave the function: its uses run on some paths only (they say
+    /// nothing), but a name both branches derive alike (`if self.norm: x = self.norm(x)`)
+    /// stays derived.
+    fn branches(&mut self, s: &Stmt, blocks: [&[Stmt]; 2]) {
+        let outcomes = blocks.map(|b| {
+            let mut sub = Scan::new(self.keeps_rank);
+            sub.derived = self.derived.clone();
+            sub.reordered = self.reordered.clone();
+            sub.parts = self.parts.clone();
+            sub.block(b);
+            (sub.derived, sub.reordered)
+        });
+        for n in assigned_names(s) {
+            let [(a, ra), (b, rb)] = &outcomes;
+            match (a.get(&n), b.get(&n)) {
+                (Some(x), Some(y)) if x == y => {
+                    self.derived.insert(n.clone(), x.clone());
+                    if ra.contains(&n) || rb.contains(&n) {
+                        self.reordered.insert(n.clone());
+                    } else {
+                        self.reordered.remove(&n);
+                    }
+                }
+                _ => {
+                    self.derived.remove(&n);
+                    self.reordered.remove(&n);
+                }
+            }
+            self.parts.remove(&n);
+        }
+    }
+
     fn forget_target(&mut self, t: &Target) {
         let mut names = Vec::new();
         target_names(t, &mut names);
         for n in names {
             self.derived.remove(&n);
             self.reordered.remove(&n);
+            self.parts.remove(&n);
         }
     }
 
@@ -211,6 +271,11 @@ impl Scan {
 
     fn assign(&mut self, targets: &[Target], value: &Expr) {
         self.expr(value);
+        let wanted = match targets {
+            [Target::Tuple(items, _)] => items.len(),
+            _ => 1,
+        };
+        let per_item = self.per_item(value, wanted);
         // `B, T, C = v.shape`: the rank and the names of the sizes.
         if let [Target::Tuple(items, _)] = targets {
             if let Some((p, d)) = self.size_query(value) {
@@ -283,6 +348,16 @@ impl Scan {
             self.forget_target(t);
         }
         match (targets, result) {
+            ([Target::Tuple(items, _)], _) if per_item.len() == items.len() => {
+                for (t, (r, reordered)) in items.iter().zip(per_item) {
+                    if let (Target::Name(n, _), Some(r)) = (t, r) {
+                        self.derived.insert(n.clone(), r);
+                        if reordered {
+                            self.reordered.insert(n.clone());
+                        }
+                    }
+                }
+            }
             ([Target::Name(n, _)], Some(r)) => {
                 self.derived.insert(n.clone(), r);
                 if reordered {
@@ -296,12 +371,67 @@ impl Scan {
                     if let Target::Name(n, _) = t {
                         if n != "_" {
                             self.derived.insert(n.clone(), r.clone());
+                            if reordered {
+                                self.reordered.insert(n.clone());
+                            }
                         }
                     }
                 }
             }
+            // `qkv = v.chunk(3, dim=-1)`: the parts, for `qkv[0]` and `for t in qkv`.
+            ([Target::Name(n, _)], None) if self.pair_keeping_rank(value).is_some() => {
+                let r = self.pair_keeping_rank(value).unwrap_or_default();
+                self.parts.insert(n.clone(), r);
+                if reordered {
+                    self.reordered.insert(n.clone());
+                }
+            }
             _ => {}
         }
+    }
+
+    /// `map(lambda t: body, (q, k, v))` / `(body for t in (q, k, v))`: the body's uses, once
+    /// per item it derives from a parameter, and what the body derives for each item (with
+    /// whether it reorders the dims); empty for any other expression.
+    /// Over the parts of a chunk (`for t in qkv`), the body runs once and each of the
+    /// `wanted` results is its.
+    fn per_item(&mut self, value: &Expr, wanted: usize) -> Vec<(Option<(String, i64)>, bool)> {
+        let Some((param, body, items)) = per_item_body(value) else {
+            return Vec::new();
+        };
+        let items: Vec<Option<((String, i64), bool)>> = match items {
+            Items::Listed(items) => items
+                .iter()
+                .map(|i| Some((self.derive(i)?, self.reorders(i))))
+                .collect(),
+            Items::Parts(name) => match self.parts.get(name) {
+                Some(r) => vec![Some((r.clone(), self.reordered.contains(name))); wanted],
+                None => return Vec::new(),
+            },
+        };
+        let saved = (self.derived.remove(param), self.reordered.remove(param));
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let Some((r, item_reordered)) = item else {
+                out.push((None, false));
+                continue;
+            };
+            self.derived.insert(param.to_string(), r);
+            if item_reordered {
+                self.reordered.insert(param.to_string());
+            }
+            self.expr(body);
+            out.push((self.derive(body), item_reordered || self.reorders(body)));
+            self.derived.remove(param);
+            self.reordered.remove(param);
+        }
+        if let Some(r) = saved.0 {
+            self.derived.insert(param.to_string(), r);
+        }
+        if saved.1 {
+            self.reordered.insert(param.to_string());
+        }
+        out
     }
 
     /// The derived tensor `e` is a method call on, with the method and its arguments.
@@ -316,16 +446,32 @@ impl Scan {
         Some((recv, attr.as_str(), args.as_slice()))
     }
 
-    /// `(values, indices)` of `v.topk(…)`/`v.sort(…)`/`v.max(dim)`: both keep `v`'s rank.
+    /// `(values, indices)` of `v.topk(…)`/`v.sort(…)`, the parts of `v.chunk(…)`/`v.split(…)`:
+    /// each keeps `v`'s rank.
     fn pair_keeping_rank(&self, e: &Expr) -> Option<(String, i64)> {
         let (recv, method, _) = self.method_call(e)?;
-        matches!(method, "topk" | "sort" | "kthvalue" | "cummax" | "cummin").then_some(recv)
+        matches!(
+            method,
+            "topk"
+                | "sort"
+                | "kthvalue"
+                | "cummax"
+                | "cummin"
+                | "chunk"
+                | "split"
+                | "tensor_split"
+                | "split_with_sizes"
+        )
+        .then_some(recv)
     }
 
     /// What rank-keeping ops make of a derived tensor.
     fn derive(&self, e: &Expr) -> Option<(String, i64)> {
         match &e.kind {
             ExprKind::Name(n) => self.derived.get(n).cloned(),
+            ExprKind::Call { func, args } if self.layer_input(func, args).is_some() => {
+                self.derive(self.layer_input(func, args)?)
+            }
             ExprKind::Call { .. } => {
                 let ((p, d), method, args) = self.method_call(e)?;
                 match method {
@@ -343,6 +489,15 @@ impl Scan {
                     }
                 }
             }
+            // `qkv[0]` of the parts of a chunk.
+            ExprKind::Subscript { value, index } if matches!(&value.kind, ExprKind::Name(n) if self.parts.contains_key(n)) =>
+            {
+                let ExprKind::Name(n) = &value.kind else {
+                    return None;
+                };
+                let [ix] = index.as_slice() else { return None };
+                matches!(ix.kind, ExprKind::Int(_)).then(|| self.parts.get(n).cloned())?
+            }
             // `v[:k]`, `v[a:b, :]`: slices keep the rank; `v[None]` adds a dim.
             ExprKind::Subscript { value, index } => {
                 let (p, d) = self.derive(value)?;
@@ -359,6 +514,17 @@ impl Scan {
             }
             _ => None,
         }
+    }
+
+    /// `self.proj(x)` of a layer that keeps the rank: `x`.
+    fn layer_input<'e>(&self, func: &Expr, args: &'e [Arg]) -> Option<&'e Expr> {
+        let ExprKind::Attr { value, attr } = &func.kind else {
+            return None;
+        };
+        let [a] = args else { return None };
+        let plain = a.name.is_none() && !a.star && !a.double_star;
+        let on_self = matches!(&value.kind, ExprKind::Name(n) if n == "self");
+        (plain && on_self && (self.keeps_rank)(attr)).then_some(&a.value)
     }
 
     /// Rank facts from the uses inside an expression.
@@ -544,6 +710,57 @@ impl Scan {
     }
 }
 
+/// What a `map` or a generator runs over.
+enum Items<'e> {
+    /// A literal tuple or list: `(q, k, v)`.
+    Listed(&'e [Expr]),
+    /// A variable that may hold parts of a chunk: `qkv`.
+    Parts(&'e str),
+}
+
+/// `map(lambda t: body, (a, b))`, `(body for t in (a, b))` (also inside `tuple(…)`/`list(…)`):
+/// the parameter, the body and the items.
+fn per_item_body(value: &Expr) -> Option<(&str, &Expr, Items<'_>)> {
+    fn items_of(e: &Expr) -> Option<Items<'_>> {
+        match &e.kind {
+            ExprKind::Tuple(items) | ExprKind::List(items) => Some(Items::Listed(items)),
+            ExprKind::Name(n) => Some(Items::Parts(n)),
+            _ => None,
+        }
+    }
+    match &value.kind {
+        ExprKind::Call { func, args } => {
+            let ExprKind::Name(f) = &func.kind else {
+                return None;
+            };
+            match (f.as_str(), args.as_slice()) {
+                ("map", [l, items]) => {
+                    let ExprKind::Lambda { params, body } = &l.value.kind else {
+                        return None;
+                    };
+                    let [param] = params.as_slice() else {
+                        return None;
+                    };
+                    Some((param.as_str(), &**body, items_of(&items.value)?))
+                }
+                ("tuple" | "list", [inner]) => per_item_body(&inner.value),
+                _ => None,
+            }
+        }
+        ExprKind::Comprehension {
+            element,
+            target,
+            iter,
+        } => {
+            let Target::Name(param, _) = &**target else {
+                return None;
+            };
+            Some((param.as_str(), &**element, items_of(iter)?))
+        }
+        _ => None,
+    }
+}
+
 /// The names of `a, b, c = …` when every target is a plain name.
 fn plain_names(items: &[Target]) -> Option<Vec<&str>> {
     items
@@ -719,6 +936,73 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    fn ranks_through(src: &str, layers: &[&str]) -> Vec<(String, usize)> {
+        let m = parse_python(src).module;
+        let keeps = |a: &str| layers.contains(&a);
+        let mut out: Vec<_> = param_ranks_through(&m.functions[0], &keeps)
+            .into_iter()
+            .map(|(p, r)| (p, r.names.len()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn rank_follows_layers_that_keep_it_and_the_parts_of_a_chunk() {
+        // An attention block: `x` reaches a rank-3 pattern through a Linear and a chunk.
+        let src = "def forward(self, x):\n    q, k, v = self.to_qkv(x).chunk(3, dim=-1)\n    \
+                   k = rearrange(k, 'b n (h d) -> b h n d', h=self.heads)\n    return k\n";
+        assert_eq!(ranks_through(src, &["to_qkv"]), vec![("x".into(), 3)]);
+        // A layer not known to keep the rank (a user's module) says nothing.
+        assert_eq!(ranks_through(src, &[]), vec![]);
+    }
+
+    #[test]
+    fn rank_follows_each_item_of_a_map_or_a_generator() {
+        for each in [
+            "map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=8), (q, k))",
+            "(rearrange(t, 'b n (h d) -> b h n d', h=8) for t in (q, k))",
+        ] {
+            let src = format!(
+                "def forward(self, x, y):\n    q = self.to_q(x)\n    k = self.to_k(y)\n    \
+                 q, k = {each}\n    return q\n"
+            );
+            assert_eq!(
+                ranks_through(&src, &["to_q", "to_k"]),
+                vec![("x".into(), 3), ("y".into(), 3)],
+                "{each}"
+            );
+        }
+        // The results are derived too: a later use of `q` counts.
+        let src = "def f(x):\n    q, = map(lambda t: t.float(), (x,))\n    B, T = q.shape\n    return q\n";
+        assert_eq!(ranks_through(src, &[]), vec![("x".into(), 2)]);
+    }
+
+    #[test]
+    fn rank_follows_the_parts_of_a_chunk_kept_whole() {
+        let src = "def forward(self, x):\n    qkv = self.to_qkv(x).chunk(3, dim=-1)\n    \
+                   b, p, n, hd = qkv[0].shape\n    return qkv\n";
+        assert_eq!(ranks_through(src, &["to_qkv"]), vec![("x".into(), 4)]);
+        let src = "def forward(self, x):\n    qkv = x.chunk(3, dim=-1)\n    \
+                   q, k, v = (rearrange(t, 'b n (h d) -> b h n d', h=8) for t in qkv)\n    return q\n";
+        assert_eq!(ranks_through(src, &[]), vec![("x".into(), 3)]);
+    }
+
+    #[test]
+    fn a_branch_that_keeps_the_rank_keeps_the_derivation() {
+        let src =
+            "def forward(self, x):\n    if self.norm is not None:\n        x = self.norm(x)\n    \
+                   B, T, C = x.shape\n    return x\n";
+        assert_eq!(ranks_through(src, &["norm"]), vec![("x".into(), 3)]);
+        // A branch that makes something else of `x` ends the derivation.
+        let src = "def forward(self, x):\n    if self.flat:\n        x = x[0]\n    B, T, C = x.shape\n    return x\n";
+        assert_eq!(ranks_through(src, &[]), vec![]);
+        // Uses inside a branch run on some paths only: they fix nothing.
+        let src =
+            "def forward(self, x):\n    if self.flat:\n        B, T, C = x.shape\n    return x\n";
+        assert_eq!(ranks_through(src, &[]), vec![]);
     }
 
     #[test]

@@ -364,6 +364,11 @@ pub enum Value {
     Function(Arc<Function>, Option<Arc<Instance>>),
     /// A class defined in the analysed code (calling it constructs an [`Instance`]).
     Class(Arc<ClassDef>),
+    /// `lambda d: body`, called only in the frame that made it (see [`LambdaVal`]).
+    Lambda(Arc<LambdaVal>),
+    /// `functools.partial(f, *args, **kwargs)`: calling it calls `f` with those arguments
+    /// first (`partial(nn.LayerNorm, eps=1e-6)`, `partial(torch.cat, dim=-2)`).
+    Partial(Arc<PartialVal>),
     /// An object of a class defined in the analysed code: `self` in a method, or a module
     /// built in a constructor (`self.attn = Attention(dim, heads)`).
     Instance(Arc<Instance>),
@@ -441,6 +446,23 @@ impl UnknownReason {
             UnknownReason::PathsDisagree
         }
     }
+}
+
+#[derive(Debug)]
+pub struct LambdaVal {
+    pub params: Vec<String>,
+    pub body: crate::ir::Expr,
+    /// The frame the lambda was made in ([`super::frame::Frame::id`]). Called there, its
+    /// body runs in that frame's variables, as Python's closures see them at the call;
+    /// elsewhere the analysis does not know the variables it closes over.
+    pub frame: u64,
+}
+
+#[derive(Debug)]
+pub struct PartialVal {
+    pub func: Value,
+    pub positional: Vec<Value>,
+    pub keywords: Vec<(String, Value)>,
 }
 
 #[derive(Debug)]
@@ -540,6 +562,8 @@ pub fn join(a: &Value, b: &Value) -> Value {
             }
         }
         (Value::Class(x), Value::Class(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        (Value::Lambda(x), Value::Lambda(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        (Value::Partial(x), Value::Partial(y)) if Arc::ptr_eq(x, y) => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(x, y) => a.clone(),
         (Value::Sequential(x), Value::Sequential(y)) if x.len() == y.len() => {
             Value::Sequential(x.iter().zip(y.iter()).map(|(p, q)| join(p, q)).collect())
@@ -656,6 +680,8 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         }
         (Value::NnModule(x), Value::NnModule(y)) => Arc::ptr_eq(x, y),
         (Value::Class(x), Value::Class(y)) => Arc::ptr_eq(x, y),
+        (Value::Lambda(x), Value::Lambda(y)) => Arc::ptr_eq(x, y),
+        (Value::Partial(x), Value::Partial(y)) => Arc::ptr_eq(x, y),
         (Value::Instance(x), Value::Instance(y)) => Arc::ptr_eq(x, y),
         (Value::Sequential(x), Value::Sequential(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_value(p, q))

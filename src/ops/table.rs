@@ -92,6 +92,22 @@ impl OpSpec {
         ) || (self.kind == OpKind::Dropout && self.variant.is_none())
     }
 
+    /// Does a layer call of this kind (`self.proj(x)`) give a tensor of its input's rank?
+    /// Linear layers, norms, activations, dropout, convolutions and pooling do; the rank
+    /// scan (`analysis::rank`) follows a parameter through them.
+    pub fn keeps_rank(&self) -> bool {
+        matches!(
+            self.kind,
+            OpKind::LinearModule
+                | OpKind::ContiguousResult
+                | OpKind::SuggestedFormatResult
+                | OpKind::Dropout
+                | OpKind::Elementwise
+                | OpKind::Alias
+                | OpKind::FormatFollowing
+        )
+    }
+
     /// The parameter answering to `name` (its name or an alias).
     pub fn param(&self, name: &str) -> Option<&ParamSpec> {
         self.params.iter().find(|p| p.answers_to(name))

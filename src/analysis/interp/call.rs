@@ -12,8 +12,8 @@ use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs
 use super::super::env::Env;
 use super::super::event::REVEAL_OP;
 use super::super::value::{
-    producer_of, with_producer, ClassDef, Instance, NnModuleVal, Producer, TensorAlt, TensorVal,
-    UnknownReason, Value,
+    producer_of, with_producer, ClassDef, Instance, LambdaVal, NnModuleVal, PartialVal, Producer,
+    TensorAlt, TensorVal, UnknownReason, Value,
 };
 use super::{Callee, Interpreter};
 
@@ -231,7 +231,7 @@ impl Interpreter<'_> {
                 }
                 let target = self.lookup(n, env);
                 if n == "map" && matches!(target, Value::Unknown(_)) {
-                    if let Some(mapped) = self.map_lambda(args, env) {
+                    if let Some(mapped) = self.map_call(args, call.span, nspan, env) {
                         return mapped;
                     }
                 }
@@ -300,6 +300,25 @@ impl Interpreter<'_> {
             }
             Value::Class(def) => self.construct(&def, a, span, env),
             Value::Sequential(layers) => self.call_chain(&layers, a, span, nspan, env),
+            Value::Lambda(l) => self.call_lambda(&l, a, env),
+            Value::Partial(p) => {
+                let mut positional = p.positional.clone();
+                positional.extend(a.positional);
+                // A keyword of the call replaces the partial's.
+                let mut keywords: Vec<(String, Value)> = p
+                    .keywords
+                    .iter()
+                    .filter(|(k, _)| !a.keywords.iter().any(|(n, _)| n == k))
+                    .cloned()
+                    .collect();
+                keywords.extend(a.keywords);
+                let a = CallArgs {
+                    positional,
+                    keywords,
+                    ..a
+                };
+                self.call_value(p.func.clone(), a, span, nspan, env)
+            }
             Value::Instance(obj) => {
                 // Calling an object runs its `__call__`, for a module its `forward`.
                 let method = obj
@@ -433,6 +452,9 @@ impl Interpreter<'_> {
             return self.with_apply_ctx(env, |ctx| {
                 applying::apply_op(ctx, spec, None, a.positional, a.keywords, span, nspan)
             });
+        }
+        if path == "functools.partial" {
+            return partial_of(a);
         }
         if let Some(name) = path.strip_prefix("math.") {
             // `math.ceil(H / p)`: an integer the analysis cannot compute is one fixed size.
@@ -637,9 +659,15 @@ impl Interpreter<'_> {
         }))
     }
 
-    /// The builtin `map(lambda t: body, items)`: the body run on each item
-    /// (`Interpreter::for_each_item`). `None` for any other `map` call.
-    fn map_lambda(&mut self, args: &[ir::Arg], env: &mut Env) -> Option<Value> {
+    /// The builtin `map(f, items)`: `f` called on each item (`Interpreter::for_each_item`);
+    /// a literal `lambda t: body` runs its body in place. `None` for any other `map` call.
+    fn map_call(
+        &mut self,
+        args: &[ir::Arg],
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Option<Value> {
         let [function, items] = args else {
             return None;
         };
@@ -649,17 +677,85 @@ impl Interpreter<'_> {
         {
             return None;
         }
-        let ExprKind::Lambda { params, body } = &function.value.kind else {
-            return None;
+        if let ExprKind::Lambda { params, body } = &function.value.kind {
+            let [param] = params.as_slice() else {
+                return None;
+            };
+            let target = ir::Target::Name(param.clone(), function.value.span);
+            let items = self.eval(&items.value, env);
+            return Some(self.for_each_item(&target, items, env, |interp, scope| {
+                interp.eval(body, scope)
+            }));
+        }
+        // `map(partial(torch.cat, dim=-2), ((mk, k), (mv, v)))`, `map(self.norm, xs)`. Only
+        // a name, an attribute or a `partial(…)` is evaluated here: any other call would be
+        // evaluated again, with its events, when this returns `None`.
+        let plain = match &function.value.kind {
+            ExprKind::Name(_) | ExprKind::Attr { .. } => true,
+            ExprKind::Call { func, .. } => matches!(
+                &func.kind,
+                ExprKind::Name(n) | ExprKind::Attr { attr: n, .. } if n == "partial"
+            ),
+            _ => false,
         };
-        let [param] = params.as_slice() else {
+        if !plain {
             return None;
-        };
-        let target = ir::Target::Name(param.clone(), function.value.span);
+        }
+        let callee = self.eval(&function.value, env);
+        if !matches!(
+            callee,
+            Value::Partial(_)
+                | Value::Lambda(_)
+                | Value::Function(..)
+                | Value::NnModule(_)
+                | Value::Instance(_)
+                | Value::Sequential(_)
+        ) {
+            return None;
+        }
+        const ITEM: &str = "<map item>";
+        let target = ir::Target::Name(ITEM.into(), function.value.span);
         let items = self.eval(&items.value, env);
         Some(self.for_each_item(&target, items, env, |interp, scope| {
-            interp.eval(body, scope)
+            let item = scope.get(ITEM).cloned().unwrap_or(Value::NoneVal);
+            interp.call_value(
+                callee.clone(),
+                CallArgs::positional(vec![item]),
+                span,
+                nspan,
+                scope,
+            )
         }))
+    }
+
+    /// A lambda called in the frame that made it: its body, in this frame's variables with
+    /// its parameters bound (then unbound again). Elsewhere it is not followed.
+    fn call_lambda(&mut self, l: &LambdaVal, a: CallArgs, env: &mut Env) -> Value {
+        let plain = a.keywords.is_empty() && !a.opaque_spread && !a.packed_spread;
+        if l.frame == 0 || l.frame != self.frame.id || !plain {
+            return Value::Unknown(UnknownReason::UnresolvedCall);
+        }
+        if a.positional.len() != l.params.len() {
+            return Value::Unknown(UnknownReason::UnresolvedCall);
+        }
+        let saved: Vec<(String, Option<Value>)> = l
+            .params
+            .iter()
+            .map(|p| (p.clone(), env.get(p).cloned()))
+            .collect();
+        for (p, v) in l.params.iter().zip(a.positional) {
+            env.set(p, v);
+        }
+        let result = self.eval(&l.body, env);
+        for (p, old) in saved {
+            match old {
+                Some(v) => env.set(&p, v),
+                None => {
+                    env.vars.remove(p.as_str());
+                }
+            }
+        }
+        result
     }
 
     /// `nn.Sequential(…)(x)`: each layer called on the output of the one before, each
@@ -1075,6 +1171,20 @@ fn fixed_input_sizes(m: &NnModuleVal, shape: &[Dim]) -> Vec<(Dim, Dim)> {
         }
     }
     pairs
+}
+
+/// `functools.partial(f, *args, **kwargs)`: `f` with those arguments bound first.
+fn partial_of(a: CallArgs) -> Value {
+    if a.opaque_spread || a.packed_spread || a.positional.is_empty() {
+        return Value::Unknown(UnknownReason::Unmodelled);
+    }
+    let mut positional = a.positional;
+    let func = positional.remove(0);
+    Value::Partial(Arc::new(PartialVal {
+        func,
+        positional,
+        keywords: a.keywords,
+    }))
 }
 
 /// `nn.Sequential(a, b)` / `nn.ModuleList([a, b])`: the container of those layers.

@@ -79,8 +79,14 @@ impl Interpreter<'_> {
                     interp.eval(element, scope)
                 })
             }
-            // Called where it is written (`map(lambda t: …, xs)`, `call::eval_call`) only.
-            ExprKind::Lambda { .. } => Value::Unknown(UnknownReason::Unmodelled),
+            // Run when called (`call::call_lambda`), or in place by `map(lambda t: …, xs)`.
+            ExprKind::Lambda { params, body } => {
+                Value::Lambda(Arc::new(super::super::value::LambdaVal {
+                    params: params.clone(),
+                    body: (**body).clone(),
+                    frame: self.frame.id,
+                }))
+            }
             ExprKind::Starred(inner) => self.eval(inner, env),
             ExprKind::Attr { value, attr } => {
                 let v = self.eval_attr(value, attr, e.span, env);

@@ -281,6 +281,7 @@ impl<'a> Interpreter<'a> {
             }
         }
         Frame {
+            id: Frame::next_id(),
             facts,
             this,
             class,
@@ -688,7 +689,12 @@ impl<'a> Interpreter<'a> {
     /// their sizes; a parameter whose uses fix its rank (`B, T, C = x.shape` anywhere in the
     /// body, `x.permute(0, 2, 1, 3)`) gets a named size per dim.
     pub fn standalone_params(&mut self, f: &Function) -> Vec<(String, Value)> {
-        let ranks = rank::param_ranks(f);
+        let this = self.frame.this.clone();
+        let ranks = rank::param_ranks_through(f, &|attr| {
+            this.as_ref()
+                .and_then(|i| i.attrs.get(attr))
+                .is_some_and(layer_keeps_rank)
+        });
         let mut out = Vec::new();
         for p in &f.params {
             let v = if p.variadic {
@@ -1012,6 +1018,23 @@ impl<'a> Interpreter<'a> {
         }
         params
     }
+}
+
+/// Is `v` a library layer whose output has its input's rank (`nn.Linear`, a norm, an
+/// activation, a convolution)? A pooling layer asked for its indices returns a pair.
+/// `None` (`self.norm = nn.LayerNorm(d) if prenorm else None`) counts: a call of it raises,
+/// so nothing after it runs on that path.
+fn layer_keeps_rank(v: &Value) -> bool {
+    let m = match v {
+        Value::NnModule(m) => m,
+        Value::NoneVal => return true,
+        _ => return false,
+    };
+    let pair = m
+        .args
+        .get("return_indices")
+        .is_some_and(|a| !matches!(a, crate::ops::ArgValue::Bool(false)));
+    m.spec.call.keeps_rank() && !pair
 }
 
 /// The value of a parameter default the interpreter can read (`k=1`, `x=None`, `dims=(1, 5)`).

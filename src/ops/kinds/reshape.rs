@@ -73,8 +73,9 @@ pub fn ravel<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
 /// `contiguous(memory_format=contiguous_format)`: the input itself or a copy.
 pub fn contiguous<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
+    // A format the linter cannot read may ask for a copy.
     let format = memory_format_arg(args)
-        .map_err(|()| Transfer::unknown_tensor())?
+        .map_err(|()| Transfer::unknown())?
         .unwrap_or(MemoryFormat::Contiguous);
     let result = layout::contiguous_in_format(input, format, d)
         .map_err(fail(OpErrorKind::InvalidArgument))?;
