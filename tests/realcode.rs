@@ -23,22 +23,22 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Floors: what the binary measures today (TP 258, FP 6 of 334 copying sites: recall 0.7725,
-/// precision 0.9773, with 26 findings at sites whose run had a merged dim of size 1 counted
+/// Floors: what the binary measures today (TP 259, FP 6 of 334 copying sites: recall 0.7754,
+/// precision 0.9774, with 26 findings at sites whose run had a merged dim of size 1 counted
 /// apart; the harness branch's base measured TP 150, recall 0.4491, precision 0.9494).
 /// Raise them as the analysis improves.
-const SL002_MIN_TRUE_POSITIVES: usize = 258;
-const SL002_MIN_RECALL: f64 = 0.772;
+const SL002_MIN_TRUE_POSITIVES: usize = 259;
+const SL002_MIN_RECALL: f64 = 0.775;
 const SL002_MIN_PRECISION: f64 = 0.977;
 /// SL001 findings at sites that torch executed without error on the unmodified tree.
 const SL001_MAX_AT_EXECUTED_SITES: usize = 0;
 
-/// The second tree's floors: what the binary measures today (TP 30, FP 0 of 77 copying
-/// sites: recall 0.3896, precision 1.0; the unchanged analysis of 39fc169 measured TP 27,
+/// The second tree's floors: what the binary measures today (TP 35, FP 0 of 77 copying
+/// sites: recall 0.4545, precision 1.0; the unchanged analysis of 39fc169 measured TP 27,
 /// recall 0.3506, with one finding at a site whose run had a merged dim of size 1 counted
 /// apart). Raise them as the analysis improves.
-const TREE2_SL002_MIN_TRUE_POSITIVES: usize = 30;
-const TREE2_SL002_MIN_RECALL: f64 = 0.389;
+const TREE2_SL002_MIN_TRUE_POSITIVES: usize = 35;
+const TREE2_SL002_MIN_RECALL: f64 = 0.454;
 const TREE2_SL002_MIN_PRECISION: f64 = 1.0;
 
 /// The reshape family SL002 is scored on (`Rearrange`: the einops layer, at its call).

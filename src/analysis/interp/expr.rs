@@ -647,8 +647,17 @@ impl Interpreter<'_> {
             }
             self.frame.path =
                 super::stmt::iteration_path(outer.as_deref(), target, &item, i, count);
+            // An item the path cannot name (a tensor) is told apart by its position: its
+            // calls' outcomes are then one path each, and what holds for one item is
+            // reported with it ("`t` is item 1 of 3"), even when another item's is unknown.
+            let unnamed = count > 1 && self.frame.path == outer;
+            let mark = env.decisions.len();
+            if unnamed {
+                env.decide(&item_decision(target, i, count));
+            }
             self.assign(target, item, env);
             values.push(f(self, env));
+            env.decisions.truncate(mark);
         }
         self.comprehension_items = enclosing;
         self.frame.path = outer;
@@ -931,4 +940,14 @@ fn slice_tuple(
     } else {
         Vec::new()
     })
+}
+
+/// How a path names the `i`th of `count` items a comprehension or `map` runs on.
+fn item_decision(target: &crate::ir::Target, i: usize, count: usize) -> String {
+    match target {
+        crate::ir::Target::Name(n, _) if !n.starts_with('<') => {
+            format!("`{n}` is item {} of {count}", i + 1)
+        }
+        _ => format!("the `map` runs on item {} of {count}", i + 1),
+    }
 }
