@@ -12,8 +12,9 @@ Needs only Python 3 and the tree (no torch). Matching is exact on file (relative
     SL002 at an executed site that copied at least once: true positive; at an executed site
     that never copied: false positive, except when a dim the finding merges (for a block-count
     finding, any dim) had size 1 or 0 in the site's recorded run (the finding holds for named
-    sizes >= 2, as its note says; listed apart in sl002_outside_sizes.jsonl, as for SL001
-    below); recall = TP / executed reshape-family sites (reshape,
+    sizes >= 2, as its note says), or when the finding's note names the SDPA kernel it holds
+    for (the run chose its kernel itself); both listed apart in sl002_outside_sizes.jsonl, as
+    for SL001 below; recall = TP / executed reshape-family sites (reshape,
     reshape_as, flatten, ravel, rearrange, and the einops layer `Rearrange` at the call of the
     layer or of the nn.Sequential holding it) that copied, precision = TP / (TP + FP). SL002 at
     positions no model executed: listed apart (truth unknown). SL001 at executed sites: listed
@@ -177,7 +178,9 @@ def score_unmodified(findings, sites):
                 found.add(key)
                 row = dict(brief(f), op=s["op"], executed=s["executed"], copied=s["copied"],
                            example=s["example"], models=s["models"])
-                why = None if s["copied"] else outside_size_condition(f["message"], s)
+                why = None if s["copied"] else (
+                    outside_size_condition(f["message"], s)
+                    or outside_kernel_condition(f.get("notes") or []))
                 if why:
                     outside.append(dict(row, why=why))
                 else:
@@ -560,7 +563,8 @@ def main():
     print("SL009: %d at executed contiguous sites that never copied, %d at ones that copied (precision %s); "
           "%d executed sites never copied; +%d at unexecuted sites" % (
               s9["tp"], s9["fp"], s9["precision"], s9["no_op_sites"], s9["unexecuted"]))
-    print("SL002 at %d sites that never copied because a dim the finding merges had size 1 in the run "
+    print("SL002 at %d sites that never copied because a dim the finding merges had size 1 in the run, "
+          "or SDPA ran another kernel than the one its note names "
           "(not counted either way; sl002_outside_sizes.jsonl)" % s2["outside_sizes"])
     print("SL001 on the unmodified tree: %d at executed sites, %d elsewhere" % (
         summary["sl001_unmodified"]["at_executed_sites"], summary["sl001_unmodified"]["at_unexecuted"]))

@@ -1463,6 +1463,12 @@ fn assume_required_equalities(
                     equal.push((length, k.mul(&quotient)));
                 }
             }
+            // `b h (x y) d` with `x=h, y=w`: the axis is `h·w`, or einops raises.
+            for (length, product) in ops::einops_undecided_wholes(spec, bound, d) {
+                if single_symbol(&length).is_some() {
+                    equal.push((length, product));
+                }
+            }
         }
         // `split([a, b, c], dim)`: the sizes must sum to the dim's size.
         OpKind::Split => {

@@ -223,7 +223,8 @@ impl OpKind {
             // `not_a_tensor`: the call returns something else (a tuple), value unknown.
             OpKind::UnknownLayout => &["not_a_tensor"],
             // candle: tensor operands must have identical shapes (no broadcasting).
-            OpKind::Elementwise => &["same_shape"],
+            // norm_divisor (`F.normalize`): divided by a broadcast reduction of itself.
+            OpKind::Elementwise => &["same_shape", "norm_divisor"],
             // Feature dropout (dropout2d…): training multiplies by a broadcast mask.
             OpKind::Dropout => &["feature"],
             // Which spelling's error message to give (default: `.mT`).

@@ -199,6 +199,21 @@ pub fn einops_undecided_splits<S: Size>(
     kinds::einops::undecided_splits(flavor, args, d)
 }
 
+/// [`einops_undecided_splits`] for groups whose every axis a keyword gives: (size, product).
+pub fn einops_undecided_wholes<S: Size>(
+    spec: &OpSpec,
+    args: &BoundArgs<S>,
+    d: &Decider,
+) -> Vec<(S, S)> {
+    let flavor = match spec.kind {
+        OpKind::EinopsRearrange => Flavor::Rearrange,
+        OpKind::EinopsReduce => Flavor::Reduce,
+        OpKind::EinopsRepeat => Flavor::Repeat,
+        _ => return Vec::new(),
+    };
+    kinds::einops::undecided_wholes(flavor, args, d)
+}
+
 /// Bind a module constructor call (`nn.Linear(768, 3072)`); same as [`bind_module_init`].
 pub fn bind_module<S: Size>(
     module: &ModuleSpec,

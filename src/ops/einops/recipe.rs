@@ -456,6 +456,32 @@ impl Recipe {
             .collect()
     }
 
+    /// Input axes whose group names every elementary axis by a keyword (`(x y)` with `x=h,
+    /// y=w`) and whose length the decider cannot compare with their product: einops raises
+    /// unless they are equal. Each as (input axis, product of the lengths).
+    pub fn undecided_wholes<S: Size>(
+        &self,
+        shape: &[S],
+        keyword_lengths: &[(String, S)],
+        d: &Decider,
+    ) -> Vec<(usize, S)> {
+        let lengths = self.given_lengths(keyword_lengths);
+        let whole = |(axis, (known_axes, unknown_axes)): (usize, &(Vec<usize>, Vec<usize>))| {
+            if known_axes.is_empty() || !unknown_axes.is_empty() {
+                return None;
+            }
+            let given: Option<Vec<S>> = known_axes.iter().map(|&i| lengths[i].clone()).collect();
+            let k = product(given?);
+            let length = shape.get(axis)?;
+            (d.eq(length, &k) == Tri::Unknown).then_some((axis, k))
+        };
+        self.input_known_unknown
+            .iter()
+            .enumerate()
+            .filter_map(whole)
+            .collect()
+    }
+
     /// Bind the recipe to an input `shape` and the keyword lengths (einops
     /// `_reconstruct_from_shape`). Symbolic checks that cannot be decided give
     /// [`PlanError::Undecided`]; an exact division of symbolic sizes is recorded in the

@@ -49,6 +49,19 @@ pub fn undecided_splits<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decide
         .collect()
 }
 
+/// The input sizes an einops call needs equal to the product of its keyword lengths
+/// (`b h (x y) d` with `x=h, y=w`) that the decider cannot compare: (size, product).
+pub fn undecided_wholes<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decider) -> Vec<(S, S)> {
+    let Ok(call) = Call::read(flavor, args, d) else {
+        return Vec::new();
+    };
+    call.recipe
+        .undecided_wholes(&call.input.shape, &call.lengths, d)
+        .into_iter()
+        .map(|(axis, k)| (call.input.shape[axis].clone(), k))
+        .collect()
+}
+
 /// An einops call read from its arguments: the input, the compiled pattern, the keyword
 /// lengths.
 struct Call<'a, S: Size> {

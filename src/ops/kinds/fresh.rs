@@ -326,8 +326,16 @@ mod tests {
             .result,
             OpResult::UnknownTensor
         );
+        // `F.normalize` is laid out as a one-operand element-wise op, except that a size-1
+        // dim leaves it unknown (scripts/oracle/check_normalize.py).
+        let t = l(&[2, 3, 4], &[1, 8, 2]);
         assert_eq!(
-            function("F.normalize", vec![A::tensor(x.clone())], vec![]).result,
+            function("F.normalize", vec![A::tensor(t.clone())], vec![]).result,
+            OpResult::Tensor(t)
+        );
+        let unit = l(&[2, 1, 4], &[4, 4, 1]);
+        assert_eq!(
+            function("F.normalize", vec![A::tensor(unit)], vec![]).result,
             OpResult::UnknownTensor
         );
         let q = A::tensor(Layout::contiguous(vec![2, 4, 5, 8]));
