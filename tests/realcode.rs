@@ -33,12 +33,12 @@ const SL002_MIN_PRECISION: f64 = 0.977;
 /// SL001 findings at sites that torch executed without error on the unmodified tree.
 const SL001_MAX_AT_EXECUTED_SITES: usize = 0;
 
-/// The second tree's floors: what the binary measures today (TP 35, FP 0 of 77 copying
-/// sites: recall 0.4545, precision 1.0; the unchanged analysis of 39fc169 measured TP 27,
+/// The second tree's floors: what the binary measures today (TP 37, FP 0 of 77 copying
+/// sites: recall 0.4805, precision 1.0; the unchanged analysis of 39fc169 measured TP 27,
 /// recall 0.3506, with one finding at a site whose run had a merged dim of size 1 counted
 /// apart). Raise them as the analysis improves.
-const TREE2_SL002_MIN_TRUE_POSITIVES: usize = 35;
-const TREE2_SL002_MIN_RECALL: f64 = 0.454;
+const TREE2_SL002_MIN_TRUE_POSITIVES: usize = 37;
+const TREE2_SL002_MIN_RECALL: f64 = 0.480;
 const TREE2_SL002_MIN_PRECISION: f64 = 1.0;
 
 /// The reshape family SL002 is scored on (`Rearrange`: the einops layer, at its call).
@@ -414,6 +414,8 @@ fn meets_floors(t: &Tree, setup: &str) {
             // Every finding holds for named sizes >= 2 (its note says so): a site whose run
             // had size 1 in a dim the finding merges is outside its claim, counted apart.
             "SL002" if merges_a_dim_of_size_one(s(f, "message"), site) => outside += 1,
+            // A finding that holds for one SDPA kernel: the run chose its kernel itself.
+            "SL002" if names_an_sdpa_kernel(f) => outside += 1,
             "SL002" => fp += 1,
             "SL001"
                 if !site["message"]
@@ -434,7 +436,7 @@ fn meets_floors(t: &Tree, setup: &str) {
     };
     println!(
         "{}: SL002: TP {tp} FP {fp} of {copying} copying sites: recall {recall:.4}, precision {precision:.4} \
-         (+{outside} outside the findings' sizes); SL001 at executed sites: {}",
+         (+{outside} outside the findings' sizes or kernels); SL001 at executed sites: {}",
         t.data,
         sl001.len()
     );
@@ -456,6 +458,18 @@ fn meets_floors(t: &Tree, setup: &str) {
         "SL001 at sites torch ran without error:\n{}",
         sl001.join("\n")
     );
+}
+
+/// Does a finding's note say it holds where `scaled_dot_product_attention` runs one kernel?
+/// Mirrors `outside_kernel_condition` in scripts/realcode/score.py.
+fn names_an_sdpa_kernel(finding: &Value) -> bool {
+    finding["notes"].as_array().is_some_and(|notes| {
+        notes.iter().any(|n| {
+            n.as_str().is_some_and(|n| {
+                n.contains("`scaled_dot_product_attention` runs its") && n.contains(" kernel")
+            })
+        })
+    })
 }
 
 /// Does the message's "merges dims i (…) and j (…)" name a dim that had size 1 (or 0) in the site's
