@@ -447,6 +447,43 @@ fn nested_comprehensions_over_nested_tuples_finish_quickly() {
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
 
+/// Lambdas that call themselves (`h = lambda t: h(h(t))` doubles at every level) or each
+/// other thirty deep: one is not entered again from inside itself, and every call of one
+/// burns fuel, so the file finishes at once instead of running until the stack is gone.
+#[test]
+fn self_calling_lambdas_finish_quickly() {
+    let mut source = String::from(
+        "def f(x):\n    fact = lambda n: 1 if n == 0 else n * fact(n - 1)\n    \
+         h = lambda t: h(h(t.transpose(0, 1)))\n    l0 = lambda t: t\n",
+    );
+    for level in 1..=30 {
+        let below = format!("l{}", level - 1);
+        source.push_str(&format!(
+            "    l{level} = lambda t: {below}({below}({below}(t)))\n"
+        ));
+    }
+    source.push_str("    return fact(5), h(x).view(-1), l30(x).view(-1)\n");
+    let dir = project(&[("lambdas.py", &source)]);
+    let (out, took) = run_within(
+        dir.path(),
+        &[
+            "check",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            "lambdas.py",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
 /// A 5 000-element literal assigned inside ~190 nested loops cost literal size × depth²
 /// (8–9 s) while every root analysis rescanned the module's names; now each root starts
 /// from names collected once. Its indentation is beyond the lexer's limit (SL999 there),

@@ -732,7 +732,13 @@ impl Interpreter<'_> {
     /// its parameters bound (then unbound again). Elsewhere it is not followed.
     fn call_lambda(&mut self, l: &LambdaVal, a: CallArgs, env: &mut Env) -> Value {
         let plain = a.keywords.is_empty() && !a.opaque_spread && !a.packed_spread;
-        if l.frame == 0 || l.frame != self.frame.id || !plain {
+        let ptr: *const LambdaVal = l;
+        if l.frame == 0
+            || l.frame != self.frame.id
+            || !plain
+            || self.lambda_stack.contains(&ptr)
+            || !self.burn()
+        {
             return Value::Unknown(UnknownReason::UnresolvedCall);
         }
         if a.positional.len() != l.params.len() {
@@ -746,7 +752,9 @@ impl Interpreter<'_> {
         for (p, v) in l.params.iter().zip(a.positional) {
             env.set(p, v);
         }
+        self.lambda_stack.push(ptr);
         let result = self.eval(&l.body, env);
+        self.lambda_stack.pop();
         for (p, old) in saved {
             match old {
                 Some(v) => env.set(&p, v),

@@ -123,6 +123,9 @@ pub struct Interpreter<'a> {
     next_instance: u32,
     /// Functions on the current call path (recursion guard).
     call_stack: Vec<*const Function>,
+    /// The lambdas being run (`Value::Lambda`): one is not entered again from inside
+    /// itself (`f = lambda t: f(f(t))`), as a function on `call_stack` is not.
+    lambda_stack: Vec<*const super::value::LambdaVal>,
     summaries: HashMap<SummaryKey, Vec<Summary>>,
     contexts: HashMap<usize, usize>,
     /// Objects built by a constructor call, per (class, arguments), for this analysis.
@@ -200,6 +203,7 @@ impl<'a> Interpreter<'a> {
             next_origin: 0,
             next_instance: 0,
             call_stack: Vec::new(),
+            lambda_stack: Vec::new(),
             summaries: HashMap::default(),
             contexts: HashMap::default(),
             constructed: HashMap::default(),
