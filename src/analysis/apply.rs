@@ -581,13 +581,19 @@ pub fn apply_op(
     let alts: Vec<TensorAlt> = alts
         .into_iter()
         .map(|alt| {
-            let mut input_alt = alt.clone();
+            let mut input_alt = alt;
             if input_alt.layout.is_none() && list_input.is_none() {
                 // The op itself may say how many dims its input has (`permute(0, 2, 1, 3)`):
                 // then the tensor gets a named size per dim, for this use and every alias.
-                if let Some(layout) =
-                    materialize_from_op(ctx, spec, &pos_converted, &kw_args, &alt, span, nspan)
-                {
+                if let Some(layout) = materialize_from_op(
+                    ctx,
+                    spec,
+                    &pos_converted,
+                    &kw_args,
+                    &input_alt,
+                    span,
+                    nspan,
+                ) {
                     input_alt.layout = Some(layout);
                 }
             }

@@ -79,14 +79,9 @@ impl Interpreter<'_> {
                     interp.eval(element, scope)
                 })
             }
-            // Run when called (`call::call_lambda`), or in place by `map(lambda t: …, xs)`.
-            ExprKind::Lambda { params, body } => {
-                Value::Lambda(Arc::new(super::super::value::LambdaVal {
-                    params: params.clone(),
-                    body: (**body).clone(),
-                    frame: self.frame.id,
-                }))
-            }
+            // Run in place by `map(lambda t: …, xs)`, or when called after an assignment
+            // kept it (`Interpreter::lambda_value`); an argument (`key=lambda …`) is not.
+            ExprKind::Lambda { .. } => Value::Unknown(UnknownReason::Unmodelled),
             ExprKind::Starred(inner) => self.eval(inner, env),
             ExprKind::Attr { value, attr } => {
                 let v = self.eval_attr(value, attr, e.span, env);
@@ -666,6 +661,16 @@ impl Interpreter<'_> {
         } else {
             unknown
         }
+    }
+
+    /// `lambda params: body`, as assigned to a name: run when called in this frame
+    /// (`call::call_lambda`).
+    pub(super) fn lambda_value(&self, params: &[String], body: &Expr) -> Value {
+        Value::Lambda(Arc::new(super::super::value::LambdaVal {
+            params: params.to_vec(),
+            body: body.clone(),
+            frame: self.frame.id,
+        }))
     }
 
     /// An operand of arithmetic: a name of unknown type that is not a parameter

@@ -272,7 +272,11 @@ impl Interpreter<'_> {
                     }
                     _ => None,
                 };
-                let v = self.eval(value, &mut env);
+                let v = match &value.kind {
+                    // `norm_fn = lambda d: …`: a lambda kept under a name, to be called.
+                    ExprKind::Lambda { params, body } => self.lambda_value(params, body),
+                    _ => self.eval(value, &mut env),
+                };
                 self.frame.name_hint = None;
                 for t in targets {
                     self.assign(t, v.clone(), &mut env);
