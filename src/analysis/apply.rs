@@ -1463,16 +1463,17 @@ fn assume_required_equalities(
         // `rearrange(x, "b (h p) -> …", p=p)`: einops raises unless `p` divides the dim, so
         // past the call the dim is `p` times a size of its own, named `H/p`.
         OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat => {
-            for (length, k) in ops::einops_undecided_splits(spec, bound, d) {
-                if single_symbol(&length).is_some() {
-                    let quotient = Dim::sym(&format!("{length}/{k}"));
-                    equal.push((length, k.mul(&quotient)));
-                }
-            }
             // `b h (x y) d` with `x=h, y=w`: the axis is `h·w`, or einops raises.
-            for (length, product) in ops::einops_undecided_wholes(spec, bound, d) {
-                if single_symbol(&length).is_some() {
-                    equal.push((length, product));
+            for (length, k, check) in ops::einops_undecided_groups(spec, bound, d) {
+                if single_symbol(&length).is_none() {
+                    continue;
+                }
+                match check {
+                    ops::einops::GroupCheck::Divides => {
+                        let quotient = Dim::sym(&format!("{length}/{k}"));
+                        equal.push((length, k.mul(&quotient)));
+                    }
+                    ops::einops::GroupCheck::Equals => equal.push((length, k)),
                 }
             }
         }

@@ -183,35 +183,20 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
     outcome.unwrap_or_else(|early| early)
 }
 
-/// For an einops op: the input dims it splits into given lengths that the decider cannot
-/// show divide them, as `(the dim's size, the product of the lengths)`; empty otherwise.
-pub fn einops_undecided_splits<S: Size>(
+/// For an einops op: the input dims whose keyword lengths it checks and the decider cannot,
+/// as `(the dim's size, the product of the lengths, the check)`; empty otherwise.
+pub fn einops_undecided_groups<S: Size>(
     spec: &OpSpec,
     args: &BoundArgs<S>,
     d: &Decider,
-) -> Vec<(S, S)> {
+) -> Vec<(S, S, einops::GroupCheck)> {
     let flavor = match spec.kind {
         OpKind::EinopsRearrange => Flavor::Rearrange,
         OpKind::EinopsReduce => Flavor::Reduce,
         OpKind::EinopsRepeat => Flavor::Repeat,
         _ => return Vec::new(),
     };
-    kinds::einops::undecided_splits(flavor, args, d)
-}
-
-/// [`einops_undecided_splits`] for groups whose every axis a keyword gives: (size, product).
-pub fn einops_undecided_wholes<S: Size>(
-    spec: &OpSpec,
-    args: &BoundArgs<S>,
-    d: &Decider,
-) -> Vec<(S, S)> {
-    let flavor = match spec.kind {
-        OpKind::EinopsRearrange => Flavor::Rearrange,
-        OpKind::EinopsReduce => Flavor::Reduce,
-        OpKind::EinopsRepeat => Flavor::Repeat,
-        _ => return Vec::new(),
-    };
-    kinds::einops::undecided_wholes(flavor, args, d)
+    kinds::einops::undecided_groups(flavor, args, d)
 }
 
 /// Bind a module constructor call (`nn.Linear(768, 3072)`); same as [`bind_module_init`].

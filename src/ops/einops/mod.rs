@@ -7,4 +7,4 @@ pub mod pattern;
 pub mod recipe;
 
 pub use pattern::{parse_expression, parse_pattern, Axis, Composition, EinopsError, Expression};
-pub use recipe::{prepare, Operation, Plan, PlanError, Recipe, Reduction};
+pub use recipe::{prepare, GroupCheck, Operation, Plan, PlanError, Recipe, Reduction};

@@ -121,6 +121,16 @@ pub struct Plan<S> {
     pub output_shape: Vec<S>,
 }
 
+/// What einops checks of an input dim against the product `k` of a group's keyword lengths
+/// (see [`Recipe::undecided_groups`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupCheck {
+    /// `(h p1)` with `p1` given: `k` divides the dim.
+    Divides,
+    /// `(x y)` with both given: `k` is the dim.
+    Equals,
+}
+
 /// Why a plan could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
@@ -426,59 +436,42 @@ impl Recipe {
         lengths
     }
 
-    /// The input dims that split into axes of given length and one axis to infer, where
-    /// the given lengths do not divide the dim by construction:
-    /// `(input dim, product of the given lengths)`. einops raises unless they do, so a
-    /// caller may take the division as exact past the call.
-    pub fn undecided_splits<S: Size>(
+    /// The input dims whose keyword lengths einops checks against them and the decider
+    /// cannot: a group of given lengths and one axis to infer whose product `k` does not
+    /// divide the dim by construction ([`GroupCheck::Divides`]), or a group of given lengths
+    /// only whose product may differ from the dim ([`GroupCheck::Equals`]), as `(input dim,
+    /// k, check)`. einops raises unless the check holds, so a caller may take it as true past
+    /// the call.
+    pub fn undecided_groups<S: Size>(
         &self,
         shape: &[S],
         keyword_lengths: &[(String, S)],
         d: &Decider,
-    ) -> Vec<(usize, S)> {
+    ) -> Vec<(usize, S, GroupCheck)> {
         let lengths = self.given_lengths(keyword_lengths);
-        let split = |(axis, (known_axes, unknown_axes)): (usize, &(Vec<usize>, Vec<usize>))| {
-            if known_axes.is_empty() || unknown_axes.len() != 1 {
+        let group = |(axis, (known_axes, unknown_axes)): (usize, &(Vec<usize>, Vec<usize>))| {
+            if known_axes.is_empty() || unknown_axes.len() > 1 {
                 return None;
             }
             let given: Option<Vec<S>> = known_axes.iter().map(|&i| lengths[i].clone()).collect();
             let k = product(given?);
             let length = shape.get(axis)?;
-            let undecided = d.eq(&length.floordiv(&k).mul(&k), length) == Tri::Unknown;
-            // `N // y` of symbols is exact only by assumption: the quotient `N·y⁻¹` then
-            // leaves comparisons undecided that a size of its own decides.
-            (undecided || !k.divides_by_construction(length)).then_some((axis, k))
-        };
-        self.input_known_unknown
-            .iter()
-            .enumerate()
-            .filter_map(split)
-            .collect()
-    }
-
-    /// Input axes whose group names every elementary axis by a keyword (`(x y)` with `x=h,
-    /// y=w`) and whose length the decider cannot compare with their product: einops raises
-    /// unless they are equal. Each as (input axis, product of the lengths).
-    pub fn undecided_wholes<S: Size>(
-        &self,
-        shape: &[S],
-        keyword_lengths: &[(String, S)],
-        d: &Decider,
-    ) -> Vec<(usize, S)> {
-        let lengths = self.given_lengths(keyword_lengths);
-        let whole = |(axis, (known_axes, unknown_axes)): (usize, &(Vec<usize>, Vec<usize>))| {
-            if known_axes.is_empty() || !unknown_axes.is_empty() {
-                return None;
+            if !unknown_axes.is_empty() {
+                let undecided = d.eq(&length.floordiv(&k).mul(&k), length) == Tri::Unknown;
+                // `N // y` of symbols is exact only by assumption: the quotient `N·y⁻¹` then
+                // leaves comparisons undecided that a size of its own decides.
+                return (undecided || !k.divides_by_construction(length)).then_some((
+                    axis,
+                    k,
+                    GroupCheck::Divides,
+                ));
             }
-            let given: Option<Vec<S>> = known_axes.iter().map(|&i| lengths[i].clone()).collect();
-            let k = product(given?);
-            let length = shape.get(axis)?;
-            (d.eq(length, &k) == Tri::Unknown).then_some((axis, k))
+            (d.eq(length, &k) == Tri::Unknown).then_some((axis, k, GroupCheck::Equals))
         };
         self.input_known_unknown
             .iter()
             .enumerate()
-            .filter_map(whole)
+            .filter_map(group)
             .collect()
     }
 
@@ -524,7 +517,7 @@ impl Recipe {
                             "Shape mismatch, can't divide axis of length {length} in chunks of {known_product}"
                         ))))
                     }
-                    // The interpreter learns `H = p1·(H/p1)` (`undecided_splits`) and asks again.
+                    // The interpreter learns `H = p1·(H/p1)` (`undecided_groups`) and asks again.
                     Tri::Unknown => return Err(PlanError::Undecided),
                 };
                 if length.as_lit().is_none() || known_product.as_lit().is_none() {

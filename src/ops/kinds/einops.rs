@@ -8,7 +8,9 @@ use super::Outcome;
 use crate::layout::geometry::{expand, permute, unsqueeze};
 use crate::layout::{reshape, Decider, Layout, LayoutError, Size, Tri};
 use crate::ops::bind::BoundArgs;
-use crate::ops::einops::recipe::{prepare, Operation, Plan, PlanError, Recipe, Reduction};
+use crate::ops::einops::recipe::{
+    prepare, GroupCheck, Operation, Plan, PlanError, Recipe, Reduction,
+};
 use crate::ops::shape_rules::{stack_shape, torch_list};
 use crate::ops::transfer::{OpErrorKind, Transfer};
 use crate::ops::value::ArgValue;
@@ -35,30 +37,21 @@ pub fn einops<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decider) -> Outc
     run(&call.input, &plan, call.operation, d)
 }
 
-/// The input dims an einops call splits into given lengths without the decider knowing
-/// that they divide it (see `Recipe::undecided_splits`): `(the dim's size, the product of
-/// the given lengths)`. Empty when the call cannot be read.
-pub fn undecided_splits<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decider) -> Vec<(S, S)> {
+/// The input dims whose keyword lengths an einops call checks and the decider cannot (see
+/// `Recipe::undecided_groups`): `(the dim's size, the product of the given lengths, what
+/// einops checks)`. Empty when the call cannot be read.
+pub fn undecided_groups<S: Size>(
+    flavor: Flavor,
+    args: &BoundArgs<S>,
+    d: &Decider,
+) -> Vec<(S, S, GroupCheck)> {
     let Ok(call) = Call::read(flavor, args, d) else {
         return Vec::new();
     };
     call.recipe
-        .undecided_splits(&call.input.shape, &call.lengths, d)
+        .undecided_groups(&call.input.shape, &call.lengths, d)
         .into_iter()
-        .map(|(axis, k)| (call.input.shape[axis].clone(), k))
-        .collect()
-}
-
-/// The input sizes an einops call needs equal to the product of its keyword lengths
-/// (`b h (x y) d` with `x=h, y=w`) that the decider cannot compare: (size, product).
-pub fn undecided_wholes<S: Size>(flavor: Flavor, args: &BoundArgs<S>, d: &Decider) -> Vec<(S, S)> {
-    let Ok(call) = Call::read(flavor, args, d) else {
-        return Vec::new();
-    };
-    call.recipe
-        .undecided_wholes(&call.input.shape, &call.lengths, d)
-        .into_iter()
-        .map(|(axis, k)| (call.input.shape[axis].clone(), k))
+        .map(|(axis, k, check)| (call.input.shape[axis].clone(), k, check))
         .collect()
 }
 
@@ -429,7 +422,8 @@ mod tests {
 #[cfg(test)]
 mod symbolic_tests {
     use crate::layout::{Assumptions, Decider, Dim, Layout, Tri};
-    use crate::ops::{apply, bind, einops_undecided_splits, ArgValue, BoundArgs, OpTable};
+    use crate::ops::einops::GroupCheck;
+    use crate::ops::{apply, bind, einops_undecided_groups, ArgValue, BoundArgs, OpTable};
 
     type A = ArgValue<Dim>;
 
@@ -478,7 +472,7 @@ mod symbolic_tests {
         let p = [("p1", Dim::sym("p")), ("p2", Dim::sym("p"))];
         let assumptions = Assumptions::default();
         let d = Decider::new(&assumptions);
-        let splits = einops_undecided_splits(
+        let splits = einops_undecided_groups(
             spec,
             &args(
                 &[Dim::sym("B"), Dim::sym("C"), Dim::sym("H"), Dim::sym("W")],
@@ -490,13 +484,25 @@ mod symbolic_tests {
         assert_eq!(
             splits,
             vec![
-                (Dim::sym("H"), Dim::sym("p")),
-                (Dim::sym("W"), Dim::sym("p"))
+                (Dim::sym("H"), Dim::sym("p"), GroupCheck::Divides),
+                (Dim::sym("W"), Dim::sym("p"), GroupCheck::Divides)
             ]
         );
         let learned = |s: &str| Dim::sym("p").mul(&Dim::sym(&format!("{s}/p")));
         let shape = [Dim::sym("B"), Dim::sym("C"), learned("H"), learned("W")];
         assert_eq!(copies(&shape, patchify, &p), Tri::Yes);
-        assert!(einops_undecided_splits(spec, &args(&shape, patchify, &p), &d).is_empty());
+        assert!(einops_undecided_groups(spec, &args(&shape, patchify, &p), &d).is_empty());
+        // `(x y)` with both given: the dim must be their product.
+        let whole = "b h (x y) d -> b (h d) x y";
+        let xy = [("x", Dim::sym("X")), ("y", Dim::sym("Y"))];
+        let shape = [Dim::sym("B"), Dim::sym("H"), Dim::sym("N"), Dim::sym("D")];
+        assert_eq!(
+            einops_undecided_groups(spec, &args(&shape, whole, &xy), &d),
+            vec![(
+                Dim::sym("N"),
+                Dim::sym("X").mul(&Dim::sym("Y")),
+                GroupCheck::Equals
+            )]
+        );
     }
 }
