@@ -54,7 +54,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
 }
 
 /// Insert `.contiguous()` before the `.view` of a method call: same values, an explicit copy.
-fn contiguous_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
+pub(super) fn contiguous_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
     // The `.` that precedes the method name (it may be followed by whitespace/newlines).
     let (dot, name) = ctx.source.method_call(ev.name_span)?;
     if name != "view" && name != "view_as" {
@@ -77,7 +77,7 @@ fn contiguous_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
 /// it copies, as `.contiguous().view` would, but elsewhere `reshape` may return a view
 /// that aliases its input, where `view` raised: code that writes into the result could
 /// then change the input.
-fn reshape_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
+pub(super) fn reshape_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
     let (_, name) = ctx.source.method_call(ev.name_span)?;
     let replacement = match name.as_str() {
         "view" => "reshape",

@@ -11,7 +11,6 @@
 //! unsafe one writes `reshape`, which copies only when it must.
 
 use crate::analysis::event::{AltOutcome, OpEvent};
-use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::ir::Span;
 
 use super::{Finding, LintContext};
@@ -41,25 +40,9 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     ));
     // Safe: `.contiguous()` returns a contiguous gradient itself, so code that ran before
     // runs the same; the unsafe alternative `reshape` may change where the copy happens.
-    finding.fix = Some(Fix {
-        message: "Insert `.contiguous()` before `.view`".into(),
-        applicability: Applicability::Safe,
-        edits: vec![Edit {
-            span: Span {
-                start: dot,
-                end: dot,
-            },
-            content: ".contiguous()".into(),
-        }],
-    });
-    finding.unsafe_fix = Some(Fix {
-        message: "Replace `view` with `reshape`".into(),
-        applicability: Applicability::Unsafe,
-        edits: vec![Edit {
-            span: ev.name_span,
-            content: "reshape".into(),
-        }],
-    });
+    // The same two fixes as SL001's.
+    finding.fix = super::sl001_view_incompatible::contiguous_fix(ev, ctx);
+    finding.unsafe_fix = super::sl001_view_incompatible::reshape_fix(ev, ctx);
     Some(finding)
 }
 
