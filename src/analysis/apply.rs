@@ -607,22 +607,19 @@ pub fn apply_op(
             input_alt
         })
         .collect();
+    let bind_input = |layout: &Option<SymLayout>| {
+        bind_with_input(
+            spec,
+            recv.is_some(),
+            list_input.is_some(),
+            &pos_converted,
+            &kw_args,
+            layout,
+        )
+    };
     let alts = if spec.kind == OpKind::Permute {
-        let bind_with = |layout: &Option<SymLayout>| {
-            let input = ArgValue::Tensor(layout.clone());
-            let (recv_arg, pos_args) = if recv.is_some() {
-                (Some(input), pos_converted.clone())
-            } else {
-                let mut p = pos_converted.clone();
-                if let Some(first) = p.first_mut() {
-                    *first = input;
-                }
-                (None, p)
-            };
-            ops::bind(spec, recv_arg, pos_args, kw_args.clone()).ok()
-        };
         split_by_memory_format(alts, |alt| {
-            bind_with(&alt.layout).is_some_and(|b| permutes_parameter_channels_last(spec, &b, alt))
+            bind_input(&alt.layout).is_ok_and(|b| permutes_parameter_channels_last(spec, &b, alt))
         })
     } else {
         alts
@@ -631,31 +628,13 @@ pub fn apply_op(
     let mut results = Vec::with_capacity(alts.len());
     for alt in &alts {
         let mut input_alt = alt.clone();
-        let input_arg = ArgValue::Tensor(input_alt.layout.clone());
-        let (recv_arg, pos_args): (Option<ArgValue<Dim>>, Vec<ArgValue<Dim>>) = if recv.is_some() {
-            (Some(input_arg), pos_converted.clone())
-        } else if list_input.is_some() {
-            // The list itself is the argument; its first tensor only names the input.
-            (None, pos_converted.clone())
-        } else {
-            let mut p = pos_converted.clone();
-            if let Some(first) = p.first_mut() {
-                *first = input_arg;
-            }
-            (None, p)
-        };
         let mut operands = Vec::new();
         let mut dim_arg = None;
         let mut solved: Vec<Assumption> = Vec::new();
         let mut step_what = what.clone();
         // The view/reshape target entry by entry, `None` where unreadable.
         let mut loose_target: Option<Vec<Option<Dim>>> = None;
-        let (transfer, mut target, decided_under) = match ops::bind(
-            spec,
-            recv_arg,
-            pos_args,
-            kw_args.clone(),
-        ) {
+        let (transfer, mut target, decided_under) = match bind_input(&input_alt.layout) {
             Ok(bound) if super::prefix::unsafe_on_packed(spec, &bound) => {
                 (unknown_transfer(), None, None)
             }
@@ -856,6 +835,32 @@ pub fn apply_op(
     join_all(results)
 }
 
+/// The op's arguments with `layout` as its input: the receiver of a method call, else the
+/// first positional argument (a list input is the argument itself: its first tensor only
+/// names the input).
+fn bind_with_input(
+    spec: &OpSpec,
+    method_call: bool,
+    list_input: bool,
+    positional: &[ArgValue<Dim>],
+    keywords: &[(String, ArgValue<Dim>)],
+    layout: &Option<SymLayout>,
+) -> Result<ops::BoundArgs<Dim>, ops::BindError> {
+    let input = ArgValue::Tensor(layout.clone());
+    let mut positional = positional.to_vec();
+    let receiver = if method_call {
+        Some(input)
+    } else {
+        if !list_input {
+            if let Some(first) = positional.first_mut() {
+                *first = input;
+            }
+        }
+        None
+    };
+    ops::bind(spec, receiver, positional, keywords.to_vec())
+}
+
 /// The producers of a call's arguments besides its input (the receiver, else the first
 /// positional argument) that are not numbers, in the order written (`None` for one no op
 /// made: a parameter, an unknown value), and whether every other argument is a number.
@@ -990,7 +995,7 @@ fn permutes_parameter_channels_last(
     alt: &TensorAlt,
 ) -> bool {
     const CHANNELS_LAST: [&[i64]; 2] = [&[0, 2, 3, 1], &[0, 2, 3, 4, 1]];
-    if spec.kind != OpKind::Permute || !is_parameter_as_received(alt) {
+    if spec.kind != OpKind::Permute || received_parameter(alt).is_none() {
         return false;
     }
     let Some(dims) = bound.get("dims").and_then(ArgValue::as_i64s) else {
@@ -1015,73 +1020,58 @@ fn split_by_memory_format(
 ) -> Vec<TensorAlt> {
     let mut out = Vec::with_capacity(alts.len() + 1);
     for alt in alts {
-        let name = parameter_name(&alt);
-        let layout = alt.layout.clone();
-        let (Some(name), Some(layout)) = (name, layout) else {
-            out.push(alt);
-            continue;
-        };
-        let format = match layout.rank() {
-            4 => crate::layout::MemoryFormat::ChannelsLast,
-            5 => crate::layout::MemoryFormat::ChannelsLast3d,
-            _ => {
-                out.push(alt);
-                continue;
-            }
-        };
-        let strides = crate::layout::strides_for_format(&layout.shape, format);
-        if !is_idiom(&alt) || strides.is_err() {
-            out.push(alt);
-            continue;
+        let split = is_idiom(&alt).then(|| memory_format_pair(&alt)).flatten();
+        match split {
+            Some((default, channels_last)) => out.extend([default, channels_last]),
+            None => out.push(alt),
         }
-        let conjoin = |c: &str| match &alt.condition {
-            Some(before) => Arc::from(format!("{before} and {c}")),
-            None => Arc::from(c),
-        };
-        let mut default = alt.clone();
-        default.condition = Some(conjoin(&format!(
-            "`{name}` has the default memory format (channels-last would make the permute contiguous)"
-        )));
-        let mut channels_last = alt.clone();
-        channels_last.layout = Some(SymLayout {
-            strides: strides.unwrap_or_default(),
-            ..layout
-        });
-        channels_last.condition = Some(conjoin(&format!("`{name}` is channels-last")));
-        out.push(default);
-        out.push(channels_last);
     }
     out
 }
 
-/// The name of the parameter an alternative is, as received (see
-/// [`is_parameter_as_received`]).
-fn parameter_name(alt: &TensorAlt) -> Option<String> {
-    if !is_parameter_as_received(alt) {
-        return None;
-    }
-    let mut step = alt.chain.as_deref()?;
-    while let Some(prev) = step.prev.as_deref() {
-        step = prev;
-    }
-    let rest = step.what.strip_prefix(PARAMETER_STEP)?.strip_prefix('`')?;
-    Some(rest.split('`').next()?.to_string())
+/// A 4-d (5-d) parameter alternative as the two memory formats it may have: the default
+/// (as assumed) and channels-last, each named by its condition.
+fn memory_format_pair(alt: &TensorAlt) -> Option<(TensorAlt, TensorAlt)> {
+    let name = received_parameter(alt)?;
+    let layout = alt.layout.as_ref()?;
+    let format = match layout.rank() {
+        4 => crate::layout::MemoryFormat::ChannelsLast,
+        5 => crate::layout::MemoryFormat::ChannelsLast3d,
+        _ => return None,
+    };
+    let strides = crate::layout::strides_for_format(&layout.shape, format).ok()?;
+    let named = |what: String| {
+        let mut a = alt.clone();
+        a.condition = Some(super::env::conjoin(alt.condition.as_deref(), &what));
+        a
+    };
+    let default = named(format!(
+        "`{name}` has the default memory format (channels-last would make the permute contiguous)"
+    ));
+    let mut channels_last = named(format!("`{name}` is channels-last"));
+    channels_last.layout = Some(SymLayout {
+        strides,
+        ..layout.clone()
+    });
+    Some((default, channels_last))
 }
 
-/// The tensor is a parameter of the analysed function (its layout assumed), as received or
-/// through format-following ops only (`self.conv(x)`: channels-last in, channels-last out).
-fn is_parameter_as_received(alt: &TensorAlt) -> bool {
+/// The name of the parameter of the analysed function that the tensor is (its layout
+/// assumed), as received or through format-following ops only (`self.conv(x)`:
+/// channels-last in, channels-last out).
+fn received_parameter(alt: &TensorAlt) -> Option<&str> {
     let mut step = alt.chain.as_deref();
     while let Some(s) = step {
         if s.prev.is_none() {
-            return s.what.starts_with(PARAMETER_STEP);
+            let rest = s.what.strip_prefix(PARAMETER_STEP)?.strip_prefix('`')?;
+            return rest.split('`').next();
         }
         if !s.what.ends_with(FROM_CONTIGUOUS_INPUT) {
-            return false;
+            return None;
         }
         step = s.prev.as_deref();
     }
-    false
+    None
 }
 
 /// `view`/`reshape` of a contiguous tensor to a target whose element count the analysis

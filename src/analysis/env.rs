@@ -127,7 +127,8 @@ pub fn join_tagged(from_a: &Value, from_b: &Value, yes: &str, no: &str) -> Optio
     Some(Value::Tensor(TensorVal::Alts(alts)))
 }
 
-fn conjoin(existing: Option<&str>, more: &str) -> Arc<str> {
+/// `a and b`: a condition with one more part.
+pub(super) fn conjoin(existing: Option<&str>, more: &str) -> Arc<str> {
     match existing {
         Some(e) => Arc::from(format!("{e} and {more}")),
         None => Arc::from(more),

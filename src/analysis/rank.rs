@@ -365,8 +365,8 @@ impl<'a> Scan<'a> {
                 }
             }
             // `_, pred = v.topk(k, 1)` (values and indices keep the rank).
-            ([Target::Tuple(items, _)], _) if self.pair_keeping_rank(value).is_some() => {
-                let r = self.pair_keeping_rank(value).unwrap_or_default();
+            ([Target::Tuple(items, _)], _) if self.parts_keeping_rank(value).is_some() => {
+                let r = self.parts_keeping_rank(value).unwrap_or_default();
                 for t in items {
                     if let Target::Name(n, _) = t {
                         if n != "_" {
@@ -379,8 +379,8 @@ impl<'a> Scan<'a> {
                 }
             }
             // `qkv = v.chunk(3, dim=-1)`: the parts, for `qkv[0]` and `for t in qkv`.
-            ([Target::Name(n, _)], None) if self.pair_keeping_rank(value).is_some() => {
-                let r = self.pair_keeping_rank(value).unwrap_or_default();
+            ([Target::Name(n, _)], None) if self.parts_keeping_rank(value).is_some() => {
+                let r = self.parts_keeping_rank(value).unwrap_or_default();
                 self.parts.insert(n.clone(), r);
                 if reordered {
                     self.reordered.insert(n.clone());
@@ -448,7 +448,7 @@ impl<'a> Scan<'a> {
 
     /// `(values, indices)` of `v.topk(…)`/`v.sort(…)`, the parts of `v.chunk(…)`/`v.split(…)`:
     /// each keeps `v`'s rank.
-    fn pair_keeping_rank(&self, e: &Expr) -> Option<(String, i64)> {
+    fn parts_keeping_rank(&self, e: &Expr) -> Option<(String, i64)> {
         let (recv, method, _) = self.method_call(e)?;
         matches!(
             method,
@@ -489,17 +489,14 @@ impl<'a> Scan<'a> {
                     }
                 }
             }
-            // `qkv[0]` of the parts of a chunk.
-            ExprKind::Subscript { value, index } if matches!(&value.kind, ExprKind::Name(n) if self.parts.contains_key(n)) =>
-            {
-                let ExprKind::Name(n) = &value.kind else {
-                    return None;
-                };
-                let [ix] = index.as_slice() else { return None };
-                matches!(ix.kind, ExprKind::Int(_)).then(|| self.parts.get(n).cloned())?
-            }
-            // `v[:k]`, `v[a:b, :]`: slices keep the rank; `v[None]` adds a dim.
+            // `v[:k]`, `v[a:b, :]`: slices keep the rank; `v[None]` adds a dim; `qkv[0]` of
+            // the parts of a chunk is one part.
             ExprKind::Subscript { value, index } => {
+                if let (ExprKind::Name(n), [ix]) = (&value.kind, index.as_slice()) {
+                    if let (Some(part), ExprKind::Int(_)) = (self.parts.get(n), &ix.kind) {
+                        return Some(part.clone());
+                    }
+                }
                 let (p, d) = self.derive(value)?;
                 let mut delta = 0;
                 for ix in index {
