@@ -10,11 +10,13 @@
 //! that a rebuilt stridelint with a changed analysis never serves stale findings.
 //!
 //! **Storage.** One JSON file per version, `<cache-dir>/<version>/results.json`, read once
-//! at start and written once at the end (atomically: temporary file, then rename) — much
-//! faster than one file per source file on trees of thousands of files. Two concurrent runs
-//! can only lose each other's new entries, never corrupt the file. Entries of files that no
-//! longer exist are dropped when the cache is saved. As with Ruff, the directory holds a
-//! `.gitignore` (`*`) and a `CACHEDIR.TAG`, so neither git nor backup tools pick it up.
+//! at start and written once at the end (atomically: an exclusive temporary file under a
+//! random name, [`crate::fsutil::TempFile`], then rename) — much faster than one file per
+//! source file on trees of thousands of files. Two concurrent runs can only lose each
+//! other's new entries, never corrupt the file. Entries of files that no longer exist are
+//! dropped when the cache is saved. As with Ruff, the directory holds a `.gitignore` (`*`)
+//! and a `CACHEDIR.TAG`, so neither git nor backup tools pick it up (each created only if
+//! nothing is at its name: a planted link is never written through).
 //!
 //! **What is stored.** A serializable copy of each finding without its file: code,
 //! severity, message, span, chain labels, notes, help and fix. The symbolic *subject* of a
@@ -378,18 +380,13 @@ impl Cache {
             .expect("the results file is inside the cache directory");
         std::fs::create_dir_all(dir)?;
         mark_cache_dir(dir.parent().unwrap_or(dir))?;
-        let tmp = dir.join(format!(".results.{}.tmp", std::process::id()));
-        let written = (|| {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-            serde_json::to_writer(&mut f, &stored)?;
-            f.flush()?;
-            drop(f);
-            std::fs::rename(&tmp, &self.file)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written
+        // Exclusive and random: a name planted in the cache directory is never opened.
+        let mut tmp = crate::fsutil::TempFile::create_in(dir, ".results.")?;
+        let mut writer = std::io::BufWriter::new(tmp.file());
+        serde_json::to_writer(&mut writer, &stored)?;
+        writer.flush()?;
+        drop(writer);
+        tmp.rename_to(&self.file)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Entry>> {
@@ -452,20 +449,28 @@ pub fn find_caches(root: &Path) -> Vec<PathBuf> {
 
 /// Keep the cache out of git and backups, as Ruff does.
 fn mark_cache_dir(dir: &Path) -> std::io::Result<()> {
-    let gitignore = dir.join(".gitignore");
-    if !gitignore.exists() {
-        std::fs::write(gitignore, "# Automatically created by stridelint.\n*\n")?;
+    create_once(
+        &dir.join(".gitignore"),
+        "# Automatically created by stridelint.\n*\n",
+    )?;
+    create_once(
+        &dir.join("CACHEDIR.TAG"),
+        &format!("{TAG_SIGNATURE}\n# This file is a cache directory tag created by stridelint.\n"),
+    )
+}
+
+/// Writes `text` to `path` if nothing is there: created exclusively, so that whatever is
+/// there already (a symbolic link included) is left alone and never written through.
+fn create_once(path: &Path, text: &str) -> std::io::Result<()> {
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path);
+    match created {
+        Ok(mut file) => file.write_all(text.as_bytes()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
     }
-    let tag = dir.join("CACHEDIR.TAG");
-    if !tag.exists() {
-        std::fs::write(
-            tag,
-            format!(
-                "{TAG_SIGNATURE}\n# This file is a cache directory tag created by stridelint.\n"
-            ),
-        )?;
-    }
-    Ok(())
 }
 
 /// The version and the identity of the running executable (size, modification time).

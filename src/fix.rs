@@ -4,7 +4,8 @@
 //! only if its content on disk is still exactly the content that was linted (so an editor
 //! saving in between never loses data), through a temporary file in the same directory and
 //! an atomic exchange or rename ([`write_fixed`] has the protocol and what it cannot
-//! prevent). A symbolic link is fixed where it points.
+//! prevent). A symbolic link is fixed where it points; a read-only file is refused, and a
+//! replaced file keeps its owner and mode.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -102,7 +103,14 @@ pub enum WriteOutcome {
 
 /// Replace `path`'s content with `fixed`, atomically, if it still holds `original`.
 ///
-/// A symbolic link is followed: the file it points to is fixed and the link stays a link.
+/// A symbolic link is followed, as Ruff does: the file it points to is fixed and the link
+/// stays a link (it is never replaced by a regular file).
+///
+/// **Never a file it should not touch.** A read-only file is refused
+/// ([`crate::fsutil::refuse_read_only`]); the replacement gets the file's owner, group and
+/// mode, or the file is refused when its owner cannot be kept; the temporary file is a
+/// [`crate::fsutil::TempFile`] (exclusive, random name, a planted link never followed),
+/// and a SIGINT/SIGTERM waits until it is renamed or removed.
 ///
 /// **Compare and swap.** The OS has no "rename if the target still holds these bytes", so
 /// the check is made as close to the swap as it can be, and undone when it was beaten:
@@ -137,48 +145,38 @@ fn write_fixed_racing(
     fixed: &str,
     before_swap: &mut dyn FnMut(),
 ) -> std::io::Result<WriteOutcome> {
+    // Also over the restore after a plain rename: an interrupt never splits the two.
+    let _signals = crate::fsutil::SignalsDeferred::new();
     let target = std::fs::canonicalize(path)?;
     let mut file = crate::fsutil::open_regular(&target)?;
-    let stamp = Stamp::of(&file.metadata()?);
+    let meta = file.metadata()?;
+    let stamp = Stamp::of(&meta);
     if !holds(&mut file, original)? {
         return Ok(WriteOutcome::ChangedOnDisk);
     }
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.stridelint-{}.tmp", std::process::id()));
-    let mut ours = None;
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
-        ours = Some(Stamp::of(&f.metadata()?).ino);
-        f.write_all(fixed.as_bytes())?;
-        f.sync_all()?;
-        let ours = Stamp::of(&f.metadata()?);
-        drop(f);
-        let _ = std::fs::set_permissions(&tmp, file.metadata()?.permissions());
-        if Stamp::of(&std::fs::metadata(&target)?) != stamp {
-            return Ok(WriteOutcome::ChangedOnDisk);
-        }
-        before_swap();
-        swap_in(&tmp, &target, &mut file, stamp, ours, original)
-    })();
-    // The temporary name holds the fixed text unless a swap put another file there (which
-    // `swap_in` removes when it is the checked original, and keeps when it is not).
-    let tmp_is_ours =
-        std::fs::symlink_metadata(&tmp).is_ok_and(|meta| Some(Stamp::of(&meta).ino) == ours);
-    if tmp_is_ours {
-        let _ = std::fs::remove_file(&tmp);
+    crate::fsutil::refuse_read_only(&target, &meta)?;
+    // Dropping `tmp` removes the temporary name unless it was renamed away, or a swap put
+    // another file there (which `swap_in` removes when it is the checked original, and
+    // keeps when it is not).
+    let tmp = staged(&target, fixed.as_bytes(), &meta)?;
+    if Stamp::of(&std::fs::metadata(&target)?) != stamp {
+        return Ok(WriteOutcome::ChangedOnDisk);
     }
-    result
+    before_swap();
+    swap_in(tmp, &target, &mut file, stamp, original)
+}
+
+/// A temporary file beside `target` holding `bytes`, synced, with `like`'s owner and mode.
+fn staged(
+    target: &Path,
+    bytes: &[u8],
+    like: &std::fs::Metadata,
+) -> std::io::Result<crate::fsutil::TempFile> {
+    let mut tmp = crate::fsutil::TempFile::beside(target)?;
+    crate::fsutil::copy_owner_and_mode(tmp.file(), like)?;
+    tmp.file().write_all(bytes)?;
+    tmp.file().sync_all()?;
+    Ok(tmp)
 }
 
 /// What identifies one version of a file: device, inode, size, modification time.
@@ -218,14 +216,13 @@ fn holds(file: &mut std::fs::File, expected: &str) -> std::io::Result<bool> {
     Ok(current == expected.as_bytes())
 }
 
-/// Puts `tmp` (the fixed text, `ours`) at `target`, whose checked version is `file` /
-/// `stamp` holding `original`; see [`write_fixed`] for the protocol.
+/// Puts `tmp` (the fixed text) at `target`, whose checked version is `file` / `stamp`
+/// holding `original`; see [`write_fixed`] for the protocol.
 fn swap_in(
-    tmp: &Path,
+    tmp: crate::fsutil::TempFile,
     target: &Path,
     file: &mut std::fs::File,
     stamp: Stamp,
-    ours: Stamp,
     original: &str,
 ) -> std::io::Result<WriteOutcome> {
     // Is the file that was at `target` (now at `at`) still the version that was checked?
@@ -233,25 +230,24 @@ fn swap_in(
         let there = Stamp::of(&std::fs::symlink_metadata(at)?);
         Ok(there == stamp && Stamp::of(&file.metadata()?) == stamp && holds(file, original)?)
     };
-    if exchange(tmp, target)? {
-        if unchanged(file, tmp)? {
-            // `tmp` now names the checked original: done with it.
-            let _ = std::fs::remove_file(tmp);
+    if exchange(tmp.path(), target)? {
+        if unchanged(file, tmp.path())? {
+            // The temporary name now names the checked original: done with it.
+            let _ = std::fs::remove_file(tmp.path());
             return Ok(WriteOutcome::Written);
         }
         // Beaten in the instant before the swap: put back what is theirs.
-        let back_in_place =
-            exchange(tmp, target)? && Stamp::of(&std::fs::symlink_metadata(tmp)?).ino == ours.ino;
+        let back_in_place = exchange(tmp.path(), target)? && tmp.still_ours();
         if !back_in_place {
             return Err(std::io::Error::other(format!(
                 "{} changed while the fix was written; the fixed text was left in place, the other version at {}",
                 target.display(),
-                tmp.display()
+                tmp.path().display()
             )));
         }
         return Ok(WriteOutcome::ChangedOnDisk);
     }
-    std::fs::rename(tmp, target)?;
+    tmp.rename_to(target)?;
     if Stamp::of(&file.metadata()?) == stamp && holds(file, original)? {
         return Ok(WriteOutcome::Written);
     }
@@ -260,8 +256,7 @@ fn swap_in(
     file.seek(std::io::SeekFrom::Start(0))?;
     let mut theirs = Vec::new();
     file.read_to_end(&mut theirs)?;
-    std::fs::write(tmp, &theirs)?;
-    std::fs::rename(tmp, target)?;
+    staged(target, &theirs, &file.metadata()?)?.rename_to(target)?;
     Ok(WriteOutcome::ChangedOnDisk)
 }
 
