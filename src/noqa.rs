@@ -12,7 +12,9 @@ use crate::source::SourceFile;
 use crate::suppression::{lex, DirectiveKind};
 
 /// The codes `--add-noqa` would add per file: for every remaining finding, its code on the
-/// first line of its span where a comment can go. Syntax errors and SL100 are left out (a
+/// first line of its span where a comment can go — never after a backslash continuation
+/// or inside a string: when no line of the span can take one, the line its statement goes
+/// on to, which the suppression reader covers too. Syntax errors and SL100 are left out (a
 /// suppression cannot fix the first and would only hide the second).
 pub fn plan_add_noqa(diagnostics: &[Diagnostic]) -> Vec<(PathBuf, String, String, usize)> {
     let mut by_file: BTreeMap<PathBuf, (&Diagnostic, Vec<&Diagnostic>)> = BTreeMap::new();
@@ -54,8 +56,15 @@ pub fn add_noqa_edits(file: &SourceFile, findings: &[&Diagnostic]) -> (Vec<Edit>
     for d in findings {
         let first = file.line_index(d.span.start as usize);
         let last = file.line_index((d.span.end as usize).max(d.span.start as usize));
-        let line = (first..=last).find(|&l| !continues[l]).unwrap_or(first);
-        by_line.entry(line).or_default().insert(d.code);
+        // The first line of the span that can take a comment, else the line the last one
+        // continues onto (where the suppression reader looks too); none at all only in
+        // a file that ends inside a string.
+        let line = (first..=last)
+            .chain(last + 1..continues.len())
+            .find(|&l| !continues[l]);
+        if let Some(line) = line {
+            by_line.entry(line).or_default().insert(d.code);
+        }
     }
     let mut edits = Vec::new();
     let mut added = 0;

@@ -399,6 +399,10 @@ pub struct Suppressions {
     pub malformed: Vec<Malformed>,
     /// 0-based lines with a `# stridelint: reveal` comment (lint SL900), in order.
     pub reveal_lines: Vec<usize>,
+    /// 0-based lines that end inside a string or block comment or with a backslash, in
+    /// order: a finding on one is covered by a directive on the line its statement goes
+    /// on to (where `--add-noqa` puts it), as Ruff does.
+    pub continued_lines: Vec<usize>,
 }
 
 impl Suppressions {
@@ -409,7 +413,10 @@ impl Suppressions {
         if !may_hold_directive(text) {
             return found;
         }
-        for comment in lex(text, language).comments {
+        let lexed = lex(text, language);
+        found.continued_lines = lexed.open_breaks.iter().map(|&b| line_of(b)).collect();
+        found.continued_lines.dedup();
+        for comment in lexed.comments {
             let own_line = alone_on_line(text, comment.start);
             for parsed in parse_comment(text, comment.clone(), language) {
                 match parsed {
@@ -442,9 +449,11 @@ impl Suppressions {
     }
 
     /// The line of the directive that suppresses `code` for a finding on lines
-    /// `first..=last`: a directive on any of those lines, or (in Rust, where `rustfmt`
+    /// `first..=last`: a directive on any of those lines or on the lines `last` continues
+    /// onto (past a string's line breaks or a backslash), or (in Rust, where `rustfmt`
     /// moves comments above the code) a comment alone on the line above.
     pub fn covering(&self, code: &str, first: usize, last: usize, rust: bool) -> Option<usize> {
+        let last = self.continued_to(last);
         let from = if rust { first.saturating_sub(1) } else { first };
         let at = self.lines.partition_point(|d| d.line < from);
         self.lines[at..]
@@ -452,6 +461,17 @@ impl Suppressions {
             .take_while(|d| d.line <= last)
             .find(|d| (d.line >= first || d.own_line) && d.directive.covers(code))
             .map(|d| d.line)
+    }
+
+    /// The first line from `line` on that is not continued onto the next.
+    pub fn continued_to(&self, line: usize) -> usize {
+        let mut at = self.continued_lines.partition_point(|&l| l < line);
+        let mut end = line;
+        while self.continued_lines.get(at) == Some(&end) {
+            end += 1;
+            at += 1;
+        }
+        end
     }
 
     /// The line directives on 0-based `line`.
