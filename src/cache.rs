@@ -18,6 +18,11 @@
 //! and a `CACHEDIR.TAG`, so neither git nor backup tools pick it up (each created only if
 //! nothing is at its name: a planted link is never written through).
 //!
+//! **Checksums.** Each entry carries a [`checksum`] of its path and content keyed by the tool
+//! stamp; an entry that fails it (edited by hand into other valid JSON, moved to another
+//! path, written by another build) is dropped and its file analysed again, as is an entry
+//! naming a code this build does not know.
+//!
 //! **What is stored.** A serializable copy of each finding without its file: code,
 //! severity, message, span, chain labels, notes, help and fix. The symbolic *subject* of a
 //! view/copy finding (its layout, for `--verify` and the JSON formats) has no serialized
@@ -109,6 +114,38 @@ struct StoredEntry {
     path: String,
     #[serde(flatten)]
     entry: Entry,
+    /// [`checksum`] of the path and entry; an entry without a matching one is dropped.
+    #[serde(default)]
+    checksum: String,
+}
+
+impl StoredEntry {
+    fn new(tool: &str, path: String, entry: Entry) -> Self {
+        let checksum = checksum(tool, &path, &entry);
+        StoredEntry {
+            path,
+            entry,
+            checksum,
+        }
+    }
+
+    /// Was this entry written, as it is, for this path by this build?
+    fn is_intact(&self, tool: &str) -> bool {
+        self.checksum == checksum(tool, &self.path, &self.entry)
+    }
+}
+
+/// A BLAKE3 hash, keyed by the tool stamp, of a path and its entry as serialized: any edit
+/// of an entry (another message, code, span or fix text, an entry moved to another path)
+/// makes it fail. It guards against edits and corruption, not against a forger who
+/// recomputes it; fixes are never taken from the cache in any case.
+fn checksum(tool: &str, path: &str, entry: &Entry) -> String {
+    let key = blake3::derive_key("stridelint results cache entry v1", tool.as_bytes());
+    let mut hasher = blake3::Hasher::new_keyed(&key);
+    hasher.update(path.as_bytes());
+    hasher.update(&[0]);
+    hasher.update(&serde_json::to_vec(entry).unwrap_or_default());
+    hasher.finalize().to_hex().to_string()
 }
 
 /// A finding without its file, as stored.
@@ -242,6 +279,7 @@ impl Cache {
                 stored
                     .entries
                     .into_iter()
+                    .filter(|e| e.is_intact(&tool))
                     .map(|e| (PathBuf::from(e.path), e.entry))
                     .collect()
             })
@@ -363,10 +401,11 @@ impl Cache {
             .iter()
             .chain(kept)
             .filter_map(|(p, e)| {
-                Some(StoredEntry {
-                    path: p.to_str()?.to_string(),
-                    entry: e.clone(),
-                })
+                Some(StoredEntry::new(
+                    &self.tool,
+                    p.to_str()?.to_string(),
+                    e.clone(),
+                ))
             })
             .collect();
         entries.sort_by(|a, b| a.path.cmp(&b.path));
