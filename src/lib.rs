@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod cache;
+pub mod contain;
 pub mod coverage;
 pub mod diagnostic;
 pub mod discover;
@@ -109,11 +110,25 @@ pub struct FileError {
 }
 
 impl FileError {
-    /// How messages name the error's place: `path`, or `path:line:column`.
+    /// An error of the whole file `path` (no line).
+    pub fn new(path: &Path, message: String) -> Self {
+        FileError {
+            path: path.to_path_buf(),
+            location: None,
+            message,
+        }
+    }
+
+    /// How messages name the error's place: `path`, or `path:line:column` (as the reports
+    /// name files: `src/model.py`, never `./src/model.py`).
     pub fn place(&self) -> String {
+        let path = match self.path.strip_prefix(".") {
+            Ok(rest) if !rest.as_os_str().is_empty() => rest,
+            _ => &self.path,
+        };
         match self.location {
-            Some((line, column)) => format!("{}:{line}:{column}", self.path.display()),
-            None => self.path.display().to_string(),
+            Some((line, column)) => format!("{}:{line}:{column}", path.display()),
+            None => path.display().to_string(),
         }
     }
 }
@@ -230,12 +245,15 @@ pub fn check_files(
     let per_file: Vec<Result<FileReport, FileError>> = files
         .par_iter()
         .map(|path| {
-            let result = settings
-                .settings_for(path)
-                .map_err(FileError::from)
-                .and_then(|file_settings| {
-                    check_file_cached(path, &file_settings, options.cache, &project)
-                });
+            let result = contain::one_file(|| {
+                settings
+                    .settings_for(path)
+                    .map_err(FileError::from)
+                    .and_then(|file_settings| {
+                        check_file_cached(path, &file_settings, options.cache, &project)
+                    })
+            })
+            .unwrap_or_else(|message| Err(FileError::new(path, message)));
             if let Some(progress) = options.progress {
                 progress.inc();
             }
@@ -377,7 +395,7 @@ pub fn check_bytes(
     };
     let text = decode_source(bytes).map_err(err)?;
     let file = load_source(path, text).map_err(err)?;
-    Ok(check_source_report(Arc::new(file), settings))
+    contain::one_file(|| check_source_report(Arc::new(file), settings)).map_err(err)
 }
 
 /// The source file the linter sees: a notebook (`.ipynb`) becomes its joined code cells.
