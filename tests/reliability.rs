@@ -366,7 +366,7 @@ fn files_too_deep_for_the_parser_do_not_end_the_run() {
     let limits = [
         "too many nested parentheses",
         "too many levels of indentation",
-        "nested too deeply (more than 200 levels",
+        "nested too deeply (more than 300 levels",
     ];
     for (name, _) in &deep {
         let line = report

@@ -12,7 +12,7 @@
 //! Robustness contract: [`parse_python`] never panics and never recurses deeper than a fixed
 //! bound, whatever the input (fuzzed bytes, 100 000-term sums, 10 000 nested parentheses);
 //! nesting beyond the bound is lowered to opaque nodes. The IR it returns is at most about
-//! `parser::MAX_DEPTH` (200) levels deep, so consumers may walk it recursively. Time is
+//! `parser::MAX_DEPTH` (300) levels deep, so consumers may walk it recursively. Time is
 //! linear in the input and memory follows the IR (tokens are pulled one at a time).
 //!
 //! Lowering conventions beyond those of [`crate::ir`]:

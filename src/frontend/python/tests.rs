@@ -1229,8 +1229,10 @@ fn skimmed_nesting_is_one_error_and_folded_chains_none() {
             let too_deep: Vec<_> = errors
                 .iter()
                 .filter(|e| {
-                    e.message
-                        .starts_with("nested too deeply (more than 200 levels")
+                    e.message.starts_with(&format!(
+                        "nested too deeply (more than {} levels",
+                        parser::MAX_DEPTH
+                    ))
                 })
                 .collect();
             assert_eq!(too_deep.len(), 1, "{:?} in {:?}", errors, &source[..30]);

@@ -158,10 +158,11 @@ enum Mode {
     },
 }
 
-/// CPython refuses more nesting than this (`too many nested parentheses`, `too many levels
-/// of indentation`).
+/// The most nesting CPython accepts (checked against CPython 3.11): 200 open brackets
+/// (201 is `too many nested parentheses`) and 99 levels of indentation (100 is
+/// `IndentationError: too many levels of indentation`).
 const MAX_BRACKETS: usize = 200;
-const MAX_INDENTS: usize = 100;
+const MAX_INDENT_LEVELS: usize = 99;
 
 #[derive(Clone)]
 pub(super) struct Lexer<'s> {
@@ -466,7 +467,8 @@ impl<'s> Lexer<'s> {
         let current = *self.indents.last().unwrap_or(&0);
         if column > current {
             self.indents.push(column);
-            if self.indents.len() == MAX_INDENTS + 2 {
+            // `indents` holds column 0 below the levels.
+            if self.indents.len() == MAX_INDENT_LEVELS + 2 {
                 let at = self.pos as u32;
                 self.side_error(
                     Span { start: at, end: at },

@@ -28,9 +28,12 @@ use super::{ParseOutcome, SyntaxError, MAX_REPORTED_ERRORS};
 use crate::ir::{self, Expr, ExprKind, Span, Stmt, Target};
 
 /// How many syntax levels (statements and expressions together) are parsed by recursion;
-/// deeper ones are skimmed and lowered as opaque. CPython itself refuses 200 nested
-/// brackets and 100 levels of indentation.
-pub(super) const MAX_DEPTH: u32 = 200;
+/// deeper ones are skimmed and lowered as opaque. CPython refuses 201 nested brackets and
+/// 100 levels of indentation (the lexer reports both, as it does), and its parser's stack
+/// holds 200 brackets inside up to 64 blocks: with room for that, whatever CPython accepts
+/// in brackets and blocks parses in full. Each level costs one parser frame and one frame
+/// of each consumer walking the IR: 300 stay well inside a 2 MiB worker stack.
+pub(super) const MAX_DEPTH: u32 = 300;
 
 /// What parsing an expression produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
