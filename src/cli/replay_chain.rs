@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use stridelint::layout::size::detect_overflow;
 use stridelint::layout::{Decider, Layout, Tri};
-use stridelint::ops::{self, ArgValue, OpResult, OpSpec, OpTable};
+use stridelint::ops::{self, ArgValue, OpResult, OpSpec, OpTable, ParamType};
 use stridelint::verify::replay::summarize;
 use stridelint::verify::{
     replay, select_engine, DType, Engine, EngineChoice, MeasureOptions, Replay, StridedLayout,
@@ -218,6 +218,9 @@ fn apply_step(
         Ok(spec) => spec,
         Err(why) => return Ok(StepOutcome::Stops(why)),
     };
+    if let Some(error) = float_where_integer(spec, step) {
+        return Ok(StepOutcome::Raises(error));
+    }
     let receiver = Some(ArgValue::tensor(input.clone()));
     // The concrete algebra wraps on overflow; a step whose arithmetic overflowed, or whose
     // result cannot be addressed in 64 bits, is refused rather than reported.
@@ -288,6 +291,52 @@ fn apply_step(
         note,
         copy,
     })
+}
+
+/// PyTorch's TypeError for a float given where the op takes integers (a size, a
+/// dimension): the op table, written for source code where a float may stand for a value
+/// it cannot see, only says it cannot tell the result.
+fn float_where_integer(spec: &OpSpec, step: &Step) -> Option<String> {
+    let Call::Method {
+        positional,
+        keywords,
+        ..
+    } = &step.call
+    else {
+        return None;
+    };
+    let receiver = Some(ArgValue::tensor(Layout::contiguous(Vec::new())));
+    let bound = ops::bind(spec, receiver, positional.clone(), keywords.clone()).ok()?;
+    let takes_integers = |name: &str| {
+        spec.params.iter().any(|p| {
+            p.answers_to(name)
+                && matches!(
+                    p.ty,
+                    ParamType::Int
+                        | ParamType::Dim
+                        | ParamType::Dims
+                        | ParamType::Ints
+                        | ParamType::Shape
+                        | ParamType::IntOrInts
+                )
+        })
+    };
+    fn first_float(value: &ArgValue<i64>) -> Option<f64> {
+        match value {
+            ArgValue::Float(f) => Some(*f),
+            ArgValue::IntList(items) => items.iter().find_map(first_float),
+            _ => None,
+        }
+    }
+    let (name, float) = bound
+        .iter()
+        .filter(|(name, _)| takes_integers(name))
+        .find_map(|(name, value)| Some((name.to_string(), first_float(value)?)))?;
+    Some(format!(
+        "TypeError: {}(): argument '{name}' must be an int or a sequence of ints, not float \
+         ({float})",
+        spec.name
+    ))
 }
 
 /// Whether a concrete layout can be computed with: an element count (zero sizes counted as

@@ -62,6 +62,7 @@ pub fn parse_chain(text: &str) -> Result<Vec<Step>, SyntaxError> {
     let mut parser = Parser {
         chars: text.chars().collect(),
         pos: 0,
+        depth: 0,
     };
     let mut steps = Vec::new();
     parser.skip_space();
@@ -81,9 +82,15 @@ pub fn parse_chain(text: &str) -> Result<Vec<Step>, SyntaxError> {
     Ok(steps)
 }
 
+/// Brackets nested deeper than this are refused (the parser recurses per level), as
+/// Python refuses them: `too many nested parentheses`.
+const MAX_NESTING: usize = 200;
+
 struct Parser {
     chars: Vec<char>,
     pos: usize,
+    /// Brackets open around the current position.
+    depth: usize,
 }
 
 impl Parser {
@@ -258,19 +265,33 @@ impl Parser {
             return Ok(ArgValue::Ellipsis);
         }
         match self.peek() {
-            Some('(') => {
-                self.pos += 1;
-                Ok(ArgValue::IntList(self.comma_list(')', Parser::value)?))
-            }
-            Some('[') => {
-                self.pos += 1;
-                Ok(ArgValue::IntList(self.comma_list(']', Parser::value)?))
+            Some(open @ ('(' | '[')) => {
+                let close = if open == '(' { ')' } else { ']' };
+                self.nested(|p| Ok(ArgValue::IntList(p.comma_list(close, Parser::value)?)))
             }
             Some(quote @ ('\'' | '"')) => self.string(quote),
             Some(c) if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => self.number(),
             Some(c) if c.is_alphabetic() || c == '_' => self.word(),
             _ => Err(self.error("expected a value")),
         }
+    }
+
+    /// Parses a bracketed value one level deeper, at most [`MAX_NESTING`] levels.
+    fn nested(
+        &mut self,
+        inner: impl FnOnce(&mut Parser) -> Result<ArgValue<i64>, SyntaxError>,
+    ) -> Result<ArgValue<i64>, SyntaxError> {
+        if self.depth >= MAX_NESTING {
+            return Err(SyntaxError {
+                message: format!("brackets nested more than {MAX_NESTING} deep"),
+                column: self.pos + 1,
+            });
+        }
+        self.depth += 1;
+        self.pos += 1;
+        let value = inner(self);
+        self.depth -= 1;
+        value
     }
 
     fn string(&mut self, quote: char) -> Result<ArgValue<i64>, SyntaxError> {
