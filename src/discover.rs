@@ -113,6 +113,21 @@ fn irregular_global_git_file() -> Option<DiscoverError> {
     })
 }
 
+/// A FIFO, socket or device (not a file, directory or symbolic link).
+fn is_special(kind: &std::fs::FileType) -> bool {
+    !kind.is_file() && !kind.is_dir() && !kind.is_symlink()
+}
+
+/// A FIFO or device met while walking a directory is skipped, as Git skips it, with a
+/// warning: a source file was expected under that name, but the run is not wrong for it.
+fn warn_special(path: &Path, kind: &std::fs::FileType) {
+    eprintln!(
+        "warning: {}: {}; skipped",
+        path.strip_prefix(".").unwrap_or(path).display(),
+        crate::fsutil::not_regular(kind)
+    );
+}
+
 /// Expand `paths` into the sorted list of files to lint.
 pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec<DiscoverError>) {
     let excludes = exclude_matcher(&opts.exclude);
@@ -135,6 +150,14 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec
                 continue;
             }
         };
+        if !meta.is_file() && !meta.is_dir() {
+            // Never opened: a FIFO would wait for a writer, a device never ends.
+            errors.push(DiscoverError {
+                path: root.clone(),
+                message: crate::fsutil::not_regular(&meta.file_type()).to_string(),
+            });
+            continue;
+        }
         if meta.is_file() {
             let excluded = opts.force_exclude
                 && excludes
@@ -186,11 +209,12 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoverOptions) -> (Vec<PathBuf>, Vec
             .build();
         for entry in walker {
             match entry {
-                Ok(e) => {
-                    if e.file_type().is_some_and(|t| t.is_file()) && is_lintable(e.path()) {
-                        files.push(e.into_path());
-                    }
-                }
+                Ok(e) if !is_lintable(e.path()) => {}
+                Ok(e) => match e.file_type() {
+                    Some(t) if t.is_file() => files.push(e.into_path()),
+                    Some(t) if is_special(&t) => warn_special(e.path(), &t),
+                    _ => {}
+                },
                 Err(err) => errors.push(DiscoverError {
                     path: root.clone(),
                     message: err.to_string(),

@@ -121,8 +121,11 @@ struct CheckArgs {
     /// Exit with 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
-    /// Smallest value a named size is assumed to have (default 2).
-    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    /// Smallest value a named size is assumed to have (default 2; 1 to 65536).
+    #[arg(
+        long,
+        value_parser = clap::value_parser!(i64).range(1..=stridelint::settings::MAX_MIN_SYMBOLIC_SIZE)
+    )]
     min_symbolic_size: Option<i64>,
     /// Follow calls of names imported from other files of the tree (`follow-imports`).
     #[arg(long)]
@@ -146,7 +149,8 @@ struct CheckArgs {
     #[arg(long)]
     show_fixes: bool,
     /// With `--fix`: exit with 1 when a file was fixed, even if no finding remains.
-    #[arg(long)]
+    /// Contradicts `--exit-zero` (a usage error, as in Ruff).
+    #[arg(long, conflicts_with = "exit_zero")]
     exit_non_zero_on_fix: bool,
     /// Ignore every suppression comment (`# noqa`, `# stridelint: ignore[…]`, file-level
     /// `# stridelint: noqa`): report everything.
@@ -221,13 +225,6 @@ fn means_check(arg: &std::ffi::OsStr) -> bool {
 }
 
 fn main() -> ExitCode {
-    // A closed pipe (`stridelint rules | head -1`) ends the process quietly, as it ends
-    // `cat` or `grep`, instead of a panic in `println!`.
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     // Arguments are read as `OsString`s: a path need not be UTF-8 (clap rejects non-UTF-8
     // text where it needs it).
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -245,6 +242,13 @@ fn main() -> ExitCode {
             };
         }
     };
+    if let Some(error) = writes_to_stdout(&cli.command)
+        .then(cli::streams::stdout_error)
+        .flatten()
+    {
+        eprintln!("error: {error}");
+        return ExitCode::from(2);
+    }
     match cli.command {
         Command::Rule {
             code,
@@ -266,16 +270,16 @@ fn main() -> ExitCode {
         }
         Command::Clean { cache_dir } => clean(cache_dir),
         Command::Rules => {
-            for r in RULES {
-                println!(
-                    "{:<7} {:<24} {:<8} {}",
-                    r.code,
-                    r.name,
-                    r.severity.as_str(),
-                    r.summary
-                );
-            }
-            ExitCode::SUCCESS
+            let lines: String = RULES
+                .iter()
+                .map(|r| {
+                    let severity = r.severity.as_str();
+                    format!("{:<7} {:<24} {severity:<8} {}\n", r.code, r.name, r.summary)
+                })
+                .collect();
+            cli::streams::print(&lines)
+                .err()
+                .unwrap_or(ExitCode::SUCCESS)
         }
         Command::Check(args) => run_check(*args),
         Command::Report(mut args) => {
@@ -291,7 +295,7 @@ fn main() -> ExitCode {
             code
         }
         Command::Replay(args) => cli::replay::run(args),
-        Command::Server => match stridelint::server::run() {
+        Command::Server => match serve() {
             Ok(stridelint::server::Ended::Shutdown) => ExitCode::SUCCESS,
             Ok(stridelint::server::Ended::Abandoned) => ExitCode::from(1),
             Err(e) => {
@@ -300,6 +304,26 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// Does `command` print its result on standard output (so a closed one is an error)?
+fn writes_to_stdout(command: &Command) -> bool {
+    match command {
+        Command::Rule { .. } | Command::Rules | Command::Replay(_) => true,
+        Command::Check(args) => args.output_file.is_none(),
+        Command::Report(_) | Command::Clean { .. } | Command::Server => false,
+    }
+}
+
+/// `stridelint server`. Its client going away (a closed pipe) ends the process, as it
+/// always has; the other commands see the closed pipe as an error and end quietly.
+fn serve() -> anyhow::Result<stridelint::server::Ended> {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    stridelint::server::run()
 }
 
 /// `stridelint rule`: the documentation of `rules`, as Markdown or as JSON (an object, or
@@ -491,6 +515,10 @@ fn run_check(args: CheckArgs) -> ExitCode {
         eprintln!("error: --fix, --diff and --add-noqa edit files; they cannot be used with `-` (standard input)");
         return ExitCode::from(2);
     }
+    if let Some(error) = reads_stdin.then(cli::streams::stdin_error).flatten() {
+        eprintln!("error: {error}");
+        return ExitCode::from(2);
+    }
     let resolver = match SettingsResolver::from_cli(
         cli_overrides(&args),
         args.config.as_deref(),
@@ -554,26 +582,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
         );
         result.errors.extend(unwritable);
         if args.diff {
-            let mut out = std::io::stdout().lock();
-            for (path, original, fixed, _) in &plans {
-                let _ = write!(out, "{}", unified_diff(path, original, fixed));
-            }
-            let n: usize = plans.iter().map(|p| p.3).sum();
-            eprintln!(
-                "Would fix {} in {}.",
-                plural(n, "finding"),
-                plural(plans.len(), "file")
-            );
-            for e in &result.errors {
-                eprintln!("error: {}: {}", e.place(), e.message);
-            }
-            return if !result.errors.is_empty() {
-                ExitCode::from(2)
-            } else if plans.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            };
+            return print_diff(&plans, &result.errors, args.exit_zero);
         }
         let mut fixed_count = 0;
         let mut fixed_files = Vec::new();
@@ -619,7 +628,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
             eprintln!("No fixes applied.");
         }
     }
-    let mut diagnostics = result.diagnostics;
+    let mut diagnostics = std::mem::take(&mut result.diagnostics);
     diagnostics.sort_by(|a, b| {
         a.file
             .path
@@ -683,53 +692,16 @@ fn run_check(args: CheckArgs) -> ExitCode {
         report::write_report(&mut out, args.output_format, &diagnostics, &ctx)
     };
     if let Err(e) = written {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: cannot write output: {e}");
-            return ExitCode::from(2);
-        }
+        return cli::streams::write_failed(&e);
     }
     if human && !args.quiet && !args.statistics {
-        let count = |severity: Severity| {
-            diagnostics
-                .iter()
-                .filter(|d| d.severity == severity)
-                .count()
-        };
-        let (errors, warnings, infos) = (
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info),
-        );
-        // A run that could not read a path or a configuration (exit 2) has not passed.
-        let _ = if diagnostics.is_empty() && !result.errors.is_empty() {
-            Ok(())
-        } else if diagnostics.is_empty() {
-            writeln!(
-                out,
-                "All checks passed! ({})",
-                plural(result.files_checked, "file")
-            )
-        } else {
-            writeln!(
-                out,
-                "Found {} ({}, {}{}) in {}.",
-                plural(diagnostics.len(), "finding"),
-                plural(errors, "error"),
-                plural(warnings, "warning"),
-                if infos > 0 {
-                    format!(", {}", plural(infos, "info"))
-                } else {
-                    String::new()
-                },
-                plural(result.files_checked, "file")
-            )
-        };
+        let line = summary_line(&diagnostics, &result);
+        if let Err(e) = out.write_all(line.as_bytes()) {
+            return cli::streams::write_failed(&e);
+        }
     }
     if let Err(e) = out.flush() {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: cannot write output: {e}");
-            return ExitCode::from(2);
-        }
+        return cli::streams::write_failed(&e);
     }
     drop(out);
     for e in &result.errors {
@@ -741,6 +713,70 @@ fn run_check(args: CheckArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The line after a human-format report: `All checks passed! (3 files)` or `Found 2
+/// findings (…) in 3 files.`; none when a path or configuration could not be read (exit
+/// 2): that run has not passed.
+fn summary_line(
+    diagnostics: &[stridelint::diagnostic::Diagnostic],
+    result: &CheckResult,
+) -> String {
+    let files = plural(result.files_checked, "file");
+    if diagnostics.is_empty() {
+        return match result.errors.is_empty() {
+            true => format!("All checks passed! ({files})\n"),
+            false => String::new(),
+        };
+    }
+    let count = |severity: Severity| {
+        diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    };
+    let infos = match count(Severity::Info) {
+        0 => String::new(),
+        n => format!(", {}", plural(n, "info")),
+    };
+    format!(
+        "Found {} ({}, {}{infos}) in {files}.\n",
+        plural(diagnostics.len(), "finding"),
+        plural(count(Severity::Error), "error"),
+        plural(count(Severity::Warning), "warning"),
+    )
+}
+
+/// `--diff`: the fixes as a unified diff; exit 1 when there is one (unless `exit_zero`),
+/// 2 after an error.
+fn print_diff(
+    plans: &[stridelint::fix::Plan],
+    errors: &[stridelint::FileError],
+    exit_zero: bool,
+) -> ExitCode {
+    let diff: String = plans
+        .iter()
+        .map(|(path, original, fixed, _)| unified_diff(path, original, fixed))
+        .collect();
+    if let Err(code) = cli::streams::print(&diff) {
+        return code;
+    }
+    let n: usize = plans.iter().map(|p| p.3).sum();
+    eprintln!(
+        "Would fix {} in {}.",
+        plural(n, "finding"),
+        plural(plans.len(), "file")
+    );
+    for e in errors {
+        eprintln!("error: {}: {}", e.place(), e.message);
+    }
+    if !errors.is_empty() {
+        ExitCode::from(2)
+    } else if plans.is_empty() || exit_zero {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 
@@ -798,7 +834,9 @@ fn show_files_or_settings(args: &CheckArgs, resolver: &SettingsResolver) -> Exit
             message: "no file to lint under the given paths".into(),
         });
     }
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    if let Err(code) = cli::streams::print(&text) {
+        return code;
+    }
     for e in &errors {
         eprintln!("error: {}: {}", e.place(), e.message);
     }

@@ -93,6 +93,11 @@ impl ByteCount {
     }
 }
 
+/// The largest `min-symbolic-size`: a floor above it is no size every named dimension has,
+/// and the decisions' exact 128-bit arithmetic must hold products of several sizes at
+/// least that large (at 2^32 it overflows and findings silently disappear).
+pub const MAX_MIN_SYMBOLIC_SIZE: i64 = 1 << 16;
+
 /// The default of `hidden-copy-min-bytes`: a copy under 1 MiB is not worth a warning.
 pub const DEFAULT_HIDDEN_COPY_MIN_BYTES: u64 = 1 << 20;
 
@@ -217,7 +222,21 @@ impl Config {
                 rule_selection::check_selector(selector, &known).map_err(|e| (key(&[name]), e))?;
             }
         }
+        for (name, list) in [
+            ("exclude", &self.exclude),
+            ("extend-exclude", &self.extend_exclude),
+        ] {
+            for pattern in list.iter().flatten() {
+                check_exclude_pattern(pattern).map_err(|e| (key(&[name]), e))?;
+            }
+        }
         for (pattern, codes) in self.per_file_ignores.iter_mut().flatten() {
+            Glob::new(pattern).map_err(|e| {
+                (
+                    key(&["per-file-ignores", pattern]),
+                    format!("invalid glob `{pattern}`: {}", e.kind()),
+                )
+            })?;
             for code in codes.iter_mut() {
                 *code = rule_selection::normalize_selector(code);
                 rule_selection::check_selector(code, &known)
@@ -233,10 +252,10 @@ impl Config {
             ));
         }
         if let Some(n) = self.min_symbolic_size {
-            if n < 1 {
+            if !(1..=MAX_MIN_SYMBOLIC_SIZE).contains(&n) {
                 return Err((
                     key(&["min-symbolic-size"]),
-                    format!("expected an integer >= 1, found {n}"),
+                    format!("expected an integer from 1 to {MAX_MIN_SYMBOLIC_SIZE}, found {n}"),
                 ));
             }
         }
@@ -492,6 +511,17 @@ pub fn find_config(dir: &Path) -> Option<PathBuf> {
         cur = d.parent();
     }
     None
+}
+
+/// An `exclude` pattern the matcher cannot use (`[invalid`), which it would otherwise
+/// drop without a word. Patterns are gitignore lines: a leading `!` negates.
+pub fn check_exclude_pattern(pattern: &str) -> Result<(), String> {
+    let glob = pattern.strip_prefix('!').unwrap_or(pattern);
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map(drop)
+        .map_err(|e| format!("invalid pattern `{pattern}`: {}", e.kind()))
 }
 
 /// Everything resolved for the files under one configuration.
@@ -757,6 +787,18 @@ impl SettingsResolver {
                         path: PathBuf::from(flag),
                         message,
                     }
+                })?;
+            }
+        }
+        for (flag, list) in [
+            ("--exclude", &overrides.exclude),
+            ("--extend-exclude", &overrides.extend_exclude),
+        ] {
+            for pattern in list.iter().flatten() {
+                check_exclude_pattern(pattern).map_err(|message| ConfigError {
+                    location: None,
+                    path: PathBuf::from(flag),
+                    message,
                 })?;
             }
         }
@@ -1064,7 +1106,15 @@ mod tests {
             ),
             (
                 "min-symbolic-size = 0\n",
-                "min-symbolic-size: expected an integer >= 1",
+                "min-symbolic-size: expected an integer from 1 to 65536",
+            ),
+            (
+                "min-symbolic-size = 4294967296\n",
+                "min-symbolic-size: expected an integer from 1 to 65536, found 4294967296",
+            ),
+            (
+                "exclude = [\"gen/\", \"[invalid\"]\n",
+                "exclude: invalid pattern `[invalid`",
             ),
             (
                 "[per-file-ignores]\n\"a.py\" = [\"XX1\"]\n",

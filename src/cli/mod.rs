@@ -5,4 +5,5 @@ pub mod replay;
 mod replay_chain;
 mod replay_syntax;
 mod replay_table;
+pub mod streams;
 pub mod verify;

@@ -15,6 +15,7 @@ use stridelint::verify_findings::measurement_json;
 use super::replay_chain::{replay_chain, resolve, Meter, ReplayedStep, StepOutcome};
 use super::replay_syntax::{parse_chain, Step};
 use super::replay_table::{render_json, render_text, replay_rows};
+use super::streams;
 
 const SYNTAX_HELP: &str = "\
 OPS are tensor methods as written after `x.` in PyTorch, with numbers for sizes; each
@@ -53,8 +54,9 @@ pub struct ReplayArgs {
     /// Device: auto (CUDA if it works here, else the CPU), cpu or cuda.
     #[arg(long, default_value = "auto")]
     engine: EngineChoice,
-    /// Timed runs per copy (the median is reported; default 50, after 5 warm-up runs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Timed runs per copy (the median is reported; default 50, after 5 warm-up runs; at
+    /// most 1000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_RUNS))]
     runs: Option<u32>,
     /// Times the chain runs per forward pass, for the total.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
@@ -85,6 +87,11 @@ enum ReplayFormat {
     Text,
     Json,
 }
+
+/// The most timed runs per copy `--runs`/`--verify-runs` take: the median of 50 is already
+/// stable, and each run of a large copy takes a while (a bound keeps a typo from running
+/// for hours).
+pub const MAX_RUNS: i64 = 1000;
 
 /// Measurement options for `runs` timed runs: one warm-up per ten runs, between 1 and the
 /// default 5 (so `--runs 50` is the default protocol and `--runs 3` a quick check).
@@ -126,18 +133,20 @@ fn run_replay(args: &ReplayArgs) -> Result<ExitCode, String> {
         }
         let rows = replay_rows(&args.shape, &mut meter).map_err(|e| e.to_string())?;
         print_fallback_note(&meter);
-        match args.output_format {
-            ReplayFormat::Text => print!("{}", render_text(&args.shape, &rows, &meter)),
-            ReplayFormat::Json => println!("{:#}", render_json(&args.shape, &rows, &meter)),
-        }
-        return Ok(ExitCode::SUCCESS);
+        let text = match args.output_format {
+            ReplayFormat::Text => render_text(&args.shape, &rows, &meter),
+            ReplayFormat::Json => format!("{:#}\n", render_json(&args.shape, &rows, &meter)),
+        };
+        return Ok(streams::print(&text).err().unwrap_or(ExitCode::SUCCESS));
     }
     if args.ops.is_empty() {
         return Err("nothing to replay: give OPS such as 'transpose(1, 2)', or --table".into());
     }
     let mut steps: Vec<Step> = Vec::new();
     for text in &args.ops {
-        steps.extend(parse_chain(text).map_err(|e| format!("cannot parse `{text}`: {e}"))?);
+        steps.extend(
+            parse_chain(text).map_err(|e| format!("cannot parse `{}`: {e}", abbreviated(text)))?,
+        );
     }
     for step in &steps {
         resolve(step)?;
@@ -149,17 +158,15 @@ fn run_replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     for bytes in [total.bytes, total.extra_bytes] {
         budget::per_forward_bytes(bytes, args.layers).map_err(|e| format!("--layers: {e}"))?;
     }
-    match args.output_format {
-        ReplayFormat::Text => print!(
-            "{}",
-            render_text_chain(&start, &replayed, &meter, args.layers)
+    let text = match args.output_format {
+        ReplayFormat::Text => render_text_chain(&start, &replayed, &meter, args.layers),
+        ReplayFormat::Json => format!(
+            "{:#}\n",
+            render_json_chain(&start, &replayed, &meter, args.layers)
         ),
-        ReplayFormat::Json => {
-            println!(
-                "{:#}",
-                render_json_chain(&start, &replayed, &meter, args.layers)
-            )
-        }
+    };
+    if let Err(code) = streams::print(&text) {
+        return Ok(code);
     }
     let raised = replayed
         .iter()
@@ -169,6 +176,14 @@ fn run_replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `text` as an error message quotes it: at most 60 characters.
+fn abbreviated(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 fn starting_layout(args: &ReplayArgs) -> Result<Layout<i64>, String> {

@@ -15,7 +15,7 @@ use stridelint::verify_findings::{
 };
 use stridelint::{FileError, Settings};
 
-use super::replay::measure_options;
+use super::replay::{measure_options, MAX_RUNS};
 
 /// The `check` flags of `--verify` (flattened into `CheckArgs`).
 #[derive(Args, Debug, Clone, Default)]
@@ -41,8 +41,9 @@ pub struct VerifyArgs {
     /// Layers per forward pass for copy sizes and --verify totals (default 1, or `layers` from the configuration).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub layers: Option<u64>,
-    /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Timed runs per measured copy for --verify (default 50, after 5 warm-up runs; at
+    /// most 1000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_RUNS))]
     pub verify_runs: Option<u32>,
     /// A Hugging Face `config.json`: each integer entry is the size `config.<key>` (as the
     /// analysis names `config.x` and `self.config.x` alike) for copy sizes and --verify; `num_hidden_layers` gives the layers
@@ -71,7 +72,11 @@ pub struct ModelConfig {
 /// Read a `config.json`: the integer entries (top level, and one level down for nested
 /// configs such as `text_config`) as `config.<key>`.
 fn parse_model_config(path: &str) -> Result<ModelConfig, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    // A FIFO or device is refused before it is read (reading one would block or never end).
+    const MAX_BYTES: u64 = 16 << 20;
+    let bytes = stridelint::fsutil::read_regular(Path::new(path), Some(MAX_BYTES))
+        .map_err(|e| format!("{path}: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8"))?;
     let json: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{path}: not JSON: {e}"))?;
     let serde_json::Value::Object(entries) = &json else {
@@ -171,7 +176,9 @@ pub fn verify_check_findings(
         return Ok(Vec::new());
     };
     let verifiable = |d: &Diagnostic| VERIFIABLE_RULES.contains(&d.code) && d.subject.is_some();
-    if !diagnostics.iter().any(verifiable) {
+    // `--verify=cuda` asks for a device: one that does not work here is an error even when
+    // there is nothing to measure, as it is when there is (`auto` falls back to the CPU).
+    if !diagnostics.iter().any(verifiable) && choice != EngineChoice::Cuda {
         return Ok(Vec::new());
     }
     let (engine, fallback) = select_engine(choice).map_err(|e| {
