@@ -588,8 +588,9 @@ fn analyze(
     );
     if debug_flags().time_files {
         eprintln!(
-            "analysis-time {:.1} ms {}",
+            "analysis-time {:.1} ms work {} {}",
             started.elapsed().as_secs_f64() * 1e3,
+            analysis.work,
             file.path.display()
         );
     }

@@ -55,6 +55,16 @@ impl Env {
         self.vars.insert(name.into(), v);
     }
 
+    /// What copying or joining this path costs, in [`crate::analysis::interp`]'s units of
+    /// work: one per binding, size, decision and settled test it holds.
+    pub fn weight(&self) -> u64 {
+        (self.vars.len()
+            + self.self_attrs.len()
+            + self.shapes.len()
+            + self.decisions.len()
+            + self.settled.len()) as u64
+    }
+
     /// How this path decided `condition` before, if it did and nothing it reads changed.
     pub fn settled_truth(&self, condition: &str) -> Option<bool> {
         self.settled

@@ -8,7 +8,7 @@
 //! minted sizes and the sizes given to contiguous tensors of unknown shape must agree across
 //! every function one analysis passes through, so they live in [`RootState`].
 
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use crate::ir::Span;
@@ -103,6 +103,10 @@ impl Frame {
 pub struct RootState {
     /// Names of the size symbols minted so far.
     pub minted: HashSet<String>,
+    /// Per name given to [`RootState::mint`], how many primes its last minting took: the
+    /// next starts there (`minted` only grows), not at none, so minting the same name `n`
+    /// times costs `n` lookups rather than `n²`.
+    primes_used: HashMap<String, usize>,
     /// Number parameters whose default is 0 or 1 (`num_dummy_heads: int = 0`): the value a
     /// caller may well pass, so no failure may rest on their being ≥ 2.
     pub small_defaults: HashSet<String>,
@@ -120,11 +124,29 @@ impl RootState {
     /// A fresh size symbol named as written in the code; a second, different quantity with
     /// the same name gets primes (`T′`) so the two are never confused.
     pub fn mint(&mut self, name: &str) -> Dim {
-        let mut n = name.to_string();
+        let mut primes = self.primes_used.get(name).copied().unwrap_or(0);
+        let mut n = primed(name, primes);
         while self.minted.contains(&n) {
-            n.push('′');
+            primes += 1;
+            n = primed(name, primes);
         }
+        self.primes_used.insert(name.to_string(), primes);
         self.minted.insert(n.clone());
         Dim::sym(&n)
     }
+}
+
+/// Primes spelled out up to this many; beyond, counted (`T′17`), so that a name minted
+/// thousands of times (one `view(…, -1)` per line) stays short.
+const MAX_SPELLED_PRIMES: usize = 16;
+
+/// `name` with `primes` primes: `T′′` for two.
+fn primed(name: &str, primes: usize) -> String {
+    if primes > MAX_SPELLED_PRIMES {
+        return format!("{name}′{primes}");
+    }
+    let mut n = String::with_capacity(name.len() + primes * '′'.len_utf8());
+    n.push_str(name);
+    n.extend(std::iter::repeat_n('′', primes));
+    n
 }

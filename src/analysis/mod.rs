@@ -52,6 +52,8 @@ pub struct ModuleAnalysis {
     /// The function in which the analysis ran out of its budget, when it did: the results
     /// of the file are then partial (calls stopped being followed there and after).
     pub budget_exhausted: Option<String>,
+    /// The units of work the analysis spent (see `interp::FILE_WORK_BASE`).
+    pub work: u64,
     /// The other files of the tree the analysis read definitions from (path, blake3 of the
     /// bytes): the results are stale when one of them changes.
     pub foreign_files: Vec<(Arc<std::path::Path>, String)>,
@@ -149,6 +151,7 @@ pub fn analyze_module(
     ModuleAnalysis {
         events: dedup_events(events),
         budget_exhausted: it.exhausted.clone(),
+        work: it.work_spent(),
         foreign_files: it.foreign_files(),
         probes: it.probes.take().unwrap_or_default(),
     }

@@ -116,6 +116,10 @@ impl Facts {
     }
 }
 
+/// Beyond this many names known to be derived (see `Scan`), an `if` is not scanned branch
+/// by branch: what it assigns is forgotten.
+const MAX_BRANCHED_NAMES: usize = 256;
+
 struct Scan<'a> {
     /// Does the layer `self.<name>` keep its input's rank?
     keeps_rank: &'a dyn Fn(&str) -> bool,
@@ -199,6 +203,12 @@ impl<'a> Scan<'a> {
     /// nothing), but a name both branches derive alike (`if self.norm: x = self.norm(x)`)
     /// stays derived.
     fn branches(&mut self, s: &Stmt, blocks: [&[Stmt]; 2]) {
+        if self.derived.len() + self.reordered.len() + self.parts.len() > MAX_BRANCHED_NAMES {
+            // Each branch scans a copy of what is known: with thousands of names (as many
+            // parameters), thousands of `if`s would copy them all each time.
+            self.forget_assigned(s);
+            return;
+        }
         let outcomes = blocks.map(|b| {
             let mut sub = Scan::new(self.keeps_rank);
             sub.derived = self.derived.clone();
@@ -223,6 +233,15 @@ impl<'a> Scan<'a> {
                     self.reordered.remove(&n);
                 }
             }
+            self.parts.remove(&n);
+        }
+    }
+
+    /// What `s` assigns is no longer known to be derived.
+    fn forget_assigned(&mut self, s: &Stmt) {
+        for n in assigned_names(s) {
+            self.derived.remove(&n);
+            self.reordered.remove(&n);
             self.parts.remove(&n);
         }
     }

@@ -533,6 +533,35 @@ pub fn holds_packed(items: &[Value]) -> bool {
     items.iter().any(|v| matches!(v, Value::PackedSizes(_)))
 }
 
+/// The most values a tuple may hold, counting those of the tuples inside it. Every path
+/// state that binds a tuple copies it, at every statement that splits or joins paths: a
+/// megabyte-long list literal kept whole would make each of those cost its length. No
+/// shape, loop unrolling or index the analysis models needs this many.
+pub const MAX_TUPLE_WEIGHT: usize = 1024;
+
+/// A tuple of `items`, or an unknown value when they weigh more than [`MAX_TUPLE_WEIGHT`].
+pub fn bounded_tuple(items: Vec<Value>) -> Value {
+    if items.len() > MAX_TUPLE_WEIGHT || tuple_weight(&items, MAX_TUPLE_WEIGHT) > MAX_TUPLE_WEIGHT {
+        return Value::Unknown(UnknownReason::Unmodelled);
+    }
+    Value::Tuple(items)
+}
+
+/// How many values `items` hold, nested tuples' included; counting stops past `limit`.
+fn tuple_weight(items: &[Value], limit: usize) -> usize {
+    let mut weight = 0;
+    for v in items {
+        weight += match v {
+            Value::Tuple(inner) => 1 + tuple_weight(inner, limit - weight.min(limit)),
+            _ => 1,
+        };
+        if weight > limit {
+            break;
+        }
+    }
+    weight
+}
+
 /// Join the values of two control-flow paths.
 pub fn join(a: &Value, b: &Value) -> Value {
     match (a, b) {

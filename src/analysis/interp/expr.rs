@@ -8,10 +8,10 @@ use crate::layout::{Assumption, Decider, Dim, Tri};
 use super::super::apply::{param_as_tensor, resolve_alt};
 use super::super::env::{join_tagged, Env};
 use super::super::prefix;
-use super::super::value::{holds_packed, join, TensorVal, UnknownReason, Value};
+use super::super::value::{bounded_tuple, holds_packed, join, TensorVal, UnknownReason, Value};
 use super::stmt::branch_taken;
 use super::stmt::size_query_receiver;
-use super::{Interpreter, MAX_EXPR_DEPTH};
+use super::{Interpreter, EXPR_WORK, MAX_EXPR_DEPTH};
 
 impl Interpreter<'_> {
     pub fn lookup(&self, name: &str, env: &Env) -> Value {
@@ -41,7 +41,9 @@ impl Interpreter<'_> {
     }
 
     pub fn eval(&mut self, e: &Expr, env: &mut Env) -> Value {
-        if self.expr_depth > MAX_EXPR_DEPTH {
+        // One statement may be long (a list literal of a megabyte) and run many times: each
+        // node costs work, and none is evaluated once the file's work is spent.
+        if self.expr_depth > MAX_EXPR_DEPTH || !self.spend(EXPR_WORK) {
             return Value::Unknown(UnknownReason::Unmodelled);
         }
         self.expr_depth += 1;
@@ -341,7 +343,7 @@ impl Interpreter<'_> {
                 out.push(self.eval(it, env));
             }
         }
-        Value::Tuple(out)
+        bounded_tuple(out)
     }
 
     pub fn eval_attr(&mut self, value: &Expr, attr: &str, span: Span, env: &mut Env) -> Value {
@@ -469,12 +471,12 @@ impl Interpreter<'_> {
         };
         match (op, l, r) {
             (BinOp::Add, Value::Tuple(a), Value::Tuple(b)) => {
-                Value::Tuple(a.into_iter().chain(b).collect())
+                bounded_tuple(a.into_iter().chain(b).collect())
             }
             (BinOp::Mul, Value::Tuple(a), Value::Int(n))
             | (BinOp::Mul, Value::Int(n), Value::Tuple(a)) => match n.as_lit() {
                 Some(k) if (0..=64).contains(&k) => {
-                    Value::Tuple((0..k).flat_map(|_| a.iter().cloned()).collect())
+                    bounded_tuple((0..k).flat_map(|_| a.iter().cloned()).collect())
                 }
                 _ => Value::Unknown(UnknownReason::Unmodelled),
             },

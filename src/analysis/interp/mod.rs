@@ -21,6 +21,14 @@
 //! followed; recursion and anything beyond the bounds give an unknown result. Every
 //! statement run costs fuel; when an analysis runs out ([`ROOT_FUEL`], [`FILE_FUEL`]) no
 //! further call is followed and the rest of the file is analysed function by function only.
+//!
+//! # The work budget
+//! Fuel does not bound time: past it every statement still runs, and a statement's cost can
+//! grow with the file (a path state of thousands of bindings copied at each `if`). So every
+//! statement, expression node, binding of a path state copied or joined and op event recorded
+//! also spends units of the file's work ([`Interpreter::spend`]), a budget fixed by the file's
+//! size before the analysis starts; once it is spent the analysis halts where it is and the
+//! file's results are partial. Units, not time: the result is the same on every run.
 
 mod call;
 mod class;
@@ -57,6 +65,25 @@ pub const MAX_CONTEXTS: usize = 8;
 pub const ROOT_FUEL: u64 = 4_000;
 /// Statements one file's analyses may run in all.
 pub const FILE_FUEL: u64 = 40_000;
+/// Units of work one file's analysis may spend at least, and per byte of its source (see
+/// [`Interpreter::spend`]). A statement costs [`STATEMENT_WORK`], an expression node
+/// [`EXPR_WORK`], copying or joining a path [`BINDING_WORK`] per binding it holds, an op
+/// event [`EVENT_WORK`]. Beyond this the analysis
+/// stops where it is; the fuel above only stops it following calls, and a file can take
+/// quadratic time without a single call (`if` on each of thousands of parameters). Set
+/// so that no file of the real-code trees comes near it.
+pub const FILE_WORK_BASE: u64 = 24_000_000;
+pub const FILE_WORK_PER_BYTE: u64 = 4;
+/// The work of running one statement.
+const STATEMENT_WORK: u64 = 20;
+/// The work of copying, comparing or joining one binding of a path state (a map entry,
+/// often an allocation: costlier than its share of a statement's own work).
+const BINDING_WORK: u64 = 4;
+/// The work of evaluating one expression node.
+const EXPR_WORK: u64 = 1;
+/// The work of recording one op event: its memory (kilobytes with its layouts and
+/// provenance), and the lints' reading it.
+const EVENT_WORK: u64 = 400;
 /// Loop bodies are re-run until the environment is stable, at most this often.
 const MAX_LOOP_ITERATIONS: usize = 3;
 /// A loop over a tuple of at most this many known elements is unrolled, one path per
@@ -138,6 +165,10 @@ pub struct Interpreter<'a> {
     pub(super) comprehension_items: usize,
     root_fuel: u64,
     file_fuel: u64,
+    /// Units of work the file's analysis may still spend (see [`Interpreter::spend`]).
+    work_left: u64,
+    /// The work is spent: no further statement runs, in this analysis or the file's next.
+    halted: bool,
     /// The first function in which an analysis ran out of fuel.
     pub exhausted: Option<String>,
     /// The finding's spelling of each plain `if` test, by span (see `condition_text`).
@@ -212,6 +243,9 @@ impl<'a> Interpreter<'a> {
             comprehension_items: 1,
             root_fuel: ROOT_FUEL,
             file_fuel: FILE_FUEL,
+            work_left: FILE_WORK_BASE
+                .saturating_add(FILE_WORK_PER_BYTE.saturating_mul(source.len() as u64)),
+            halted: false,
             exhausted: None,
             condition_texts: Default::default(),
             project: None,
@@ -351,7 +385,7 @@ impl<'a> Interpreter<'a> {
 
     /// Spend one unit of fuel; false once the analysis must stop following calls.
     pub(super) fn burn(&mut self) -> bool {
-        if self.root_fuel == 0 || self.file_fuel == 0 {
+        if !self.spend(STATEMENT_WORK) || self.root_fuel == 0 || self.file_fuel == 0 {
             if self.exhausted.is_none() {
                 self.exhausted = Some(self.frame.function.clone());
             }
@@ -360,6 +394,43 @@ impl<'a> Interpreter<'a> {
         self.root_fuel -= 1;
         self.file_fuel -= 1;
         true
+    }
+
+    /// Spend `units` of the file's work (see [`FILE_WORK_BASE`]); false once it is spent,
+    /// and from then on the analysis halts: what ran so far is the file's partial result.
+    /// Counted in units of work rather than time, so that the result is the same each run.
+    pub(super) fn spend(&mut self, units: u64) -> bool {
+        if self.halted || self.work_left < units {
+            self.halt();
+            return false;
+        }
+        self.work_left -= units;
+        true
+    }
+
+    fn halt(&mut self) {
+        self.halted = true;
+        if self.exhausted.is_none() {
+            self.exhausted = Some(self.frame.function.clone());
+        }
+    }
+
+    /// Has the file's work been spent? Then no statement runs any more.
+    pub fn halted(&self) -> bool {
+        self.halted
+    }
+
+    /// Spend the work of copying, comparing or joining path states of `weight` bindings
+    /// (see [`Env::weight`]).
+    pub(super) fn spend_on_paths(&mut self, weight: u64) -> bool {
+        self.spend(weight.saturating_mul(BINDING_WORK))
+    }
+
+    /// The units of work spent so far (for `STRIDELINT_TIME_FILES`).
+    pub fn work_spent(&self) -> u64 {
+        let limit = FILE_WORK_BASE
+            .saturating_add(FILE_WORK_PER_BYTE.saturating_mul(self.source.len() as u64));
+        limit - self.work_left
     }
 
     /// Has the budget of this analysis (or of the file) been spent? Then the interpreter only
@@ -418,6 +489,12 @@ impl<'a> Interpreter<'a> {
             self.frame.facts.add_quotient(q);
         }
         let depth = self.call_stack.len();
+        let kept = self.event_depths.len().min(self.events.len());
+        let recorded = (self.events.len() - kept) as u64;
+        if !self.spend(EVENT_WORK * recorded) {
+            // Past the budget nothing more is recorded: the events are the memory it bounds.
+            self.events.truncate(kept);
+        }
         self.event_depths.resize(self.events.len(), depth);
         if learned.is_empty() {
             return v;

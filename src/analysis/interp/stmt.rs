@@ -157,12 +157,17 @@ impl Interpreter<'_> {
     /// Run a block on a set of paths; the paths that reach its end.
     pub fn exec_paths(&mut self, stmts: &[Stmt], mut paths: Vec<Env>) -> Vec<Env> {
         for s in stmts {
-            if paths.is_empty() {
+            // Once the file's work is spent, the rest is not run (see `Interpreter::spend`).
+            if paths.is_empty() || self.halted() {
                 break;
             }
             let mut next = Vec::with_capacity(paths.len());
             for env in paths {
                 next.extend(self.exec_stmt(s, env));
+            }
+            if next.len() > 1 {
+                // Comparing or joining the paths reads every binding of each.
+                self.spend_on_paths(next.iter().map(Env::weight).sum());
             }
             if next.len() > MAX_PATHS || (next.len() > 1 && self.out_of_fuel()) {
                 next = join_all_envs(next).into_iter().collect();
@@ -190,6 +195,7 @@ impl Interpreter<'_> {
                             let branch = if truth { body } else { orelse };
                             return self.exec_paths(branch, vec![env]);
                         }
+                        self.spend_on_paths(env.weight());
                         let (mut yes, mut no) = (env.clone(), env);
                         match &condition {
                             Some(c) => {
@@ -456,6 +462,8 @@ impl Interpreter<'_> {
         let mut head = env;
         for iteration in 0..=MAX_LOOP_ITERATIONS {
             let mark = self.events.len();
+            // Each iteration copies, joins and compares the path state.
+            self.spend_on_paths(3 * head.weight());
             let mut entry = head.clone();
             if let Some(t) = target {
                 self.assign(t, Value::Unknown(UnknownReason::Unmodelled), &mut entry);
@@ -465,7 +473,7 @@ impl Interpreter<'_> {
                 Some(e) => super::super::env::join_envs(&head, e),
                 None => head.clone(),
             };
-            if same_env(&next, &head) || self.out_of_fuel() {
+            if same_env(&next, &head) || self.out_of_fuel() || self.halted() {
                 return next;
             }
             self.drop_own_events_since(mark);
