@@ -65,14 +65,15 @@ pub const MAX_CONTEXTS: usize = 8;
 pub const ROOT_FUEL: u64 = 4_000;
 /// Statements one file's analyses may run in all.
 pub const FILE_FUEL: u64 = 40_000;
-/// Units of work one file's analysis may spend at least, and per byte of its source (see
-/// [`Interpreter::spend`]). A statement costs [`STATEMENT_WORK`], an expression node
-/// [`EXPR_WORK`], copying or joining a path [`BINDING_WORK`] per binding it holds, an op
-/// event [`EVENT_WORK`]. Beyond this the analysis
-/// stops where it is; the fuel above only stops it following calls, and a file can take
-/// quadratic time without a single call (`if` on each of thousands of parameters). Set
-/// so that no file of the real-code trees comes near it.
+/// Units of work one file's analysis may spend at least (see [`Interpreter::spend`]). A
+/// statement costs [`STATEMENT_WORK`], an expression node [`EXPR_WORK`], copying or joining
+/// a path [`BINDING_WORK`] per binding it holds, an op event [`EVENT_WORK`]. Beyond the
+/// budget the analysis stops where it is; the fuel above only stops it following calls,
+/// and a file can take quadratic time without a single call (an `if` on each of thousands
+/// of parameters). Set so that no file of the real-code trees comes near it (6.9 M at
+/// most).
 pub const FILE_WORK_BASE: u64 = 24_000_000;
+/// Units of work one file's analysis may spend per byte of its source, on top.
 pub const FILE_WORK_PER_BYTE: u64 = 4;
 /// The work of running one statement.
 const STATEMENT_WORK: u64 = 20;
@@ -169,7 +170,7 @@ pub struct Interpreter<'a> {
     work_left: u64,
     /// The work is spent: no further statement runs, in this analysis or the file's next.
     halted: bool,
-    /// The first function in which an analysis ran out of fuel.
+    /// The first function in which an analysis ran out of fuel, or the file out of work.
     pub exhausted: Option<String>,
     /// The finding's spelling of each plain `if` test, by span (see `condition_text`).
     condition_texts: std::cell::RefCell<HashMap<Span, Option<Arc<str>>>>,
@@ -194,6 +195,11 @@ pub struct Interpreter<'a> {
     /// The layouts of tensor names, when the analysis records them (see
     /// [`super::AnalysisSettings::probe`]).
     pub probes: Option<Vec<OpEvent>>,
+}
+
+/// The units of work the analysis of a file of `source` may spend.
+fn work_budget(source: &str) -> u64 {
+    FILE_WORK_BASE.saturating_add(FILE_WORK_PER_BYTE.saturating_mul(source.len() as u64))
 }
 
 /// Does a call pass a tensor, a parameter that may be one, or a layer?
@@ -243,8 +249,7 @@ impl<'a> Interpreter<'a> {
             comprehension_items: 1,
             root_fuel: ROOT_FUEL,
             file_fuel: FILE_FUEL,
-            work_left: FILE_WORK_BASE
-                .saturating_add(FILE_WORK_PER_BYTE.saturating_mul(source.len() as u64)),
+            work_left: work_budget(source),
             halted: false,
             exhausted: None,
             condition_texts: Default::default(),
@@ -428,9 +433,7 @@ impl<'a> Interpreter<'a> {
 
     /// The units of work spent so far (for `STRIDELINT_TIME_FILES`).
     pub fn work_spent(&self) -> u64 {
-        let limit = FILE_WORK_BASE
-            .saturating_add(FILE_WORK_PER_BYTE.saturating_mul(self.source.len() as u64));
-        limit - self.work_left
+        work_budget(self.source) - self.work_left
     }
 
     /// Has the budget of this analysis (or of the file) been spent? Then the interpreter only
