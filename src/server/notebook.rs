@@ -156,7 +156,8 @@ fn change(state: &mut State, p: ChangeParams) {
         if let Some(nb) = state.notebooks.get_mut(&uri) {
             let a = structure.array;
             let start = a.start.min(nb.cells.len());
-            let end = (start + a.delete_count).min(nb.cells.len());
+            // `deleteCount` comes from the client: it may run past the end, or wrap.
+            let end = start.saturating_add(a.delete_count).min(nb.cells.len());
             let new = a
                 .cells
                 .into_iter()

@@ -25,7 +25,8 @@ use crate::{FileReport, Settings};
 
 use super::positions::{apply_change, Encoding};
 use super::text_map::TextMap;
-use super::{actions, diagnostics, hover, Failure};
+use super::transport::Outgoing;
+use super::{actions, diagnostics, hover, panic_message, Failure};
 
 /// What the client set (`initializationOptions`, or `stridelint` in
 /// `workspace/didChangeConfiguration`).
@@ -87,7 +88,7 @@ struct Analysis {
 }
 
 pub struct State {
-    sender: Sender<Message>,
+    sender: Sender<Outgoing>,
     encoding: Encoding,
     options: Options,
     documents: HashMap<Url, Document>,
@@ -107,7 +108,7 @@ pub struct State {
 const CONFIG_FILES: [&str; 3] = ["stridelint.toml", ".stridelint.toml", "pyproject.toml"];
 
 impl State {
-    pub fn new(sender: Sender<Message>, encoding: Encoding, options: Options) -> Self {
+    pub fn new(sender: Sender<Outgoing>, encoding: Encoding, options: Options) -> Self {
         let mut state = State {
             sender,
             encoding,
@@ -318,7 +319,7 @@ impl State {
             RegisterCapability::METHOD.into(),
             params,
         );
-        let _ = self.sender.send(Message::Request(request));
+        let _ = self.sender.send(Message::Request(request).into());
     }
 
     // ---------------------------------------------------------------- analysis
@@ -421,11 +422,7 @@ impl State {
                 report,
             }),
             Err(panic) => {
-                let why = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
+                let why = panic_message(panic.as_ref());
                 Err(Failure::new(
                     ErrorCode::InternalError,
                     format!(
@@ -435,6 +432,10 @@ impl State {
                 ))
             }
         }
+    }
+
+    pub fn has_dirty(&self) -> bool {
+        !self.dirty.is_empty()
     }
 
     /// Analyse the units changed since the last call and publish their diagnostics.
@@ -476,10 +477,8 @@ impl State {
     }
 
     fn notify<N: lsp_types::notification::Notification>(&self, params: N::Params) {
-        let _ = self.sender.send(Message::Notification(Notification::new(
-            N::METHOD.into(),
-            params,
-        )));
+        let n = Notification::new(N::METHOD.into(), params);
+        let _ = self.sender.send(Message::Notification(n).into());
     }
 
     fn unit_of(&self, uri: &Url) -> Url {
@@ -544,7 +543,7 @@ impl State {
     }
 }
 
-fn json(value: impl serde::Serialize) -> serde_json::Value {
+pub(super) fn json(value: impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }
 
