@@ -3,7 +3,8 @@
 //! changes, and random sessions (in-process and through the binary). None may end it.
 //!
 //! `STRIDELINT_LSP_FUZZ_SESSIONS=N` (default 1,000) and `STRIDELINT_LSP_FUZZ_SEED` set the
-//! random sessions run in-process; a fixed few go through the binary.
+//! random sessions run in-process; `STRIDELINT_LSP_FUZZ_BINARY_SESSIONS=N` (default 24)
+//! how many go through the binary.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Cursor, Read, Write};
@@ -968,7 +969,11 @@ fn random_sessions_in_process_never_end_the_server() {
 #[test]
 fn random_sessions_through_the_binary_never_end_it() {
     let (seed, _) = fuzz_settings();
-    let failures: Vec<String> = (0..24u64)
+    let sessions = std::env::var("STRIDELINT_LSP_FUZZ_BINARY_SESSIONS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(24);
+    let failures: Vec<String> = (0..sessions)
         .map(|i| seed.wrapping_add(1_000_000 + i))
         .filter_map(|seed| run_binary(seed).err().map(|e| format!("seed {seed}: {e}")))
         .collect();
