@@ -290,8 +290,10 @@ pub enum ExprKind {
 
 #[derive(Debug, Clone)]
 pub struct Arg {
-    /// Keyword name for `f(dim=1)`, `None` for positional.
-    pub name: Option<String>,
+    /// Keyword name for `f(dim=1)`, `None` for positional. Boxed: most arguments have
+    /// none, and an argument list of two then fits a smaller block (a call on each line of
+    /// a large file keeps thousands).
+    pub name: Option<Box<String>>,
     pub value: Expr,
     /// `*args` spread.
     pub star: bool,

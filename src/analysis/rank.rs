@@ -843,7 +843,7 @@ fn literal_dims(args: &[Arg]) -> Vec<i64> {
 fn keyword_or_positional(args: &[Arg], keyword: &str, position: usize) -> Option<i64> {
     let arg = args
         .iter()
-        .find(|a| a.name.as_deref() == Some(keyword))
+        .find(|a| a.name.as_deref().map(String::as_str) == Some(keyword))
         .or_else(|| {
             args.iter()
                 .filter(|a| a.name.is_none() && !a.star)

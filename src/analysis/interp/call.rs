@@ -90,7 +90,7 @@ impl Interpreter<'_> {
                     }
                 }
             } else if let Some(k) = &a.name {
-                out.keywords.push((k.clone(), v));
+                out.keywords.push((String::clone(k), v));
             } else {
                 out.positional.push(v);
             }

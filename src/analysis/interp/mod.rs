@@ -75,6 +75,13 @@ pub const FILE_FUEL: u64 = 40_000;
 pub const FILE_WORK_BASE: u64 = 24_000_000;
 /// Units of work one file's analysis may spend per byte of its source, on top.
 pub const FILE_WORK_PER_BYTE: u64 = 4;
+/// Op events one file's analysis keeps at most, besides one per [`SOURCE_BYTES_PER_EVENT`]
+/// bytes of its source. An event holds about a kilobyte (its layouts and provenance), so the
+/// work budget alone would let them take tens of times the file's size; past the bound the
+/// analysis halts as when its work is spent. The real-code trees keep 1,900 at most.
+pub const FILE_EVENTS_BASE: usize = 8_000;
+/// Bytes of source that allow one more op event (see [`FILE_EVENTS_BASE`]).
+pub const SOURCE_BYTES_PER_EVENT: usize = 4_096;
 /// The work of running one statement.
 const STATEMENT_WORK: u64 = 20;
 /// The work of copying, comparing or joining one binding of a path state (a map entry,
@@ -168,6 +175,10 @@ pub struct Interpreter<'a> {
     file_fuel: u64,
     /// Units of work the file's analysis may still spend (see [`Interpreter::spend`]).
     work_left: u64,
+    /// Op events the file's analysis may keep (see [`FILE_EVENTS_BASE`]), and how many its
+    /// finished roots kept (`take_events`).
+    max_events: usize,
+    events_taken: usize,
     /// The work is spent: no further statement runs, in this analysis or the file's next.
     halted: bool,
     /// The first function in which an analysis ran out of fuel, or the file out of work.
@@ -250,6 +261,8 @@ impl<'a> Interpreter<'a> {
             root_fuel: ROOT_FUEL,
             file_fuel: FILE_FUEL,
             work_left: work_budget(source),
+            max_events: FILE_EVENTS_BASE + source.len() / SOURCE_BYTES_PER_EVENT,
+            events_taken: 0,
             halted: false,
             exhausted: None,
             condition_texts: Default::default(),
@@ -366,6 +379,7 @@ impl<'a> Interpreter<'a> {
     /// The events recorded so far in this analysis, and their depths (see `event_depths`).
     pub fn take_events(&mut self) -> Vec<OpEvent> {
         self.event_depths.clear();
+        self.events_taken += self.events.len();
         std::mem::take(&mut self.events)
     }
 
@@ -411,6 +425,16 @@ impl<'a> Interpreter<'a> {
         }
         self.work_left -= units;
         true
+    }
+
+    /// Do the events kept so far stay within the file's bound ([`FILE_EVENTS_BASE`])? If
+    /// not, the analysis halts, as when its work is spent.
+    fn room_for_events(&mut self) -> bool {
+        if self.events_taken + self.events.len() <= self.max_events {
+            return true;
+        }
+        self.halt();
+        false
     }
 
     fn halt(&mut self) {
@@ -494,7 +518,7 @@ impl<'a> Interpreter<'a> {
         let depth = self.call_stack.len();
         let kept = self.event_depths.len().min(self.events.len());
         let recorded = (self.events.len() - kept) as u64;
-        if !self.spend(EVENT_WORK * recorded) {
+        if !self.spend(EVENT_WORK * recorded) || !self.room_for_events() {
             // Past the budget nothing more is recorded: the events are the memory it bounds.
             self.events.truncate(kept);
         }

@@ -3,7 +3,7 @@
 //! and an unknown placeholder (no allocation) otherwise.
 
 use super::lexer::{Tok, Token};
-use super::{Fail, Mode, PResult, Parser};
+use super::{exact, Fail, Mode, PResult, Parser};
 use crate::frontend::python::literals::{decode_string_body, parse_float, parse_int, StringPrefix};
 use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Span};
 
@@ -169,7 +169,7 @@ impl Parser<'_> {
         }
         let span = self.span_from(start);
         let tuple = if building {
-            Expr::new(ExprKind::Tuple(elements), span)
+            Expr::new(ExprKind::Tuple(exact(elements)), span)
         } else {
             Expr::new(ExprKind::Unknown, span)
         };
@@ -245,7 +245,7 @@ impl Parser<'_> {
         }
         let span = self.span_from(start);
         Ok(if building {
-            Expr::new(ExprKind::Tuple(elements), span)
+            Expr::new(ExprKind::Tuple(exact(elements)), span)
         } else {
             Expr::new(ExprKind::Unknown, span)
         })
@@ -813,7 +813,7 @@ impl Parser<'_> {
                 self.bump();
                 let value = self.child(|p| p.expression())?;
                 Arg {
-                    name: building.then(|| self.text_of(name).to_string()),
+                    name: building.then(|| Box::new(self.text_of(name).to_string())),
                     value,
                     star: false,
                     double_star: false,
@@ -863,7 +863,7 @@ impl Parser<'_> {
                 self.expect(Tok::RParen, ")")?;
             }
         }
-        Ok(args)
+        Ok(exact(args))
     }
 
     /// `[i]`, `[a:b, ..., None]`: one entry per comma-separated item (a trailing comma adds
@@ -882,7 +882,7 @@ impl Parser<'_> {
             }
         }
         self.expect(Tok::RBracket, "]")?;
-        Ok(index)
+        Ok(exact(index))
     }
 
     /// `expr`, `*expr`, or a slice `lower:upper:step` with any part missing. A star takes a
@@ -1015,7 +1015,7 @@ impl Parser<'_> {
             }
         }
         self.expect(closer, closer_text)?;
-        Ok(building.then_some(elements))
+        Ok(building.then(|| exact(elements)))
     }
 
     /// `[a, *b]`, or a list comprehension (opaque).

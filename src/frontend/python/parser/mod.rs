@@ -456,6 +456,20 @@ impl<'s> Parser<'s> {
     }
 }
 
+/// `items` in an allocation of exactly their number, when they are few. A list grown by
+/// pushes keeps room for four or more, and the allocator keeps a block that shrinks by half
+/// or less in place; most argument lists and blocks hold one or two, kept for the whole
+/// analysis. A long list wastes less than a copy of it would cost at the peak.
+pub(super) fn exact<T>(mut items: Vec<T>) -> Vec<T> {
+    const FEW: usize = 16;
+    if items.capacity() == items.len() || items.len() > FEW {
+        return items;
+    }
+    let mut fitted = Vec::with_capacity(items.len());
+    fitted.append(&mut items);
+    fitted
+}
+
 /// A token's text shortened to one line for a message.
 fn quote(text: &str) -> String {
     const MAX_QUOTED_CHARS: usize = 24;

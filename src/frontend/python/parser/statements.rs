@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::lexer::{Aug, Tok, Token};
-use super::{is_invalid_target, to_target, Fail, Mode, PResult, Parser, MAX_DEPTH};
+use super::{exact, is_invalid_target, to_target, Fail, Mode, PResult, Parser, MAX_DEPTH};
 use crate::frontend::python::annotations::{is_int_annotation, shape_annotation};
 use crate::ir::{BinOp, Class, Expr, ExprKind, Function, Param, Span, Stmt, Target};
 
@@ -24,7 +24,7 @@ impl Parser<'_> {
                 _ => self.statement(&mut body, true),
             }
         }
-        body
+        exact(body)
     }
 
     /// An indented block where none may start (after a broken header, or a stray indent):
@@ -233,10 +233,10 @@ impl Parser<'_> {
             }
             self.bump();
             let end = self.statements_until_dedent(&mut body, top_level);
-            return Ok((body, end));
+            return Ok((exact(body), end));
         }
         let end = self.simple_statements_into(&mut body)?;
-        Ok((body, end))
+        Ok((exact(body), end))
     }
 
     /// Simple statements separated by `;` through the end of their line; returns where the
@@ -482,7 +482,7 @@ impl Parser<'_> {
             self.record_error(span, "cannot assign to expression".into());
             return Err(Fail);
         }
-        Ok(exprs.into_iter().map(to_target).collect())
+        Ok(exact(exprs.into_iter().map(to_target).collect()))
     }
 
     fn single_target(&mut self, expr: Expr) -> PResult<Target> {
