@@ -208,6 +208,27 @@ const SUBCOMMANDS: &[&str] = &[
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc commits its arena eagerly where the OS overcommits (Linux), and then keeps the
+/// pages it frees resident: a large file's peak memory was a sixth higher, the real-code
+/// tree's a half, for the same CPU time. The option is read when the allocator starts,
+/// before `main`, so it is set by a constructor that runs before the default-priority ones
+/// (mimalloc's own). `mi_option_set` and the option's number are those of `mimalloc.h`
+/// (v2 and v3), which the mimalloc crate builds.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array.00101"]
+static COMMIT_ALLOCATOR_MEMORY_LAZILY: extern "C" fn() = commit_allocator_memory_lazily;
+
+#[cfg(target_os = "linux")]
+extern "C" fn commit_allocator_memory_lazily() {
+    extern "C" {
+        fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+    }
+    const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+    // SAFETY: sets one option of the allocator linked in; any value is valid for it.
+    unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+}
+
 /// Does `arg`, the first argument, mean `stridelint check arg …`? `stridelint src/` does, as
 /// with Ruff: an option (`--select`, `-`), a path that exists, or text that looks like a
 /// path (`model.py`, `./src`, `a/b`, not UTF-8). A bare word that names nothing (`chek`)

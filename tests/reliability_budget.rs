@@ -157,7 +157,7 @@ fn one_view_per_line_is_bounded_in_memory() {
     assert_bounded("views", &m);
     assert_partial("views", &m);
     // Beyond what the process holds on an empty file, per byte of source: 100 before the
-    // events spent work, 64 once they did, 27 measured since (the parsed file nearly all
+    // events spent work, 64 once they did, 24 measured since (the parsed file nearly all
     // of it; the events 2).
     let baseline = lint("empty.py", "").max_rss_kb;
     let per_byte = (m.max_rss_kb - baseline) * 1024 / source.len() as i64;
