@@ -77,8 +77,15 @@ fn a_file_of_tens_of_megabytes_is_linted() {
         text.push_str(&unit.replace("{i}", &i.to_string()));
         i += 1;
     }
+    let started = std::time::Instant::now();
     let diagnostics = check_source(Path::new("huge.py"), text, &Settings::default());
-    assert_eq!(diagnostics.len(), i, "one SL001 per function");
+    // The file's work and op events are bounded in proportion to its size, and this file
+    // holds far more ops per byte than model code: the analysis stops part way (and says
+    // so). What it found until then is one SL001 per function, from the first on.
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    assert!(diagnostics.len() >= 5_000, "{} findings", diagnostics.len());
+    assert!(diagnostics.len() < i);
+    assert!(diagnostics.iter().all(|d| d.code == "SL001"));
 }
 
 #[test]

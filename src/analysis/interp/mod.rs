@@ -73,15 +73,16 @@ pub const FILE_FUEL: u64 = 40_000;
 /// of parameters). Set so that no file of the real-code trees comes near it (6.9 M at
 /// most).
 pub const FILE_WORK_BASE: u64 = 24_000_000;
-/// Units of work one file's analysis may spend per byte of its source, on top.
-pub const FILE_WORK_PER_BYTE: u64 = 4;
+/// Units of work one file's analysis may spend per byte of its source, on top: the densest
+/// real model code spends up to 75 per byte, so a file of it is cut only past 2 MB.
+pub const FILE_WORK_PER_BYTE: u64 = 64;
 /// Op events one file's analysis keeps at most, besides one per [`SOURCE_BYTES_PER_EVENT`]
 /// bytes of its source. An event holds about a kilobyte (its layouts and provenance), so the
 /// work budget alone would let them take tens of times the file's size; past the bound the
 /// analysis halts as when its work is spent. The real-code trees keep 1,900 at most.
 pub const FILE_EVENTS_BASE: usize = 8_000;
 /// Bytes of source that allow one more op event (see [`FILE_EVENTS_BASE`]).
-pub const SOURCE_BYTES_PER_EVENT: usize = 4_096;
+pub const SOURCE_BYTES_PER_EVENT: usize = 1_024;
 /// The work of running one statement.
 const STATEMENT_WORK: u64 = 20;
 /// The work of copying, comparing or joining one binding of a path state (a map entry,
