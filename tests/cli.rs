@@ -5,6 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod cli_support;
+use cli_support::{project, stderr, stdout};
+
 const VIEW_BUG: &str = "\
 def merge(x):
     B, H, T, D = x.shape
@@ -20,24 +23,6 @@ fn stridelint(dir: &Path, args: &[&str]) -> Output {
         .env_remove("STRIDELINT_CACHE_DIR")
         .output()
         .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 #[test]

@@ -8,6 +8,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod cli_support;
+use cli_support::{project, stderr, stdout};
+
 const VIEW_BUG: &str = "\
 def merge(x):
     B, H, T, D = x.shape
@@ -55,24 +58,6 @@ fn check(dir: &Path, args: &[&str]) -> Output {
     args.insert(0, "check");
     args.push("--no-cache");
     run(command(dir, &args))
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 fn mkfifo(path: &Path) {

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+mod cli_support;
+use cli_support::{project, stderr};
+
 /// One SL001 with a safe fix (`.contiguous()` before the view).
 const VIEW_BUG: &str = "\
 import torch
@@ -62,18 +65,6 @@ fn run_after(dir: &Path, setup: &str, args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("bash runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        std::fs::write(dir.path().join(rel), text).unwrap();
-    }
-    dir
 }
 
 fn read(path: impl AsRef<Path>) -> String {

@@ -8,6 +8,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod cli_support;
+use cli_support::{project, stderr, stdout};
+
 const VIEW_BUG: &str = "\
 import torch
 def merge(x):
@@ -61,24 +64,6 @@ fn run_within(dir: &Path, args: &[&str], limit: Duration) -> (Output, Duration) 
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     run_within(dir, args, Duration::from_secs(60)).0
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 fn here() -> &'static Path {

@@ -1,0 +1,28 @@
+// Each test binary uses some of these helpers only.
+#![allow(dead_code)]
+
+//! Helpers shared by the tests that run the `stridelint` binary on a project of files
+//! (`tests/cli.rs`, `tests/cli_exits.rs`, `tests/file_safety.rs`, `tests/reliability.rs`).
+
+use std::process::Output;
+
+/// The captured standard output, lossily decoded.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The captured standard error, lossily decoded.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A temporary directory holding `files` (relative path, text), parents created.
+pub fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
