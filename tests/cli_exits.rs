@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod cli_support;
-use cli_support::{project, stderr, stdout};
+use cli_support::{binary, project, stderr, stdout};
 
 const VIEW_BUG: &str = "\
 def merge(x):
@@ -17,10 +17,6 @@ def merge(x):
     y = x.transpose(1, 2)
     return y.view(B, T, H * D)
 ";
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_stridelint")
-}
 
 fn command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(binary());

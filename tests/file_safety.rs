@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 mod cli_support;
-use cli_support::{project, stderr};
+use cli_support::{binary, project, stderr};
 
 /// One SL001 with a safe fix (`.contiguous()` before the view).
 const VIEW_BUG: &str = "\
@@ -28,14 +28,6 @@ def f(x):
     y = x.transpose(1, 2).contiguous().view(B, -1)
     return y
 ";
-
-/// The binary under test; `STRIDELINT_BIN` runs these tests against another build (to see
-/// them fail on the build before a fix).
-fn binary() -> PathBuf {
-    std::env::var_os("STRIDELINT_BIN")
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_stridelint").into())
-        .into()
-}
 
 fn command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(binary());

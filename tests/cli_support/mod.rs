@@ -4,7 +4,16 @@
 //! Helpers shared by the tests that run the `stridelint` binary on a project of files
 //! (`tests/cli.rs`, `tests/cli_exits.rs`, `tests/file_safety.rs`, `tests/reliability.rs`).
 
+use std::path::PathBuf;
 use std::process::Output;
+
+/// The binary under test; `STRIDELINT_BIN` runs the tests against another build (to see
+/// them fail on the build before a fix).
+pub fn binary() -> PathBuf {
+    std::env::var_os("STRIDELINT_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_stridelint").into())
+        .into()
+}
 
 /// The captured standard output, lossily decoded.
 pub fn stdout(o: &Output) -> String {
