@@ -35,9 +35,7 @@ mod state;
 mod text_map;
 mod transport;
 
-use std::any::Any;
 use std::io::{Read, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -307,15 +305,7 @@ impl Session {
 /// Run `work`; a panic becomes its message, so that a bug in one handler fails that
 /// message only and the server goes on.
 fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(work)).map_err(|panic| panic_message(panic.as_ref()))
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
+    crate::contain::catching(work).map_err(|panic| panic.message)
 }
 
 /// `STRIDELINT_DEBUG_SERVER_PANIC=METHOD`: handling a message of METHOD panics, for the

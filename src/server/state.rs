@@ -4,7 +4,6 @@
 //! cells, each a text document of its own). Units are keyed by their document's URI.
 
 use std::collections::{HashMap, HashSet};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,7 +25,7 @@ use crate::{FileReport, Settings};
 use super::positions::{apply_change, Encoding};
 use super::text_map::TextMap;
 use super::transport::Outgoing;
-use super::{actions, diagnostics, hover, panic_message, Failure};
+use super::{actions, diagnostics, guarded, hover, Failure};
 
 /// What the client set (`initializationOptions`, or `stridelint` in
 /// `workspace/didChangeConfiguration`).
@@ -414,23 +413,20 @@ impl State {
                 report
             }
         };
-        match catch_unwind(AssertUnwindSafe(run)) {
+        match guarded(run) {
             Ok(report) => Ok(Analysis {
                 versions,
                 map,
                 file,
                 report,
             }),
-            Err(panic) => {
-                let why = panic_message(panic.as_ref());
-                Err(Failure::new(
-                    ErrorCode::InternalError,
-                    format!(
-                        "stridelint: the analysis of {} failed (a bug: please report it): {why}",
-                        path.display()
-                    ),
-                ))
-            }
+            Err(why) => Err(Failure::new(
+                ErrorCode::InternalError,
+                format!(
+                    "stridelint: the analysis of {} failed (a bug: please report it): {why}",
+                    path.display()
+                ),
+            )),
         }
     }
 
