@@ -140,9 +140,15 @@ pub fn analyze_module(
         }
     }
 
-    let mut events = Vec::with_capacity(analysed.iter().map(|a| a.events.len()).sum());
+    let mut events: Vec<OpEvent> = Vec::new();
     for a in analysed {
-        events.extend(merge_paths(a.events));
+        let merged = merge_paths(a.events);
+        if events.is_empty() {
+            // Most of a large file's events are one root's: kept, not copied.
+            events = merged;
+        } else {
+            events.extend(merged);
+        }
     }
     // What ran in another file, or was reached from there, is that file's to report.
     events.retain(|e| {
@@ -202,34 +208,42 @@ fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
             && a.path == b.path
             && call_spans(a).eq(call_spans(b))
     }
-    let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
+    // Merged in place (the kept events move to the front): a second list of a large
+    // file's events would be held at the peak.
+    let mut events = events;
+    let mut kept = 0;
     let mut index: rustc_hash::FxHashMap<u64, Vec<usize>> = Default::default();
-    for ev in events {
-        let hash = key_hash(&ev);
-        let found = index
-            .get(&hash)
-            .and_then(|kept| kept.iter().copied().find(|&i| same_key(&out[i], &ev)));
+    for i in 0..events.len() {
+        let hash = key_hash(&events[i]);
+        let found = index.get(&hash).and_then(|k| {
+            k.iter()
+                .copied()
+                .find(|&j| same_key(&events[j], &events[i]))
+        });
         match found {
-            Some(i) => {
-                let into = &mut out[i];
+            Some(j) => {
+                let (front, rest) = events.split_at_mut(i);
+                let (into, ev) = (&mut front[j], &mut rest[0]);
                 into.unknown_input = into.unknown_input.or(ev.unknown_input);
                 for d in ev.divisibility.iter().cloned() {
                     if !into.divisibility.contains(&d) {
                         Arc::make_mut(&mut into.divisibility).push(d);
                     }
                 }
-                into.outcomes.extend(ev.outcomes);
+                into.outcomes.append(&mut ev.outcomes);
             }
             None => {
-                index.entry(hash).or_default().push(out.len());
-                out.push(ev);
+                index.entry(hash).or_default().push(kept);
+                events.swap(kept, i);
+                kept += 1;
             }
         }
     }
-    for ev in &mut out {
+    events.truncate(kept);
+    for ev in &mut events {
         name_path_conditions(ev);
     }
-    out
+    events
 }
 
 /// Turn the decisions that tell an event's outcomes apart into their conditions.
@@ -344,19 +358,23 @@ fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
     // Compared structurally (layouts are equal as data exactly when equal as values), with
     // a hash to find the candidates: formatting every layout to compare it cost ~6 % of a
     // corpus run.
-    let mut out: Vec<OpEvent> = Vec::with_capacity(events.len());
+    // In place, as `merge_paths`.
+    let mut events = events;
+    let mut kept = 0;
     let mut seen: rustc_hash::FxHashMap<u64, Vec<usize>> = Default::default();
-    for ev in events {
-        let key = event_fingerprint(&ev);
+    for i in 0..events.len() {
+        let key = event_fingerprint(&events[i]);
         let same = seen
             .get(&key)
-            .is_some_and(|kept| kept.iter().any(|&i| same_fingerprint(&out[i], &ev)));
+            .is_some_and(|k| k.iter().any(|&j| same_fingerprint(&events[j], &events[i])));
         if !same {
-            seen.entry(key).or_default().push(out.len());
-            out.push(ev);
+            seen.entry(key).or_default().push(kept);
+            events.swap(kept, i);
+            kept += 1;
         }
     }
-    out
+    events.truncate(kept);
+    events
 }
 
 /// What makes two events at one call the same fact: the call, the op, whether some input
