@@ -17,6 +17,9 @@
 //!   lowered to a method with `is_constructor = true` whose body assigns `self.field = expr`,
 //!   exactly like a Python `__init__`.
 
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
 
 /// Byte range `[start, end)` into the source text.
@@ -46,6 +49,122 @@ impl Span {
 /// (`analysis::foreign` shifts such a module's spans into a range of its own); the files
 /// linted themselves are smaller (larger ones are refused before parsing).
 pub const OTHER_FILE_SPANS: u32 = 1 << 31;
+
+/// An identifier or string of the source (`x`, `transpose`, `"b t c"`), shared: the parser
+/// interns each distinct text once per file, so a name repeated on every line of a large
+/// file costs a pointer, not an allocation. One word (the text sits behind a second
+/// pointer), so the expressions that hold one stay small. Reads as a `str`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Name(Arc<Box<str>>);
+
+impl Name {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Name {
+    fn new(text: Box<str>) -> Self {
+        Name(Arc::new(text))
+    }
+}
+
+impl Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Name {
+    fn from(text: &str) -> Self {
+        Name::new(text.into())
+    }
+}
+
+impl From<String> for Name {
+    fn from(text: String) -> Self {
+        Name::new(text.into_boxed_str())
+    }
+}
+
+impl From<&String> for Name {
+    fn from(text: &String) -> Self {
+        Name::new(text.as_str().into())
+    }
+}
+
+impl From<Name> for String {
+    fn from(name: Name) -> Self {
+        name.as_str().to_string()
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Name {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<Name> for str {
+    fn eq(&self, other: &Name) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Name> for &str {
+    fn eq(&self, other: &Name) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<Name> for String {
+    fn eq(&self, other: &Name) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl serde::Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
 
 /// Source language a module came from; selects the op tables the analysis uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,7 +232,9 @@ pub enum Stmt {
     },
     /// `x += y` and friends: the interpreter treats it as `x = x <op> y`.
     AugAssign {
-        target: Target,
+        // Boxed, as the larger parts of other statements: every statement of a body is as
+        // large as the largest kind, and large files hold a statement per line.
+        target: Box<Target>,
         op: BinOp,
         value: Expr,
         span: Span,
@@ -124,15 +245,15 @@ pub enum Stmt {
         span: Span,
     },
     If {
-        test: Expr,
+        test: Box<Expr>,
         body: Vec<Stmt>,
         orelse: Vec<Stmt>,
         span: Span,
     },
     /// `for`/`while`/Rust `loop`: the body may run zero or more times.
     Loop {
-        target: Option<Target>,
-        iter: Option<Expr>,
+        target: Option<Box<Target>>,
+        iter: Option<Box<Expr>>,
         body: Vec<Stmt>,
         orelse: Vec<Stmt>,
         span: Span,
@@ -144,13 +265,7 @@ pub enum Stmt {
         span: Span,
     },
     /// `try: body except: handlers finally: finalbody` — handlers may run after any prefix of body.
-    Try {
-        body: Vec<Stmt>,
-        handlers: Vec<Vec<Stmt>>,
-        orelse: Vec<Stmt>,
-        finalbody: Vec<Stmt>,
-        span: Span,
-    },
+    Try(Box<Try>),
     Assert {
         test: Expr,
         span: Span,
@@ -162,8 +277,8 @@ pub enum Stmt {
     /// `import torch.nn.functional as F` → `Import { module: "torch.nn.functional", alias: Some("F") }`;
     /// `from einops import rearrange` → `Import { module: "einops.rearrange", alias: Some("rearrange") }`.
     Import {
-        module: String,
-        alias: Option<String>,
+        module: Name,
+        alias: Option<Name>,
         span: Span,
     },
     /// A nested function or class definition inside a body.
@@ -179,13 +294,24 @@ pub enum Stmt {
     },
 }
 
+/// `try: body except: handlers else: orelse finally: finalbody` — handlers may run after
+/// any prefix of body.
+#[derive(Debug, Clone)]
+pub struct Try {
+    pub body: Vec<Stmt>,
+    pub handlers: Vec<Vec<Stmt>>,
+    pub orelse: Vec<Stmt>,
+    pub finalbody: Vec<Stmt>,
+    pub span: Span,
+}
+
 #[derive(Debug, Clone)]
 pub enum Target {
-    Name(String, Span),
+    Name(Name, Span),
     /// `obj.attr = ...` (mostly `self.x = ...`)
     Attr {
         value: Box<Expr>,
-        attr: String,
+        attr: Name,
         span: Span,
     },
     Tuple(Vec<Target>, Span),
@@ -223,14 +349,14 @@ pub struct Expr {
 
 #[derive(Debug, Clone)]
 pub enum ExprKind {
-    Name(String),
+    Name(Name),
     Attr {
         value: Box<Expr>,
-        attr: String,
+        attr: Name,
     },
     Int(i64),
     Float(f64),
-    Str(String),
+    Str(Name),
     Bool(bool),
     None,
     Ellipsis,
@@ -240,12 +366,14 @@ pub enum ExprKind {
     Starred(Box<Expr>),
     Call {
         func: Box<Expr>,
-        args: Vec<Arg>,
+        // Boxed slices rather than vectors here and below: the largest kind sets the size
+        // of every expression.
+        args: Box<[Arg]>,
     },
     /// `value[i]`, `value[a:b, ..., None]`: one entry per comma-separated index.
     Subscript {
         value: Box<Expr>,
-        index: Vec<Expr>,
+        index: Box<[Expr]>,
     },
     /// A slice `a:b:c` (Python subscripts) or a range `a..b` / `..` (Rust); missing parts are `None`.
     Slice {
@@ -281,25 +409,98 @@ pub enum ExprKind {
     },
     /// `lambda a, b: body` with plain positional parameters (others are `Unknown`).
     Lambda {
-        params: Vec<String>,
+        params: Box<[Name]>,
         body: Box<Expr>,
+    },
+    /// A keyword or spread argument of a call (only inside an [`Arg`]).
+    Labelled {
+        label: ArgLabel,
+        value: Box<Expr>,
     },
     /// Something the frontend does not model (dicts, sets, f-strings, ...).
     Unknown,
 }
 
+/// One argument of a call: `x`, `dim=1`, `*xs` or `**kw`. Held as its expression, a keyword
+/// or spread wrapping the value ([`ExprKind::Labelled`]), so a positional argument, by far
+/// the most common, costs no more than its expression (a call on each line of a large file
+/// keeps thousands).
 #[derive(Debug, Clone)]
-pub struct Arg {
-    /// Keyword name for `f(dim=1)`, `None` for positional. Boxed: most arguments have
-    /// none, and an argument list of two then fits a smaller block (a call on each line of
-    /// a large file keeps thousands).
-    pub name: Option<Box<String>>,
-    pub value: Expr,
-    /// `*args` spread.
-    pub star: bool,
-    /// `**kwargs` spread.
-    pub double_star: bool,
+pub struct Arg(Expr);
+
+/// What a keyword or spread argument says besides its value.
+#[derive(Debug, Clone)]
+pub enum ArgLabel {
+    /// `dim=1`
+    Keyword(Name),
+    /// `*args`
+    Star,
+    /// `**kwargs`
+    DoubleStar,
 }
+
+impl Arg {
+    pub fn positional(value: Expr) -> Self {
+        Arg(value)
+    }
+    pub fn keyword(name: Name, value: Expr) -> Self {
+        Arg::labelled(ArgLabel::Keyword(name), value)
+    }
+    pub fn star(value: Expr) -> Self {
+        Arg::labelled(ArgLabel::Star, value)
+    }
+    pub fn double_star(value: Expr) -> Self {
+        Arg::labelled(ArgLabel::DoubleStar, value)
+    }
+    fn labelled(label: ArgLabel, value: Expr) -> Self {
+        let span = value.span;
+        let value = Box::new(value);
+        Arg(Expr::new(ExprKind::Labelled { label, value }, span))
+    }
+    /// The argument's value (of `dim=1`, `1`; of `*xs`, `xs`).
+    pub fn value(&self) -> &Expr {
+        match &self.0.kind {
+            ExprKind::Labelled { value, .. } => value,
+            _ => &self.0,
+        }
+    }
+    fn label(&self) -> Option<&ArgLabel> {
+        match &self.0.kind {
+            ExprKind::Labelled { label, .. } => Some(label),
+            _ => None,
+        }
+    }
+    /// The keyword of `dim=1`; `None` for the other kinds.
+    pub fn name(&self) -> Option<&Name> {
+        match self.label() {
+            Some(ArgLabel::Keyword(name)) => Some(name),
+            _ => None,
+        }
+    }
+    /// `*args` spread.
+    pub fn is_star(&self) -> bool {
+        matches!(self.label(), Some(ArgLabel::Star))
+    }
+    /// `**kwargs` spread.
+    pub fn is_double_star(&self) -> bool {
+        matches!(self.label(), Some(ArgLabel::DoubleStar))
+    }
+    /// Neither a keyword nor a spread.
+    pub fn is_positional(&self) -> bool {
+        self.label().is_none()
+    }
+}
+
+// The sizes a large file's memory rests on (about 20 bytes per byte of source, most of it
+// these nodes): a field that grows one of them grows every expression or statement.
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<Name>() == 8);
+    assert!(std::mem::size_of::<Expr>() == 40);
+    assert!(std::mem::size_of::<Arg>() == 40);
+    assert!(std::mem::size_of::<Target>() == 32);
+    assert!(std::mem::size_of::<Stmt>() == 80);
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinOp {
@@ -343,17 +544,11 @@ impl Stmt {
                 f(orelse);
             }
             Stmt::With { body, .. } => f(body),
-            Stmt::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-                ..
-            } => {
-                f(body);
-                handlers.iter().for_each(|h| f(h));
-                f(orelse);
-                f(finalbody);
+            Stmt::Try(t) => {
+                f(&t.body);
+                t.handlers.iter().for_each(|h| f(h));
+                f(&t.orelse);
+                f(&t.finalbody);
             }
             _ => {}
         }
@@ -371,7 +566,7 @@ impl Expr {
     /// Dotted name of a `Name`/`Attr` chain (`torch.nn.functional.softmax`), if it is one.
     pub fn dotted_name(&self) -> Option<String> {
         match &self.kind {
-            ExprKind::Name(n) => Some(n.clone()),
+            ExprKind::Name(n) => Some(n.to_string()),
             ExprKind::Attr { value, attr } => value.dotted_name().map(|b| format!("{b}.{attr}")),
             _ => None,
         }
@@ -486,18 +681,12 @@ fn shift_stmt(s: &mut Stmt, by: u32) {
             shift_block(body, by);
             shift(span, by);
         }
-        Stmt::Try {
-            body,
-            handlers,
-            orelse,
-            finalbody,
-            span,
-        } => {
-            shift_block(body, by);
-            handlers.iter_mut().for_each(|h| shift_block(h, by));
-            shift_block(orelse, by);
-            shift_block(finalbody, by);
-            shift(span, by);
+        Stmt::Try(t) => {
+            shift_block(&mut t.body, by);
+            t.handlers.iter_mut().for_each(|h| shift_block(h, by));
+            shift_block(&mut t.orelse, by);
+            shift_block(&mut t.finalbody, by);
+            shift(&mut t.span, by);
         }
         Stmt::Assert { test, span } => {
             shift_expr(test, by);
@@ -533,15 +722,16 @@ fn shift_target(t: &mut Target, by: u32) {
 fn shift_expr(e: &mut Expr, by: u32) {
     shift(&mut e.span, by);
     match &mut e.kind {
-        ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => {
-            shift_expr(value, by)
-        }
+        ExprKind::Attr { value, .. }
+        | ExprKind::Starred(value)
+        | ExprKind::Neg(value)
+        | ExprKind::Labelled { value, .. } => shift_expr(value, by),
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             items.iter_mut().for_each(|i| shift_expr(i, by))
         }
         ExprKind::Call { func, args } => {
             shift_expr(func, by);
-            args.iter_mut().for_each(|a| shift_expr(&mut a.value, by));
+            args.iter_mut().for_each(|a| shift_expr(&mut a.0, by));
         }
         ExprKind::Subscript { value, index } => {
             shift_expr(value, by);

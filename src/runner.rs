@@ -265,7 +265,7 @@ impl<'a> FileFacts<'a> {
             // Assigning to the receiver changes no scope when it is an attribute, or a
             // name the function binds anyway (a parameter, a local variable).
             let rebinding_is_local = match &value.kind {
-                ExprKind::Name(name) => locals.is_none_or(|l| l.contains(name)),
+                ExprKind::Name(name) => locals.is_none_or(|l| l.contains(name.as_str())),
                 ExprKind::Attr { .. } => value.dotted_name().is_some(),
                 _ => false,
             };
@@ -286,7 +286,7 @@ fn assigned_names(body: &[Stmt], out: &mut HashSet<String>) {
     fn target(t: &ir::Target, out: &mut HashSet<String>) {
         match t {
             ir::Target::Name(n, _) => {
-                out.insert(n.clone());
+                out.insert(n.to_string());
             }
             ir::Target::Tuple(ts, _) => ts.iter().for_each(|t| target(t, out)),
             ir::Target::Starred(t, _) => target(t, out),
@@ -306,9 +306,9 @@ fn assigned_names(body: &[Stmt], out: &mut HashSet<String>) {
                 .for_each(|t| target(t, out)),
             Stmt::Import { module, alias, .. } => {
                 let name = alias
-                    .clone()
-                    .unwrap_or_else(|| module.split('.').next().unwrap_or("").to_string());
-                out.insert(name);
+                    .as_deref()
+                    .unwrap_or_else(|| module.split('.').next().unwrap_or(""));
+                out.insert(name.to_string());
             }
             Stmt::FunctionDef(f) => {
                 out.insert(f.name.clone());
@@ -396,7 +396,7 @@ impl SourceFacts for FileFacts<'_> {
         let mut unpacked = false;
         collect_bindings(&function.body, &mut |target, value_span| match target {
             ir::Target::Name(name, at) => bindings.push(Binding {
-                name: name.clone(),
+                name: name.to_string(),
                 at: at.start,
                 after: value_span.end,
                 call: calls.iter().rposition(|c| within(value_span, *c)),

@@ -103,22 +103,17 @@ pub fn binding_statements(body: &[ir::Stmt], depth: usize) -> Vec<ir::Stmt> {
                 orelse: binding_statements(orelse, depth + 1),
                 span: *span,
             }),
-            Stmt::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-                span,
-            } if depth < 4 => out.push(Stmt::Try {
-                body: binding_statements(body, depth + 1),
-                handlers: handlers
+            Stmt::Try(t) if depth < 4 => out.push(Stmt::Try(Box::new(ir::Try {
+                body: binding_statements(&t.body, depth + 1),
+                handlers: t
+                    .handlers
                     .iter()
                     .map(|h| binding_statements(h, depth + 1))
                     .collect(),
-                orelse: binding_statements(orelse, depth + 1),
-                finalbody: binding_statements(finalbody, depth + 1),
-                span: *span,
-            }),
+                orelse: binding_statements(&t.orelse, depth + 1),
+                finalbody: binding_statements(&t.finalbody, depth + 1),
+                span: t.span,
+            }))),
             _ => {}
         }
     }

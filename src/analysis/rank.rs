@@ -260,7 +260,7 @@ impl<'a> Scan<'a> {
     /// way from the parameter)?
     fn reorders(&self, e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Name(n) => self.reordered.contains(n),
+            ExprKind::Name(n) => self.reordered.contains(n.as_str()),
             ExprKind::Call { func, .. } => match &func.kind {
                 ExprKind::Attr { value, attr } => {
                     matches!(
@@ -357,7 +357,10 @@ impl<'a> Scan<'a> {
         if let [Target::Name(n, _)] = targets {
             if let Some((p, d, i)) = self.one_size(value) {
                 if d == 0 && !self.reorders(value) {
-                    self.fact(&p).names.entry(i).or_insert_with(|| n.clone());
+                    self.fact(&p)
+                        .names
+                        .entry(i)
+                        .or_insert_with(|| n.to_string());
                 }
             }
         }
@@ -370,17 +373,17 @@ impl<'a> Scan<'a> {
             ([Target::Tuple(items, _)], _) if per_item.len() == items.len() => {
                 for (t, (r, reordered)) in items.iter().zip(per_item) {
                     if let (Target::Name(n, _), Some(r)) = (t, r) {
-                        self.derived.insert(n.clone(), r);
+                        self.derived.insert(n.to_string(), r);
                         if reordered {
-                            self.reordered.insert(n.clone());
+                            self.reordered.insert(n.to_string());
                         }
                     }
                 }
             }
             ([Target::Name(n, _)], Some(r)) => {
-                self.derived.insert(n.clone(), r);
+                self.derived.insert(n.to_string(), r);
                 if reordered {
-                    self.reordered.insert(n.clone());
+                    self.reordered.insert(n.to_string());
                 }
             }
             // `_, pred = v.topk(k, 1)` (values and indices keep the rank).
@@ -389,9 +392,9 @@ impl<'a> Scan<'a> {
                 for t in items {
                     if let Target::Name(n, _) = t {
                         if n != "_" {
-                            self.derived.insert(n.clone(), r.clone());
+                            self.derived.insert(n.to_string(), r.clone());
                             if reordered {
-                                self.reordered.insert(n.clone());
+                                self.reordered.insert(n.to_string());
                             }
                         }
                     }
@@ -400,9 +403,9 @@ impl<'a> Scan<'a> {
             // `qkv = v.chunk(3, dim=-1)`: the parts, for `qkv[0]` and `for t in qkv`.
             ([Target::Name(n, _)], None) if self.parts_keeping_rank(value).is_some() => {
                 let r = self.parts_keeping_rank(value).unwrap_or_default();
-                self.parts.insert(n.clone(), r);
+                self.parts.insert(n.to_string(), r);
                 if reordered {
-                    self.reordered.insert(n.clone());
+                    self.reordered.insert(n.to_string());
                 }
             }
             _ => {}
@@ -462,7 +465,7 @@ impl<'a> Scan<'a> {
             return None;
         };
         let recv = self.derive(value)?;
-        Some((recv, attr.as_str(), args.as_slice()))
+        Some((recv, attr.as_str(), &args[..]))
     }
 
     /// `(values, indices)` of `v.topk(…)`/`v.sort(…)`, the parts of `v.chunk(…)`/`v.split(…)`:
@@ -487,7 +490,7 @@ impl<'a> Scan<'a> {
     /// What rank-keeping ops make of a derived tensor.
     fn derive(&self, e: &Expr) -> Option<(String, i64)> {
         match &e.kind {
-            ExprKind::Name(n) => self.derived.get(n).cloned(),
+            ExprKind::Name(n) => self.derived.get(n.as_str()).cloned(),
             ExprKind::Call { func, args } if self.layer_input(func, args).is_some() => {
                 self.derive(self.layer_input(func, args)?)
             }
@@ -511,8 +514,8 @@ impl<'a> Scan<'a> {
             // `v[:k]`, `v[a:b, :]`: slices keep the rank; `v[None]` adds a dim; `qkv[0]` of
             // the parts of a chunk is one part.
             ExprKind::Subscript { value, index } => {
-                if let (ExprKind::Name(n), [ix]) = (&value.kind, index.as_slice()) {
-                    if let (Some(part), ExprKind::Int(_)) = (self.parts.get(n), &ix.kind) {
+                if let (ExprKind::Name(n), [ix]) = (&value.kind, &index[..]) {
+                    if let (Some(part), ExprKind::Int(_)) = (self.parts.get(n.as_str()), &ix.kind) {
                         return Some(part.clone());
                     }
                 }
@@ -538,9 +541,9 @@ impl<'a> Scan<'a> {
             return None;
         };
         let [a] = args else { return None };
-        let plain = a.name.is_none() && !a.star && !a.double_star;
+        let plain = a.name().is_none() && !a.is_star() && !a.is_double_star();
         let on_self = matches!(&value.kind, ExprKind::Name(n) if n == "self");
-        (plain && on_self && (self.keeps_rank)(attr)).then_some(&a.value)
+        (plain && on_self && (self.keeps_rank)(attr)).then_some(a.value())
     }
 
     /// Rank facts from the uses inside an expression.
@@ -574,7 +577,7 @@ impl<'a> Scan<'a> {
             match &e.kind {
                 ExprKind::Call { func, args } => {
                     stack.push(func);
-                    stack.extend(args.iter().map(|a| &a.value));
+                    stack.extend(args.iter().map(|a| a.value()));
                 }
                 ExprKind::Attr { value, .. } => stack.push(value),
                 ExprKind::Subscript { value, index } => {
@@ -640,11 +643,11 @@ impl<'a> Scan<'a> {
         if !matches!(name, "rearrange" | "reduce" | "repeat") {
             return None;
         }
-        let [first, second, ..] = args.as_slice() else {
+        let [first, second, ..] = &args[..] else {
             return None;
         };
-        let (p, d) = self.derive(&first.value)?;
-        let ExprKind::Str(pattern) = &second.value.kind else {
+        let (p, d) = self.derive(first.value())?;
+        let ExprKind::Str(pattern) = &second.value().kind else {
             return None;
         };
         let (lhs, _) = parse_pattern(pattern).ok()?;
@@ -682,7 +685,7 @@ impl<'a> Scan<'a> {
         let ExprKind::Subscript { value, index } = &e.kind else {
             return None;
         };
-        let [ix] = index.as_slice() else { return None };
+        let [ix] = &index[..] else { return None };
         let ExprKind::Slice { lower, upper, step } = &ix.kind else {
             return None;
         };
@@ -702,7 +705,7 @@ impl<'a> Scan<'a> {
     fn one_size(&self, e: &Expr) -> Option<(String, i64, i64)> {
         match &e.kind {
             ExprKind::Subscript { value, index } => {
-                let [ix] = index.as_slice() else { return None };
+                let [ix] = &index[..] else { return None };
                 let ExprKind::Int(i) = ix.kind else {
                     return None;
                 };
@@ -712,8 +715,8 @@ impl<'a> Scan<'a> {
                 let ExprKind::Attr { value, attr } = &func.kind else {
                     return None;
                 };
-                let [a] = args.as_slice() else { return None };
-                let ExprKind::Int(i) = a.value.kind else {
+                let [a] = &args[..] else { return None };
+                let ExprKind::Int(i) = a.value().kind else {
                     return None;
                 };
                 if attr != "size" {
@@ -749,17 +752,17 @@ fn per_item_body(value: &Expr) -> Option<(&str, &Expr, Items<'_>)> {
             let ExprKind::Name(f) = &func.kind else {
                 return None;
             };
-            match (f.as_str(), args.as_slice()) {
+            match (f.as_str(), &args[..]) {
                 ("map", [l, items]) => {
-                    let ExprKind::Lambda { params, body } = &l.value.kind else {
+                    let ExprKind::Lambda { params, body } = &l.value().kind else {
                         return None;
                     };
-                    let [param] = params.as_slice() else {
+                    let [param] = &params[..] else {
                         return None;
                     };
-                    Some((param.as_str(), &**body, items_of(&items.value)?))
+                    Some((param.as_str(), &**body, items_of(items.value())?))
                 }
-                ("tuple" | "list", [inner]) => per_item_body(&inner.value),
+                ("tuple" | "list", [inner]) => per_item_body(inner.value()),
                 _ => None,
             }
         }
@@ -831,8 +834,8 @@ fn needed_rank(dim: i64) -> i64 {
 /// The integer literals among the positional arguments.
 fn literal_dims(args: &[Arg]) -> Vec<i64> {
     args.iter()
-        .filter(|a| a.name.is_none() && !a.star && !a.double_star)
-        .filter_map(|a| match a.value.kind {
+        .filter(|a| a.name().is_none() && !a.is_star() && !a.is_double_star())
+        .filter_map(|a| match a.value().kind {
             ExprKind::Int(v) => Some(v),
             _ => None,
         })
@@ -843,13 +846,13 @@ fn literal_dims(args: &[Arg]) -> Vec<i64> {
 fn keyword_or_positional(args: &[Arg], keyword: &str, position: usize) -> Option<i64> {
     let arg = args
         .iter()
-        .find(|a| a.name.as_deref().map(String::as_str) == Some(keyword))
+        .find(|a| a.name().is_some_and(|n| n == keyword))
         .or_else(|| {
             args.iter()
-                .filter(|a| a.name.is_none() && !a.star)
+                .filter(|a| a.name().is_none() && !a.is_star())
                 .nth(position)
         })?;
-    match arg.value.kind {
+    match arg.value().kind {
         ExprKind::Int(v) => Some(v),
         _ => None,
     }
@@ -860,17 +863,17 @@ fn keyword_or_positional(args: &[Arg], keyword: &str, position: usize) -> Option
 fn permutation_len(args: &[Arg]) -> Option<usize> {
     let ints = |items: &[Expr]| items.iter().all(|i| matches!(i.kind, ExprKind::Int(_)));
     match args {
-        [a] if !a.star && !a.double_star => match &a.value.kind {
+        [a] if !a.is_star() && !a.is_double_star() => match &a.value().kind {
             ExprKind::Tuple(items) | ExprKind::List(items) if ints(items) => Some(items.len()),
-            ExprKind::Int(_) if a.name.is_none() => Some(1),
+            ExprKind::Int(_) if a.name().is_none() => Some(1),
             _ => None,
         },
         many if !many.is_empty()
             && many.iter().all(|a| {
-                a.name.is_none()
-                    && !a.star
-                    && !a.double_star
-                    && matches!(a.value.kind, ExprKind::Int(_))
+                a.name().is_none()
+                    && !a.is_star()
+                    && !a.is_double_star()
+                    && matches!(&a.value().kind, ExprKind::Int(_))
             }) =>
         {
             Some(many.len())
@@ -894,7 +897,7 @@ fn may_leave(s: &Stmt) -> bool {
 
 fn target_names(t: &Target, out: &mut Vec<String>) {
     match t {
-        Target::Name(n, _) => out.push(n.clone()),
+        Target::Name(n, _) => out.push(n.to_string()),
         Target::Tuple(items, _) => items.iter().for_each(|i| target_names(i, out)),
         Target::Starred(inner, _) => target_names(inner, out),
         _ => {}
@@ -931,7 +934,7 @@ fn assigned_names(s: &Stmt) -> Vec<String> {
             Stmt::Try { .. } => s.for_each_block(|b| b.iter().for_each(|s| walk(s, out))),
             Stmt::FunctionDef(f) => out.push(f.name.clone()),
             Stmt::ClassDef(c) => out.push(c.name.clone()),
-            Stmt::Import { alias: Some(a), .. } => out.push(a.clone()),
+            Stmt::Import { alias: Some(a), .. } => out.push(a.to_string()),
             _ => {}
         }
     }

@@ -28,8 +28,8 @@ pub fn register_buffer_name(e: &Expr) -> Option<String> {
     if attr != "register_buffer" || !matches!(&value.kind, ExprKind::Name(n) if n == "self") {
         return None;
     }
-    match &args.first()?.value.kind {
-        ExprKind::Str(s) => Some(s.clone()),
+    match &args.first()?.value().kind {
+        ExprKind::Str(s) => Some(s.to_string()),
         _ => None,
     }
 }
@@ -75,10 +75,10 @@ impl Interpreter<'_> {
         let mut out = CallArgs::positional(Vec::new());
         let mut positional_spread = false;
         for a in args {
-            let v = self.eval(&a.value, env);
-            if a.double_star {
+            let v = self.eval(a.value(), env);
+            if a.is_double_star() {
                 out.opaque_spread = true;
-            } else if a.star {
+            } else if a.is_star() {
                 match v {
                     Value::Tuple(items) => {
                         out.packed_spread |= super::super::value::holds_packed(&items);
@@ -89,8 +89,8 @@ impl Interpreter<'_> {
                         positional_spread = true;
                     }
                 }
-            } else if let Some(k) = &a.name {
-                out.keywords.push((String::clone(k), v));
+            } else if let Some(k) = a.name() {
+                out.keywords.push((k.to_string(), v));
             } else {
                 out.positional.push(v);
             }
@@ -214,9 +214,9 @@ impl Interpreter<'_> {
                             op: BinOp::Div,
                             left,
                             right,
-                        } = &arg.value.kind
+                        } = &arg.value().kind
                         {
-                            if arg.name.is_none() && !arg.star && !arg.double_star {
+                            if arg.name().is_none() && !arg.is_star() && !arg.is_double_star() {
                                 let l = self.eval(left, env);
                                 let r = self.eval(right, env);
                                 if let (Value::Int(a), Value::Int(b)) =
@@ -673,16 +673,16 @@ impl Interpreter<'_> {
         };
         if [function, items]
             .iter()
-            .any(|a| a.name.is_some() || a.star || a.double_star)
+            .any(|a| a.name().is_some() || a.is_star() || a.is_double_star())
         {
             return None;
         }
-        if let ExprKind::Lambda { params, body } = &function.value.kind {
-            let [param] = params.as_slice() else {
+        if let ExprKind::Lambda { params, body } = &function.value().kind {
+            let [param] = &params[..] else {
                 return None;
             };
-            let target = ir::Target::Name(param.clone(), function.value.span);
-            let items = self.eval(&items.value, env);
+            let target = ir::Target::Name(param.clone(), function.value().span);
+            let items = self.eval(items.value(), env);
             return Some(self.for_each_item(&target, items, env, |interp, scope| {
                 interp.eval(body, scope)
             }));
@@ -690,7 +690,7 @@ impl Interpreter<'_> {
         // `map(partial(torch.cat, dim=-2), ((mk, k), (mv, v)))`, `map(self.norm, xs)`. Only
         // a name, an attribute or a `partial(…)` is evaluated here: any other call would be
         // evaluated again, with its events, when this returns `None`.
-        let plain = match &function.value.kind {
+        let plain = match &function.value().kind {
             ExprKind::Name(_) | ExprKind::Attr { .. } => true,
             ExprKind::Call { func, .. } => matches!(
                 &func.kind,
@@ -701,7 +701,7 @@ impl Interpreter<'_> {
         if !plain {
             return None;
         }
-        let callee = self.eval(&function.value, env);
+        let callee = self.eval(function.value(), env);
         if !matches!(
             callee,
             Value::Partial(_)
@@ -714,8 +714,8 @@ impl Interpreter<'_> {
             return None;
         }
         const ITEM: &str = "<map item>";
-        let target = ir::Target::Name(ITEM.into(), function.value.span);
-        let items = self.eval(&items.value, env);
+        let target = ir::Target::Name(ITEM.into(), function.value().span);
+        let items = self.eval(items.value(), env);
         Some(self.for_each_item(&target, items, env, |interp, scope| {
             let item = scope.get(ITEM).cloned().unwrap_or(Value::NoneVal);
             interp.call_value(

@@ -284,7 +284,7 @@ fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
                     Value::Bool(Some(*b)),
                     if *b { "True" } else { "False" }.to_string(),
                 ),
-                ExprKind::Str(s) => (Value::Str(s.clone()), format!("{s:?}")),
+                ExprKind::Str(s) => (Value::Str(s.to_string()), format!("{s:?}")),
                 _ => return None,
             };
             Some((p.name.clone(), value, text))
@@ -347,7 +347,7 @@ fn tests_in_expr<'a>(e: &'a Expr, out: &mut Tested<'a>) {
         }
         ExprKind::Call { func, args } => {
             tests_in_expr(func, out);
-            args.iter().for_each(|a| tests_in_expr(&a.value, out));
+            args.iter().for_each(|a| tests_in_expr(a.value(), out));
         }
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             items.iter().for_each(|i| tests_in_expr(i, out))
@@ -384,7 +384,7 @@ fn names_in<'a>(e: &'a Expr, out: &mut Tested<'a>) {
         }
         ExprKind::Call { func, args } => {
             names_in(func, out);
-            args.iter().for_each(|a| names_in(&a.value, out));
+            args.iter().for_each(|a| names_in(a.value(), out));
         }
         ExprKind::Subscript { value, index } => {
             names_in(value, out);
@@ -451,7 +451,7 @@ pub fn assigned_self_attrs(body: &[Stmt]) -> Vec<String> {
         match t {
             Target::Attr { value, attr, .. } => {
                 if matches!(&value.kind, ir::ExprKind::Name(n) if n == "self") {
-                    out.push(attr.clone());
+                    out.push(attr.to_string());
                 }
             }
             Target::Tuple(items, _) => items.iter().for_each(|i| target_names(i, out)),

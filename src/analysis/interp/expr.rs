@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Language, Span};
+use crate::ir::{self, BinOp, CmpOp, Expr, ExprKind, Language, Span};
 use crate::layout::{Assumption, Decider, Dim, Tri};
 
 use super::super::apply::{param_as_tensor, resolve_alt};
@@ -66,7 +66,7 @@ impl Interpreter<'_> {
             }
             ExprKind::Int(v) => Value::int(*v),
             ExprKind::Float(_) => Value::Float,
-            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Str(s) => Value::Str(s.to_string()),
             ExprKind::Bool(b) => Value::Bool(Some(*b)),
             ExprKind::None => Value::NoneVal,
             ExprKind::Ellipsis => Value::Unknown(UnknownReason::Unmodelled),
@@ -84,7 +84,9 @@ impl Interpreter<'_> {
             // Run in place by `map(lambda t: …, xs)`, or when called after an assignment
             // kept it (`Interpreter::lambda_value`); an argument (`key=lambda …`) is not.
             ExprKind::Lambda { .. } => Value::Unknown(UnknownReason::Unmodelled),
-            ExprKind::Starred(inner) => self.eval(inner, env),
+            ExprKind::Starred(inner) | ExprKind::Labelled { value: inner, .. } => {
+                self.eval(inner, env)
+            }
             ExprKind::Attr { value, attr } => {
                 let v = self.eval_attr(value, attr, e.span, env);
                 if self.probes.is_some() {
@@ -667,9 +669,9 @@ impl Interpreter<'_> {
 
     /// `lambda params: body`, as assigned to a name: run when called in this frame
     /// (`call::call_lambda`).
-    pub(super) fn lambda_value(&self, params: &[String], body: &Expr) -> Value {
+    pub(super) fn lambda_value(&self, params: &[ir::Name], body: &Expr) -> Value {
         Value::Lambda(Arc::new(super::super::value::LambdaVal {
-            params: params.to_vec(),
+            params: params.iter().map(|p| p.to_string()).collect(),
             body: body.clone(),
             frame: self.frame.id,
         }))
@@ -888,7 +890,7 @@ impl Interpreter<'_> {
 fn target_names(target: &crate::ir::Target) -> Option<Vec<String>> {
     use crate::ir::Target;
     match target {
-        Target::Name(n, _) => Some(vec![n.clone()]),
+        Target::Name(n, _) => Some(vec![n.to_string()]),
         Target::Starred(inner, _) => target_names(inner),
         Target::Tuple(items, _) => {
             let mut names = Vec::new();

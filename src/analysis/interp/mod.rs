@@ -1156,7 +1156,7 @@ fn literal_default(default: Option<&crate::ir::Expr>) -> Value {
         ExprKind::None => Value::NoneVal,
         ExprKind::Bool(b) => Value::Bool(Some(*b)),
         ExprKind::Float(_) => Value::Float,
-        ExprKind::Str(s) => Value::Str(s.clone()),
+        ExprKind::Str(s) => Value::Str(s.to_string()),
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             let vals: Vec<Value> = items.iter().map(|e| literal_default(Some(e))).collect();
             if vals.iter().any(|v| matches!(v, Value::Unknown(_))) {

@@ -81,8 +81,8 @@ fn settleable_names(test: &Expr) -> Option<Vec<String>> {
     fn walk(e: &Expr, out: &mut Vec<String>) -> bool {
         match &e.kind {
             ExprKind::Name(n) => {
-                if !out.contains(n) {
-                    out.push(n.clone());
+                if !out.iter().any(|o| o == n) {
+                    out.push(n.to_string());
                 }
                 true
             }
@@ -242,7 +242,7 @@ impl Interpreter<'_> {
                         return self.exec_paths(orelse, after);
                     }
                 }
-                let after = self.exec_loop(target.as_ref(), body, env);
+                let after = self.exec_loop(target.as_deref(), body, env);
                 self.exec_paths(orelse, vec![after])
             }
             Stmt::With { items, body, .. } => {
@@ -270,7 +270,7 @@ impl Interpreter<'_> {
                 }
                 self.frame.name_hint = match targets.as_slice() {
                     // `height = width = …` names the value after the first.
-                    [Target::Name(n, _), ..] => Some((n.clone(), value.span)),
+                    [Target::Name(n, _), ..] => Some((n.to_string(), value.span)),
                     [Target::Attr {
                         value: obj, attr, ..
                     }] if matches!(&obj.kind, ExprKind::Name(s) if s == "self") => {
@@ -296,7 +296,7 @@ impl Interpreter<'_> {
                 value,
                 span,
             } => {
-                let cur = match target {
+                let cur = match &**target {
                     Target::Name(n, _) => self.lookup(n, &env),
                     Target::Attr {
                         value: obj, attr, ..
@@ -352,13 +352,14 @@ impl Interpreter<'_> {
                 });
                 None
             }
-            Stmt::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-                ..
-            } => {
+            Stmt::Try(t) => {
+                let ir::Try {
+                    body,
+                    handlers,
+                    orelse,
+                    finalbody,
+                    ..
+                } = &**t;
                 let before = env.clone();
                 let after_body = self.exec_block(body, Some(env));
                 // A handler may start after any prefix of the body: approximate its entry
@@ -753,17 +754,11 @@ fn has_jump(body: &[Stmt]) -> bool {
         Stmt::Jump { .. } | Stmt::Return { .. } | Stmt::Raise { .. } => true,
         Stmt::If { body, orelse, .. } => has_jump(body) || has_jump(orelse),
         Stmt::With { body, .. } => has_jump(body),
-        Stmt::Try {
-            body,
-            handlers,
-            orelse,
-            finalbody,
-            ..
-        } => {
-            has_jump(body)
-                || handlers.iter().any(|h| has_jump(h))
-                || has_jump(orelse)
-                || has_jump(finalbody)
+        Stmt::Try(t) => {
+            has_jump(&t.body)
+                || t.handlers.iter().any(|h| has_jump(h))
+                || has_jump(&t.orelse)
+                || has_jump(&t.finalbody)
         }
         // A nested loop's `break` leaves only that loop.
         Stmt::Loop { .. } => false,

@@ -114,7 +114,7 @@ impl Interpreter<'_> {
         }
         let (sole, local) = match &target.kind {
             ExprKind::Name(n) => match self.write_only_local(n) {
-                Some(sole) => (sole, Some(n.clone())),
+                Some(sole) => (sole, Some(n.to_string())),
                 None => return,
             },
             _ => (chain_spans(target), None),
@@ -248,7 +248,7 @@ impl LocalUses<'_, '_> {
                 [Target::Item { value: base, .. }] if self.is_name(base) => self.accounted += 1,
                 _ => {}
             },
-            Stmt::AugAssign { target, span, .. } if self.once(*span) => match target {
+            Stmt::AugAssign { target, span, .. } if self.once(*span) => match &**target {
                 Target::Name(n, _) if n == self.name => self.accounted += 1,
                 Target::Item { value: base, .. } if self.is_name(base) => self.accounted += 1,
                 _ => {}

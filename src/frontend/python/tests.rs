@@ -9,13 +9,13 @@ use std::fmt::Write as _;
 use proptest::prelude::*;
 
 use super::*;
-use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Function, Module, Param, Stmt, Target};
+use crate::ir::{self, Arg, BinOp, CmpOp, Expr, ExprKind, Function, Module, Param, Stmt, Target};
 
 // ----- rendering the IR -----
 
 fn show(expr: &Expr) -> String {
     match &expr.kind {
-        ExprKind::Name(name) => name.clone(),
+        ExprKind::Name(name) => name.to_string(),
         ExprKind::Attr { value, attr } => format!("{}.{attr}", show(value)),
         ExprKind::Int(value) => value.to_string(),
         ExprKind::Float(value) => format!("{value:?}"),
@@ -27,6 +27,8 @@ fn show(expr: &Expr) -> String {
         ExprKind::Tuple(elements) => format!("({})", show_list(elements)),
         ExprKind::List(elements) => format!("[{}]", show_list(elements)),
         ExprKind::Starred(inner) => format!("*{}", show(inner)),
+        // Only inside an argument, which `show_arg` spells.
+        ExprKind::Labelled { value, .. } => show(value),
         ExprKind::Call { func, args } => {
             let args: Vec<String> = args.iter().map(show_arg).collect();
             format!("{}({})", show(func), args.join(", "))
@@ -102,8 +104,8 @@ fn show_list(exprs: &[Expr]) -> String {
 }
 
 fn show_arg(arg: &Arg) -> String {
-    let value = show(&arg.value);
-    match (&arg.name, arg.star, arg.double_star) {
+    let value = show(arg.value());
+    match (arg.name(), arg.is_star(), arg.is_double_star()) {
         (Some(name), _, _) => format!("{name}={value}"),
         (None, true, _) => format!("*{value}"),
         (None, _, true) => format!("**{value}"),
@@ -113,7 +115,7 @@ fn show_arg(arg: &Arg) -> String {
 
 fn show_target(target: &Target) -> String {
     match target {
-        Target::Name(name, _) => name.clone(),
+        Target::Name(name, _) => name.to_string(),
         Target::Attr { value, attr, .. } => format!("{}.{attr}", show(value)),
         Target::Tuple(elements, _) => {
             format!(
@@ -227,13 +229,14 @@ fn show_stmt(statement: &Stmt, indent: usize, out: &mut String) {
                 .collect();
             block(format!("with {}:", items.join(", ")), body, out);
         }
-        Stmt::Try {
-            body,
-            handlers,
-            orelse,
-            finalbody,
-            ..
-        } => {
+        Stmt::Try(t) => {
+            let ir::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+                ..
+            } = &**t;
             block("try:".into(), body, out);
             for handler in handlers {
                 block("except:".into(), handler, out);
@@ -422,7 +425,7 @@ fn spans_are_byte_offsets_of_the_source() {
         panic!()
     };
     assert_eq!(
-        &NANOGPT_ATTENTION[args[3].value.span.range()],
+        &NANOGPT_ATTENTION[args[3].value().span.range()],
         "C // self.n_head"
     );
 }
@@ -1093,13 +1096,14 @@ fn max_ir_depth(module: &Module) -> usize {
                     }
                     pending.extend(body.iter().map(|s| (Item::Stmt(s), below)));
                 }
-                Stmt::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finalbody,
-                    ..
-                } => {
+                Stmt::Try(t) => {
+                    let ir::Try {
+                        body,
+                        handlers,
+                        orelse,
+                        finalbody,
+                        ..
+                    } = &**t;
                     let handlers = handlers.iter().flatten();
                     let all = body.iter().chain(handlers).chain(orelse).chain(finalbody);
                     pending.extend(all.map(|s| (Item::Stmt(s), below)));
@@ -1133,7 +1137,7 @@ fn max_ir_depth(module: &Module) -> usize {
                         elements.iter().collect()
                     }
                     ExprKind::Call { func, args } => std::iter::once(&**func)
-                        .chain(args.iter().map(|a| &a.value))
+                        .chain(args.iter().map(|a| a.value()))
                         .collect(),
                     ExprKind::Subscript { value, index } => {
                         std::iter::once(&**value).chain(index).collect()

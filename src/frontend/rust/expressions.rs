@@ -61,7 +61,7 @@ impl Lowerer {
                 Expr::new(
                     ExprKind::Subscript {
                         value: Box::new(value),
-                        index: vec![key],
+                        index: vec![key].into(),
                     },
                     span,
                 )
@@ -107,7 +107,7 @@ impl Lowerer {
         let temporary = self.temporary();
         let statements = self.isolated(|lowerer| {
             let mut out = Vec::new();
-            let dest = Dest::Assign(Target::Name(temporary.clone(), span));
+            let dest = Dest::Assign(Target::Name(temporary.as_str().into(), span));
             lowerer.lower_into(expr, &dest, &mut out);
             out
         });
@@ -155,7 +155,7 @@ impl Lowerer {
                 .base10_parse::<f64>()
                 .map_or(ExprKind::Unknown, ExprKind::Float),
             syn::Lit::Bool(value) => ExprKind::Bool(value.value),
-            syn::Lit::Str(text) => ExprKind::Str(text.value()),
+            syn::Lit::Str(text) => ExprKind::Str(text.value().into()),
             _ => ExprKind::Unknown,
         };
         Expr::new(kind, span)
@@ -180,7 +180,7 @@ impl Lowerer {
                     Expr::new(
                         ExprKind::Attr {
                             value: Box::new(value),
-                            attr: name,
+                            attr: name.into(),
                         },
                         span,
                     )
@@ -196,7 +196,7 @@ impl Lowerer {
         let func = Expr::new(
             ExprKind::Attr {
                 value: Box::new(receiver),
-                attr: unraw(&call.method),
+                attr: unraw(&call.method).into(),
             },
             attr_span,
         );
@@ -205,7 +205,7 @@ impl Lowerer {
         Expr::new(
             ExprKind::Call {
                 func: Box::new(func),
-                args,
+                args: args.into(),
             },
             span,
         )
@@ -218,7 +218,7 @@ impl Lowerer {
         Expr::new(
             ExprKind::Call {
                 func: Box::new(func),
-                args,
+                args: args.into(),
             },
             span,
         )
@@ -226,12 +226,7 @@ impl Lowerer {
 
     fn arguments(&mut self, args: &Punctuated<SynExpr, syn::Token![,]>) -> Vec<Arg> {
         args.iter()
-            .map(|arg| Arg {
-                name: None,
-                value: self.expr(arg),
-                star: false,
-                double_star: false,
-            })
+            .map(|arg| Arg::positional(self.expr(arg)))
             .collect()
     }
 
@@ -244,7 +239,7 @@ impl Lowerer {
                 Expr::new(
                     ExprKind::Attr {
                         value: Box::new(value),
-                        attr: unraw(ident),
+                        attr: unraw(ident).into(),
                     },
                     span,
                 )
@@ -256,7 +251,7 @@ impl Lowerer {
                 Expr::new(
                     ExprKind::Subscript {
                         value: Box::new(value),
-                        index: vec![position],
+                        index: vec![position].into(),
                     },
                     span,
                 )
@@ -272,7 +267,7 @@ impl Lowerer {
             let target = self.assignment_target(&binary.left);
             let value = self.expr(&binary.right);
             self.pending.push(Stmt::AugAssign {
-                target,
+                target: Box::new(target),
                 op,
                 value,
                 span,
@@ -386,7 +381,7 @@ impl Lowerer {
         match peel(lhs) {
             SynExpr::Path(path) if path.qself.is_none() && path.path.segments.len() == 1 => {
                 let ident = &path.path.segments[0].ident;
-                Target::Name(self.resolve(&unraw(ident)), self.span(ident.span()))
+                Target::Name(self.resolve(&unraw(ident)).into(), self.span(ident.span()))
             }
             SynExpr::Field(field) => match &field.member {
                 Member::Named(ident) => {
@@ -394,7 +389,7 @@ impl Lowerer {
                     let span = join(value.span, self.span(ident.span()));
                     Target::Attr {
                         value: Box::new(value),
-                        attr: unraw(ident),
+                        attr: unraw(ident).into(),
                         span,
                     }
                 }

@@ -121,8 +121,8 @@ impl Lowerer {
                         .map_or(module_name.clone(), |(_, rename)| unraw(rename));
                     if alias != "_" {
                         module.body.push(Stmt::Import {
-                            module: module_name,
-                            alias: Some(alias),
+                            module: module_name.into(),
+                            alias: Some(alias.into()),
                             span: self.span_of(krate),
                         });
                     }
@@ -178,7 +178,7 @@ impl Lowerer {
         self.flush(out);
         let name = self.declare(&unraw(ident));
         out.push(Stmt::Assign {
-            targets: vec![Target::Name(name, self.span(ident.span()))],
+            targets: vec![Target::Name(name.into(), self.span(ident.span()))],
             value,
             span,
         });
@@ -320,8 +320,8 @@ impl Lowerer {
                     (join_path(&prefix, &ident), ident)
                 };
                 out.push(Stmt::Import {
-                    module,
-                    alias: Some(alias),
+                    module: module.into(),
+                    alias: Some(alias.into()),
                     span: self.span(name.ident.span()),
                 });
             }
@@ -329,8 +329,8 @@ impl Lowerer {
                 let alias = unraw(&rename.rename);
                 if alias != "_" {
                     out.push(Stmt::Import {
-                        module: join_path(&prefix, &unraw(&rename.ident)),
-                        alias: Some(alias),
+                        module: join_path(&prefix, &unraw(&rename.ident)).into(),
+                        alias: Some(alias.into()),
                         span: self.span_between(rename.ident.span(), rename.rename.span()),
                     });
                 }

@@ -53,7 +53,7 @@ impl Lowerer {
             let span = self.span(ident.span());
             let name = self.declare(&ident.to_string());
             out.push(Stmt::Assign {
-                targets: vec![Target::Name(name, span)],
+                targets: vec![Target::Name(name.into(), span)],
                 value: unknown(span),
                 span,
             });
@@ -66,7 +66,10 @@ impl Lowerer {
         match strip(pattern) {
             Pat::Ident(binding) if binding.subpat.is_none() => {
                 let span = self.span(binding.ident.span());
-                Some(Target::Name(self.declare(&unraw(&binding.ident)), span))
+                Some(Target::Name(
+                    self.declare(&unraw(&binding.ident)).into(),
+                    span,
+                ))
             }
             Pat::Wild(wild) => Some(Target::Name(
                 "_".into(),
@@ -176,5 +179,5 @@ pub(super) fn unraw(ident: &syn::Ident) -> String {
 
 /// An expression that reads the IR name `name`.
 pub(super) fn name_expr(name: String, span: Span) -> Expr {
-    Expr::new(ExprKind::Name(name), span)
+    Expr::new(ExprKind::Name(name.into()), span)
 }

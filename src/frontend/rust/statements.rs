@@ -178,7 +178,7 @@ impl Lowerer {
             let mut orelse = Vec::new();
             self.lower_into(diverge, &Dest::Discard, &mut orelse);
             out.push(Stmt::If {
-                test: unknown(span),
+                test: Box::new(unknown(span)),
                 body: Vec::new(),
                 orelse,
                 span,
@@ -199,7 +199,7 @@ impl Lowerer {
             self.lower_into(alternative, dest, &mut orelse);
         }
         out.push(Stmt::If {
-            test,
+            test: Box::new(test),
             body,
             orelse,
             span,
@@ -249,7 +249,7 @@ impl Lowerer {
                 let temporary = self.temporary();
                 let span = scrutinee.span;
                 out.push(Stmt::Assign {
-                    targets: vec![Target::Name(temporary.clone(), span)],
+                    targets: vec![Target::Name(temporary.as_str().into(), span)],
                     value: scrutinee,
                     span,
                 });
@@ -267,7 +267,7 @@ impl Lowerer {
             let body = self.lower_arm(arm, &scrutinee, dest);
             let arm_span = join(pattern_span, self.span_of(&*arm.body));
             chain = vec![Stmt::If {
-                test: unknown(pattern_span),
+                test: Box::new(unknown(pattern_span)),
                 body,
                 orelse: chain,
                 span: arm_span,
@@ -315,8 +315,8 @@ impl Lowerer {
         self.lower_statements(&f.body.stmts, &Dest::Discard, &mut body);
         self.pop_scope();
         out.push(Stmt::Loop {
-            target,
-            iter: Some(iter),
+            target: target.map(Box::new),
+            iter: Some(Box::new(iter)),
             body,
             orelse: Vec::new(),
             span,
@@ -385,7 +385,7 @@ impl Lowerer {
             out.push(Stmt::Assign {
                 targets: vec![Target::Attr {
                     value: Box::new(name_expr("self".into(), name_span)),
-                    attr: unraw(name),
+                    attr: unraw(name).into(),
                     span: name_span,
                 }],
                 value,

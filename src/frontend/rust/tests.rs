@@ -14,7 +14,7 @@ use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Function, Module, Stmt, Targe
 
 fn show(expr: &Expr) -> String {
     match &expr.kind {
-        ExprKind::Name(name) => name.clone(),
+        ExprKind::Name(name) => name.to_string(),
         ExprKind::Attr { value, attr } => format!("{}.{attr}", show(value)),
         ExprKind::Int(value) => value.to_string(),
         ExprKind::Float(value) => format!("{value:?}"),
@@ -26,6 +26,8 @@ fn show(expr: &Expr) -> String {
         ExprKind::Tuple(items) => format!("({})", show_list(items)),
         ExprKind::List(items) => format!("[{}]", show_list(items)),
         ExprKind::Starred(inner) => format!("*{}", show(inner)),
+        // Only inside an argument, which `show_arg` spells.
+        ExprKind::Labelled { value, .. } => show(value),
         ExprKind::Call { func, args } => {
             let args: Vec<String> = args.iter().map(show_arg).collect();
             format!("{}({})", show(func), args.join(", "))
@@ -87,12 +89,12 @@ fn show_list(items: &[Expr]) -> String {
 }
 
 fn show_arg(arg: &Arg) -> String {
-    show(&arg.value)
+    show(arg.value())
 }
 
 fn show_target(target: &Target) -> String {
     match target {
-        Target::Name(name, _) => name.clone(),
+        Target::Name(name, _) => name.to_string(),
         Target::Attr { value, attr, .. } => format!("{}.{attr}", show(value)),
         Target::Tuple(items, _) => format!(
             "({})",
@@ -136,10 +138,10 @@ fn show_body(body: &[Stmt], indent: usize, out: &mut String) {
                 target, iter, body, ..
             } => {
                 let target = target
-                    .as_ref()
+                    .as_deref()
                     .map(show_target)
                     .unwrap_or_else(|| "_".into());
-                let iter = iter.as_ref().map(show).unwrap_or_else(|| "?".into());
+                let iter = iter.as_deref().map(show).unwrap_or_else(|| "?".into());
                 writeln!(out, "{pad}for {target} in {iter}:").unwrap();
                 show_body(body, indent + 1, out);
             }
@@ -228,7 +230,7 @@ fn all_exprs(body: &[Stmt]) -> Vec<&Expr> {
             }
             ExprKind::Call { func, args } => {
                 expr(func, out);
-                args.iter().for_each(|a| expr(&a.value, out));
+                args.iter().for_each(|a| expr(a.value(), out));
             }
             ExprKind::Subscript { value, index } => {
                 expr(value, out);
@@ -444,7 +446,7 @@ fn spans_are_byte_offsets_of_the_original_text() {
     let ExprKind::Call { func, args } = &value.kind else {
         panic!("expected a call");
     };
-    assert_eq!(text(args[0].value.span), "1");
+    assert_eq!(text(args[0].value().span), "1");
     let ExprKind::Attr {
         value: receiver, ..
     } = &func.kind

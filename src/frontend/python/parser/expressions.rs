@@ -305,7 +305,7 @@ impl Parser<'_> {
                     Ok(value)
                 } else {
                     self.bind(name, value, span);
-                    let text = self.text_of(name).to_string();
+                    let text = self.name_of(name);
                     Ok(Expr::new(ExprKind::Name(text), span))
                 }
             }
@@ -401,7 +401,7 @@ impl Parser<'_> {
         let plain = !binds && params.iter().all(|p| !p.variadic && p.default.is_none());
         let span = self.span_from(start);
         Ok(if plain {
-            let params = params.into_iter().map(|p| p.name).collect();
+            let params = params.into_iter().map(|p| p.name.into()).collect();
             Expr::new(
                 ExprKind::Lambda {
                     params,
@@ -720,7 +720,7 @@ impl Parser<'_> {
                     self.bump();
                     let name = self.expect_name()?;
                     if self.building() {
-                        let attr = self.text_of(name).to_string();
+                        let attr = self.name_of(name);
                         let value = Box::new(expr);
                         expr = Expr::new(ExprKind::Attr { value, attr }, self.span_from(start));
                     } else {
@@ -731,6 +731,7 @@ impl Parser<'_> {
                     let args = self.arguments()?;
                     if self.building() {
                         let func = Box::new(expr);
+                        let args = args.into_boxed_slice();
                         expr = Expr::new(ExprKind::Call { func, args }, self.span_from(start));
                     } else {
                         expr = self.unknown_from(start);
@@ -740,6 +741,7 @@ impl Parser<'_> {
                     let index = self.subscript_index()?;
                     if self.building() {
                         let value = Box::new(expr);
+                        let index = index.into_boxed_slice();
                         let kind = ExprKind::Subscript { value, index };
                         expr = Expr::new(kind, self.span_from(start));
                     } else {
@@ -801,22 +803,20 @@ impl Parser<'_> {
             let arg = if star || double_star {
                 self.bump();
                 let value = self.child(|p| p.expression())?;
-                Arg {
-                    name: None,
-                    value,
-                    star,
-                    double_star,
+                if star {
+                    Arg::star(value)
+                } else {
+                    Arg::double_star(value)
                 }
             } else if self.at(Tok::Name) && self.peek().kind == Tok::Assign {
                 let name = self.tok;
                 self.bump();
                 self.bump();
                 let value = self.child(|p| p.expression())?;
-                Arg {
-                    name: building.then(|| Box::new(self.text_of(name).to_string())),
-                    value,
-                    star: false,
-                    double_star: false,
+                if building {
+                    Arg::keyword(self.name_of(name), value)
+                } else {
+                    Arg::positional(value)
                 }
             } else if self.can_start_expression() {
                 let mark = self.walrus.len();
@@ -836,21 +836,12 @@ impl Parser<'_> {
                     }
                     self.bump();
                     if building {
-                        args.push(Arg {
-                            name: None,
-                            value: generator.with_span(self.span_from(open)),
-                            star: false,
-                            double_star: false,
-                        });
+                        let generator = generator.with_span(self.span_from(open));
+                        args.push(Arg::positional(generator));
                     }
                     break;
                 }
-                Arg {
-                    name: None,
-                    value,
-                    star: false,
-                    double_star: false,
-                }
+                Arg::positional(value)
             } else {
                 self.expect(Tok::RParen, ")")?;
                 break;
@@ -925,6 +916,17 @@ impl Parser<'_> {
         ))
     }
 
+    fn name_leaf(&mut self) -> Expr {
+        let token = self.tok;
+        self.bump();
+        let kind = if self.building() {
+            ExprKind::Name(self.name_of(token))
+        } else {
+            ExprKind::Unknown
+        };
+        Expr::new(kind, token.span())
+    }
+
     fn leaf(&mut self, kind: impl FnOnce(&str) -> ExprKind) -> Expr {
         let token = self.tok;
         self.bump();
@@ -938,7 +940,7 @@ impl Parser<'_> {
 
     fn atom(&mut self) -> PResult<Expr> {
         Ok(match self.tok.kind {
-            Tok::Name => self.leaf(|text| ExprKind::Name(text.to_string())),
+            Tok::Name => self.name_leaf(),
             Tok::Int => self.leaf(|text| parse_int(text).map_or(ExprKind::Unknown, ExprKind::Int)),
             Tok::Float => {
                 self.leaf(|text| parse_float(text).map_or(ExprKind::Unknown, ExprKind::Float))
@@ -1237,7 +1239,7 @@ impl Parser<'_> {
         }
         let span = self.span_from(start);
         Ok(match value {
-            Some(value) => Expr::new(ExprKind::Str(value), span),
+            Some(value) => Expr::new(ExprKind::Str(self.intern(&value)), span),
             None => Expr::new(ExprKind::Unknown, span),
         })
     }

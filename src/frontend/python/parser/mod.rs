@@ -20,6 +20,7 @@ mod expressions;
 mod lexer;
 mod statements;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use lexer::{Lexer, Tok, Token};
@@ -96,6 +97,8 @@ struct Parser<'s> {
     recovering: bool,
     /// Whether the depth limit was reached (reported once per file, see [`Parser::too_deep`]).
     reported_too_deep: bool,
+    /// Every identifier and string seen so far, each stored once (see [`ir::Name`]).
+    names: HashSet<ir::Name>,
 }
 
 impl<'s> Parser<'s> {
@@ -118,6 +121,7 @@ impl<'s> Parser<'s> {
             module_classes: Vec::new(),
             recovering: false,
             reported_too_deep: false,
+            names: HashSet::new(),
         }
     }
 
@@ -162,6 +166,22 @@ impl<'s> Parser<'s> {
         self.text
             .get(token.start as usize..token.end as usize)
             .unwrap_or("")
+    }
+
+    /// `text` as a shared [`ir::Name`], allocated only the first time it is seen.
+    fn intern(&mut self, text: &str) -> ir::Name {
+        if let Some(name) = self.names.get(text) {
+            return name.clone();
+        }
+        let name = ir::Name::from(text);
+        self.names.insert(name.clone());
+        name
+    }
+
+    /// The text of `token`, interned.
+    fn name_of(&mut self, token: Token) -> ir::Name {
+        let text = self.text_of(token);
+        self.intern(text)
     }
 
     fn tok_text(&self) -> &'s str {
@@ -420,7 +440,7 @@ impl<'s> Parser<'s> {
     // ----- walrus bindings -----
 
     fn bind(&mut self, name: Token, value: Expr, span: Span) {
-        let target = Target::Name(self.text_of(name).to_string(), name.span());
+        let target = Target::Name(self.name_of(name), name.span());
         self.walrus.push(Stmt::Assign {
             targets: vec![target],
             value,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::lexer::{Aug, Tok, Token};
 use super::{exact, is_invalid_target, to_target, Fail, Mode, PResult, Parser, MAX_DEPTH};
 use crate::frontend::python::annotations::{is_int_annotation, shape_annotation};
-use crate::ir::{BinOp, Class, Expr, ExprKind, Function, Param, Span, Stmt, Target};
+use crate::ir::{self, BinOp, Class, Expr, ExprKind, Function, Param, Span, Stmt, Target};
 
 impl Parser<'_> {
     /// The whole file. Definitions directly at module level go to the module's functions and
@@ -439,7 +439,7 @@ impl Parser<'_> {
                 self.emit(
                     out,
                     Stmt::AugAssign {
-                        target,
+                        target: Box::new(target),
                         op,
                         value,
                         span,
@@ -520,8 +520,8 @@ impl Parser<'_> {
                 None
             };
             out.push(Stmt::Import {
-                module,
-                alias,
+                module: module.into(),
+                alias: alias.map(Into::into),
                 span: self.span_from(start),
             });
             if !self.eat(Tok::Comma) {
@@ -573,8 +573,8 @@ impl Parser<'_> {
                 format!("{prefix}.{name}")
             };
             imports.push(Stmt::Import {
-                module,
-                alias: Some(alias),
+                module: module.into(),
+                alias: Some(alias.into()),
                 span: self.span_from(name_start),
             });
             if !self.eat(Tok::Comma) {
@@ -716,8 +716,8 @@ impl Parser<'_> {
         let (orelse, end) = self.loop_else(end)?;
         out.extend(bindings);
         out.push(Stmt::Loop {
-            target: Some(target),
-            iter: Some(iter),
+            target: Some(Box::new(target)),
+            iter: Some(Box::new(iter)),
             body,
             orelse,
             span: Span { start, end },
@@ -876,7 +876,7 @@ impl Parser<'_> {
                     end,
                 };
                 handler.push(Stmt::Assign {
-                    targets: vec![Target::Name(self.text_of(name).to_string(), name.span())],
+                    targets: vec![Target::Name(self.name_of(name), name.span())],
                     value: Expr::new(ExprKind::Unknown, span),
                     span,
                 });
@@ -907,13 +907,13 @@ impl Parser<'_> {
             return Err(Fail);
         }
         out.append(&mut self.take_walrus());
-        out.push(Stmt::Try {
+        out.push(Stmt::Try(Box::new(ir::Try {
             body,
             handlers,
             orelse,
             finalbody,
             span: Span { start, end },
-        });
+        })));
         Ok(())
     }
 
@@ -1020,10 +1020,7 @@ impl Parser<'_> {
                     let mut body = Vec::new();
                     for name in names {
                         body.push(Stmt::Assign {
-                            targets: vec![Target::Name(
-                                self.text_of(name).to_string(),
-                                name.span(),
-                            )],
+                            targets: vec![Target::Name(self.name_of(name), name.span())],
                             value: Expr::new(ExprKind::Unknown, span),
                             span,
                         });
@@ -1654,7 +1651,7 @@ fn chain_alternatives(
         {
             sequence.append(&mut bindings);
             sequence.push(Stmt::If {
-                test,
+                test: Box::new(test),
                 body,
                 orelse: Vec::new(),
                 span,
@@ -1663,7 +1660,7 @@ fn chain_alternatives(
         if let Some((span, body)) = otherwise {
             let test = Expr::new(ExprKind::Unknown, span);
             sequence.push(Stmt::If {
-                test,
+                test: Box::new(test),
                 body,
                 orelse: Vec::new(),
                 span,
@@ -1679,7 +1676,7 @@ fn chain_alternatives(
     } in alternatives.into_iter().rev()
     {
         bindings.push(Stmt::If {
-            test,
+            test: Box::new(test),
             body,
             orelse: tail,
             span,
