@@ -1,0 +1,35 @@
+"""The macros of rules_cc's cc/defs.bzl that Bazel 4's own tools load: each calls the
+native rule, as rules_cc does for these Bazel versions."""
+
+def cc_binary(**attrs):
+    native.cc_binary(**attrs)
+
+def cc_import(**attrs):
+    native.cc_import(**attrs)
+
+def cc_library(**attrs):
+    native.cc_library(**attrs)
+
+def cc_proto_library(**attrs):
+    native.cc_proto_library(**attrs)
+
+def cc_test(**attrs):
+    native.cc_test(**attrs)
+
+def cc_toolchain(**attrs):
+    native.cc_toolchain(**attrs)
+
+def cc_toolchain_suite(**attrs):
+    native.cc_toolchain_suite(**attrs)
+
+def fdo_prefetch_hints(**attrs):
+    native.fdo_prefetch_hints(**attrs)
+
+def fdo_profile(**attrs):
+    native.fdo_profile(**attrs)
+
+def objc_import(**attrs):
+    native.objc_import(**attrs)
+
+def objc_library(**attrs):
+    native.objc_library(**attrs)
