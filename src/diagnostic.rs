@@ -28,7 +28,9 @@ impl Severity {
         }
     }
 
-    /// Does a finding of this severity fail the run (exit code 1)?
+    /// Is a finding of this severity a failure where a report has failures (JUnit's
+    /// failing test cases)? Infos are not. The run's exit code is `--fail-on`'s (the CLI
+    /// decides it): by default errors only.
     pub fn fails_run(self) -> bool {
         self != Severity::Info
     }

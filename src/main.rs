@@ -1,5 +1,6 @@
 //! The command line: parse arguments, build settings, call the library, print, and set
-//! the exit code (0 clean, 1 findings, 2 usage or I/O error) — Ruff's conventions.
+//! the exit code (0 clean, 1 findings at the `--fail-on` severity — errors by default, as
+//! ESLint's and Clippy's gates —, 2 usage or I/O error) — Ruff's conventions otherwise.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use stridelint::fix::{plan_fixes, unified_diff, write_fixed, FixMode, WriteOutco
 use stridelint::lints::RULES;
 use stridelint::progress::Progress;
 use stridelint::report::{self, OutputFormat, ReportContext, RuleInfo};
-use stridelint::settings::{Config, SettingsResolver};
+use stridelint::settings::{Config, FailOn, SettingsResolver};
 use stridelint::{check_files, discover_files, CheckOptions, CheckResult};
 
 #[derive(Parser)]
@@ -121,6 +122,11 @@ struct CheckArgs {
     /// Exit with 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
+    /// The least severity that fails the run (exit 1): `error` (the default: warnings and
+    /// infos are reported but exit 0), `warning`, or `info` (every finding). Overrides the
+    /// configuration's `fail-on`.
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    fail_on: Option<FailOn>,
     /// Smallest value a named size is assumed to have (default 2; 1 to 65536).
     #[arg(
         long,
@@ -456,6 +462,7 @@ fn cli_overrides(args: &CheckArgs) -> Config {
         respect_gitignore: args.no_respect_gitignore.then_some(false),
         min_symbolic_size: args.min_symbolic_size,
         follow_imports: args.follow_imports.then_some(true),
+        fail_on: args.fail_on,
         ..Config::default()
     }
 }
@@ -674,6 +681,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
+    let fail_on = resolver.fail_on();
     let rules = rule_infos();
     let version = env!("CARGO_PKG_VERSION");
     let ctx = ReportContext {
@@ -716,7 +724,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
         return cli::streams::write_failed(&e);
     }
     if human && !args.quiet && !args.statistics {
-        let line = summary_line(&diagnostics, &result);
+        let line = summary_line(&diagnostics, &result, fail_on);
         if let Err(e) = out.write_all(line.as_bytes()) {
             return cli::streams::write_failed(&e);
         }
@@ -730,7 +738,9 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
     if !result.errors.is_empty() {
         ExitCode::from(2)
-    } else if (diagnostics.iter().any(|d| d.severity.fails_run()) && !args.exit_zero) || any_fixed {
+    } else if (diagnostics.iter().any(|d| fails(fail_on, d.severity)) && !args.exit_zero)
+        || any_fixed
+    {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -739,10 +749,12 @@ fn run_check(args: CheckArgs) -> ExitCode {
 
 /// The line after a human-format report: `All checks passed! (3 files)` or `Found 2
 /// findings (…) in 3 files.`; none when a path or configuration could not be read (exit
-/// 2): that run has not passed.
+/// 2): that run has not passed. When warnings were found and none of the findings fails
+/// the run (`--fail-on error`), the line says so: the run passes with them.
 fn summary_line(
     diagnostics: &[stridelint::diagnostic::Diagnostic],
     result: &CheckResult,
+    fail_on: FailOn,
 ) -> String {
     let files = plural(result.files_checked, "file");
     if diagnostics.is_empty() {
@@ -761,8 +773,13 @@ fn summary_line(
         0 => String::new(),
         n => format!(", {}", plural(n, "info")),
     };
+    let passes = !diagnostics.iter().any(|d| fails(fail_on, d.severity));
+    let gate = match passes && count(Severity::Warning) > 0 {
+        true => " Warnings do not fail the run (`--fail-on warning` makes them).",
+        false => "",
+    };
     format!(
-        "Found {} ({}, {}{infos}) in {files}.\n",
+        "Found {} ({}, {}{infos}) in {files}.{gate}\n",
         plural(diagnostics.len(), "finding"),
         plural(count(Severity::Error), "error"),
         plural(count(Severity::Warning), "warning"),
@@ -938,6 +955,16 @@ fn fixes_by_file(
         }
     }
     out
+}
+
+/// Does a finding of `severity` fail the run under the gate `fail_on` (`--fail-on`)?
+fn fails(fail_on: FailOn, severity: Severity) -> bool {
+    let least = match fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+        FailOn::Info => Severity::Info,
+    };
+    severity >= least
 }
 
 fn plural(n: usize, word: &str) -> String {

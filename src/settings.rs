@@ -68,12 +68,41 @@ pub struct Config {
     pub hidden_copy_min_bytes: Option<ByteCount>,
     /// Which candle matmul rule applies: `cuda` (default), `mkl`/`accelerate` or `cpu`.
     pub candle_backend: Option<String>,
+    /// The least severity that fails the run (exit 1): `error` (default), `warning` or
+    /// `info`. Read from the configuration of the current directory (or `--config`), as
+    /// `respect-gitignore` is: it is about the run, not a file.
+    pub fail_on: Option<FailOn>,
     /// The rule-selection layers of the `extend` chain, base first: filled by
     /// [`load_config`], because selection does not merge like the other keys (see
     /// `rule_selection`). Not a key of the file; leave it empty in a hand-built `Config`
     /// such as the CLI's overrides, whose own `select`/`ignore` are used.
     #[serde(skip)]
     pub selection_layers: Vec<SelectionLayer>,
+}
+
+/// `fail-on` / `--fail-on`: the least severity whose findings fail the run, as ESLint's
+/// and Clippy's gates: by default errors do and warnings do not; `warning` makes warnings
+/// fail too; `info` makes every finding fail (SL900's infos included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    /// Errors fail the run; warnings and infos do not (the default).
+    #[default]
+    Error,
+    /// Errors and warnings fail the run.
+    Warning,
+    /// Every finding fails the run.
+    Info,
+}
+
+impl FailOn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailOn::Error => "error",
+            FailOn::Warning => "warning",
+            FailOn::Info => "info",
+        }
+    }
 }
 
 /// A number of bytes as a configuration spells it: an integer, or a size with a unit.
@@ -182,6 +211,7 @@ impl Config {
             layers: self.layers.or(base.layers),
             hidden_copy_min_bytes: self.hidden_copy_min_bytes.or(base.hidden_copy_min_bytes),
             candle_backend: self.candle_backend.or(base.candle_backend),
+            fail_on: self.fail_on.or(base.fail_on),
             selection_layers: base
                 .selection_layers
                 .into_iter()
@@ -747,6 +777,8 @@ pub struct SettingsResolver {
     fixed: Option<Arc<Settings>>,
     /// `--ignore-noqa`, for every file.
     ignore_noqa: bool,
+    /// `--fail-on`, else the current directory's configuration's `fail-on`.
+    fail_on: FailOn,
 }
 
 impl SettingsResolver {
@@ -760,6 +792,7 @@ impl SettingsResolver {
             by_config: Mutex::new(HashMap::new()),
             ignore_noqa: settings.ignore_noqa,
             fixed: Some(Arc::new(settings)),
+            fail_on: FailOn::default(),
         }
     }
 
@@ -820,6 +853,10 @@ impl SettingsResolver {
                 .unwrap_or(true),
             force_exclude,
         };
+        let fail_on = overrides
+            .fail_on
+            .or(top_config.and_then(|c| c.fail_on))
+            .unwrap_or_default();
         Ok(SettingsResolver {
             configs: Some(configs),
             overrides,
@@ -828,6 +865,7 @@ impl SettingsResolver {
             by_config: Mutex::new(HashMap::new()),
             fixed: None,
             ignore_noqa: false,
+            fail_on,
         })
     }
 
@@ -846,6 +884,12 @@ impl SettingsResolver {
             .as_ref()
             .and_then(|c| c.for_dir(&cwd).ok().flatten());
         top.map(|r| r.root.clone()).unwrap_or(cwd)
+    }
+
+    /// The least severity that fails the run: `--fail-on`, else `fail-on` in the
+    /// configuration of the current directory (or `--config`), else errors.
+    pub fn fail_on(&self) -> FailOn {
+        self.fail_on
     }
 
     /// How to walk the paths given on the command line.
@@ -989,6 +1033,7 @@ impl SettingsResolver {
             ),
             ("force-exclude", settings.discover.force_exclude.to_string()),
             ("ignore-noqa", settings.ignore_noqa.to_string()),
+            ("fail-on", format!("\"{}\"", self.fail_on.as_str())),
         ];
         for (key, value) in lines {
             out.push_str(&format!("{key} = {value}\n"));

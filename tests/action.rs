@@ -618,6 +618,31 @@ fn output_format_and_summary_inputs_are_honoured() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("`output-format` input is not used"));
 }
 
+#[test]
+fn warnings_pass_the_step_unless_the_fail_on_input_says_warning() {
+    let runner = Runner::new();
+    runner.write("src/multi_line.py", MULTI_LINE);
+    let lint = |inputs: &[(&str, &str)]| {
+        let mut all = vec![("INPUT_ARGS", "--no-cache")];
+        all.extend_from_slice(inputs);
+        runner.lint(&runner.workspace(), &all)
+    };
+    // A warning (SL002) alone: annotated, and the step passes.
+    let out = lint(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(stdout(&out).starts_with("::warning file=src/multi_line.py,"));
+    // `fail-on: warning` fails it, as `fail-on = "warning"` in the configuration does.
+    let out = lint(&[("INPUT_FAIL_ON", "warning")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stdout(&out).starts_with("::warning file=src/multi_line.py,"));
+    runner.write("stridelint.toml", "fail-on = \"warning\"\n");
+    assert_eq!(lint(&[]).status.code(), Some(1));
+    // The input wins over the configuration; a value that is no severity is a usage error.
+    assert_eq!(lint(&[("INPUT_FAIL_ON", "error")]).status.code(), Some(0));
+    let out = lint(&[("INPUT_FAIL_ON", "warnings")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
 // --- action.yml itself ----------------------------------------------------------------------
 
 /// The `run:` script of the step with `id: <id>` in `action.yml`: the block indented under
@@ -645,11 +670,19 @@ fn action_script(id: &str) -> String {
 #[test]
 fn action_yml_declares_the_inputs_and_runs_the_tested_scripts() {
     let action = std::fs::read_to_string(manifest_dir().join("action.yml")).unwrap();
-    for input in ["src:", "args:", "version:", "output-format:", "summary:"] {
+    for input in [
+        "src:",
+        "args:",
+        "version:",
+        "fail-on:",
+        "output-format:",
+        "summary:",
+    ] {
         assert!(action.contains(&format!("\n  {input}\n")), "input {input}");
     }
     assert!(action.contains("  output-format:\n    description:"));
     assert!(action.contains("    default: github\n"));
+    assert!(action.contains("        INPUT_FAIL_ON: ${{ inputs.fail-on }}\n"));
     for script in ["scripts/action/install.sh", "scripts/action/lint.sh"] {
         assert!(
             action.contains(&format!("run: bash \"$GITHUB_ACTION_PATH/{script}\"")),

@@ -296,6 +296,132 @@ fn exit_zero_holds_for_diff_and_contradicts_exit_non_zero_on_fix() {
     );
 }
 
+// ----- --fail-on -----
+
+/// A hidden copy (SL002, a warning) and nothing else: an intentional one, as in
+/// merging heads.
+const HIDDEN_COPY: &str = "\
+def merge(x):
+    B, H, T, D = x.shape
+    y = x.transpose(1, 2)
+    return y.reshape(B, T, H * D)
+";
+
+/// The severity gate: errors fail the run, warnings and infos do not, unless `--fail-on`
+/// (or `fail-on` in the configuration) lowers the gate; `--exit-zero` still wins.
+#[test]
+fn warnings_alone_pass_unless_fail_on_says_warning() {
+    let reveal = "def f(x):\n    y = x.transpose(0, 1)  # stridelint: reveal\n    return y\n";
+    let dir = project(&[("w.py", HIDDEN_COPY), ("e.py", VIEW_BUG), ("i.py", reveal)]);
+    let code = |args: &[&str]| check(dir.path(), args).status.code();
+    // Warnings only: reported, and the run passes; the summary says why.
+    let out = check(dir.path(), &["w.py"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("warning: SL002 [hidden-copy]"));
+    assert!(
+        stdout(&out).ends_with(
+            "Found 1 finding (0 errors, 1 warning) in 1 file. \
+             Warnings do not fail the run (`--fail-on warning` makes them).\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(code(&["--fail-on", "warning", "w.py"]), Some(1));
+    assert_eq!(code(&["--fail-on", "info", "w.py"]), Some(1));
+    assert_eq!(code(&["--fail-on", "error", "w.py"]), Some(0));
+    // Every format exits alike (the gate is not the report's).
+    for format in ["concise", "json", "sarif", "github", "junit"] {
+        assert_eq!(
+            code(&["--output-format", format, "w.py"]),
+            Some(0),
+            "{format}"
+        );
+        assert_eq!(
+            code(&["--output-format", format, "--fail-on", "warning", "w.py"]),
+            Some(1),
+            "{format}"
+        );
+    }
+    // An error fails the run at every gate; a run that fails says nothing of the gate.
+    for gate in ["error", "warning", "info"] {
+        assert_eq!(
+            code(&["--fail-on", gate, "e.py", "w.py"]),
+            Some(1),
+            "{gate}"
+        );
+    }
+    let out = check(dir.path(), &["e.py", "w.py"]);
+    assert!(!stdout(&out).contains("do not fail"), "{}", stdout(&out));
+    // Infos fail only with `--fail-on info`.
+    assert_eq!(code(&["i.py"]), Some(0));
+    assert_eq!(code(&["--fail-on", "warning", "i.py"]), Some(0));
+    assert_eq!(code(&["--fail-on", "info", "i.py"]), Some(1));
+    // `--exit-zero` wins over the gate.
+    assert_eq!(
+        code(&["--fail-on", "warning", "--exit-zero", "w.py"]),
+        Some(0)
+    );
+    // Not a severity: a usage error, naming the values.
+    let out = check(dir.path(), &["--fail-on", "warnings", "w.py"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("[possible values: error, warning, info]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn fail_on_in_the_configuration_and_the_flag_over_it() {
+    let dir = project(&[
+        ("w.py", HIDDEN_COPY),
+        ("stridelint.toml", "fail-on = \"warning\"\n"),
+    ]);
+    let code = |args: &[&str]| check(dir.path(), args).status.code();
+    assert_eq!(code(&["w.py"]), Some(1));
+    assert_eq!(code(&["--fail-on", "error", "w.py"]), Some(0));
+    // `--show-settings` shows it.
+    let shown = stdout(&check(dir.path(), &["--show-settings", "w.py"]));
+    assert!(shown.contains("fail-on = \"warning\"\n"), "{shown}");
+    // Inherited through `extend`, and in `pyproject.toml`.
+    let inherit = project(&[
+        ("w.py", HIDDEN_COPY),
+        ("base.toml", "fail-on = \"warning\"\n"),
+        ("stridelint.toml", "extend = \"base.toml\"\n"),
+    ]);
+    assert_eq!(check(inherit.path(), &["w.py"]).status.code(), Some(1));
+    let pyproject = project(&[
+        ("w.py", HIDDEN_COPY),
+        ("pyproject.toml", "[tool.stridelint]\nfail-on = \"info\"\n"),
+    ]);
+    assert_eq!(check(pyproject.path(), &["w.py"]).status.code(), Some(1));
+    // `--config` too.
+    let other = project(&[
+        ("w.py", HIDDEN_COPY),
+        ("ci.toml", "fail-on = \"warning\"\n"),
+    ]);
+    assert_eq!(check(other.path(), &["w.py"]).status.code(), Some(0));
+    assert_eq!(
+        check(other.path(), &["--config", "ci.toml", "w.py"])
+            .status
+            .code(),
+        Some(1)
+    );
+    // A value that is no severity: an error naming the file, line, column and key.
+    let bad = project(&[
+        ("w.py", HIDDEN_COPY),
+        ("stridelint.toml", "fail-on = \"warn\"\n"),
+    ]);
+    let out = check(bad.path(), &["w.py"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim(),
+        "error: stridelint.toml:1:11: fail-on: unknown variant `warn`, \
+         expected one of `error`, `warning`, `info`"
+    );
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+}
+
 // ----- standard output and input -----
 
 /// The report's reader goes away after one line: the run ends quietly with 0, as Ruff's.

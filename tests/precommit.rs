@@ -38,6 +38,14 @@ def merge(x):
     return y.reshape(B, T, H * D)  # noqa: SL002
 ";
 
+/// A warning (SL002, a hidden copy) and nothing else.
+const HIDDEN_COPY: &str = "\
+def merge(x):
+    B, H, T, D = x.shape
+    y = x.transpose(1, 2)
+    return y.reshape(B, T, H * D)
+";
+
 use wheel_support::manifest_dir;
 
 fn run(cmd: &mut Command) -> Output {
@@ -241,6 +249,18 @@ fn hook_rejects_a_view_bug_and_passes_clean_code() {
     );
     let project = project_with_hook(&pre_commit, &config, home.path());
     assert_rejects_bug_then_accepts_fix(project.path(), home.path(), &[]);
+
+    // A warning lets the commit through; `args: [--fail-on, warning]`
+    // (what README's pre-commit section shows) makes it reject the commit.
+    let warned = commit(project.path(), "heads.py", HIDDEN_COPY, home.path(), &[]);
+    // (pre-commit prints a passing hook's output only with `verbose: true`.)
+    assert!(warned.status.success(), "{}", text(&warned));
+    assert!(config.contains("args: []"), "{config}");
+    let strict = config.replace("args: []", "args: [--fail-on, warning]");
+    let project = project_with_hook(&pre_commit, &strict, home.path());
+    let rejected = commit(project.path(), "heads.py", HIDDEN_COPY, home.path(), &[]);
+    assert!(!rejected.status.success(), "{}", text(&rejected));
+    assert!(text(&rejected).contains("SL002 [hidden-copy]"));
 }
 
 /// A repository holding this checkout's files as they are now (tracked and untracked, not

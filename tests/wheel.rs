@@ -54,7 +54,8 @@ fn the_wheel_puts_stridelint_on_path_and_runs_as_a_module() {
         format!("stridelint {}", env!("CARGO_PKG_VERSION"))
     );
 
-    // The example's two findings, with exit code 1, from the binary and from the module.
+    // The example's findings (an SL001 error among them), with exit code 1, from the binary
+    // and from the module.
     let direct = lint_example(&exe, &[]);
     assert_eq!(direct.status.code(), Some(1), "{}", text(&direct));
     let report = String::from_utf8_lossy(&direct.stdout).into_owned();
