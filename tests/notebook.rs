@@ -141,6 +141,7 @@ fn json_and_sarif_carry_the_cell() {
     .unwrap();
     let finding = &json[0];
     assert_eq!(finding["cell"], 3);
+    assert_eq!(finding["name"], "view-incompatible");
     assert_eq!(
         finding["location"],
         serde_json::json!({"row": 4, "column": 12})

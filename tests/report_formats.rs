@@ -448,6 +448,14 @@ mod behaviour {
         );
         assert_eq!(json[0]["noqa_row"], 7);
         assert_eq!(json[0]["fix"]["applicability"], "unsafe");
+        // Ruff's `name` (the rule's) and `cell` (`null` outside a notebook), on every object.
+        assert_eq!(json[0]["name"], "view-incompatible");
+        assert_eq!(json[1]["name"], "hidden-copy");
+        for finding in json.as_array().unwrap() {
+            let object = finding.as_object().unwrap();
+            assert!(object["cell"].is_null(), "{finding}");
+            assert!(object.contains_key("name"), "{finding}");
+        }
         // The multi-line `reshape` ends on row 10 after `)`.
         assert_eq!(
             json[1]["end_location"],

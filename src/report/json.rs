@@ -1,9 +1,11 @@
 //! `json`: a pretty-printed JSON array with one object per finding, in Ruff's shape
-//! (`code`, `message`, `filename`, `location`, `end_location`, `fix`, `url`, `noqa_row`)
-//! plus what stridelint adds: `severity`, the layout `chain`, `notes`, `help` and the
-//! `verify` measurement. Rows and columns are 1-based; columns count Unicode scalar
-//! values, as Ruff's do. For a notebook, `cell` (1-based) is added and rows count within
-//! that cell, as in Ruff. [`JsonDiagnostic`] is shared with `json-lines`.
+//! (`cell`, `code`, `end_location`, `filename`, `fix`, `location`, `message`, `name`,
+//! `noqa_row`, `url`) plus what stridelint adds: `severity`, the layout `chain`, `notes`,
+//! `help` and the `verify` measurement. Rows and columns are 1-based; columns count
+//! Unicode scalar values, as Ruff's do. `cell` is `null` outside notebooks; in a notebook
+//! it is the 1-based cell and rows count within that cell, as in Ruff. `name` is the
+//! rule's kebab-case name (`view-incompatible`). [`JsonDiagnostic`] is shared with
+//! `json-lines`.
 //!
 //! The objects are structs, not `serde_json::json!` maps, so the key order is fixed by
 //! the field order below whatever serde_json features other crates switch on. Fields
@@ -14,17 +16,19 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::paths::PathDisplay;
+use super::ReportContext;
 use crate::diagnostic::{Applicability, Diagnostic, Label, Severity};
 use crate::source::{Location, SourceFile};
 
 pub(super) fn write(
     w: &mut dyn Write,
     diagnostics: &[&Diagnostic],
+    ctx: &ReportContext,
     paths: &PathDisplay,
 ) -> io::Result<()> {
     let objects: Vec<JsonDiagnostic> = diagnostics
         .iter()
-        .map(|diagnostic| JsonDiagnostic::new(diagnostic, paths))
+        .map(|diagnostic| JsonDiagnostic::new(diagnostic, ctx, paths))
         .collect();
     serde_json::to_writer_pretty(&mut *w, &objects)?;
     writeln!(w)
@@ -32,8 +36,8 @@ pub(super) fn write(
 
 #[derive(Serialize)]
 pub(super) struct JsonDiagnostic<'a> {
-    /// In a notebook, the 1-based cell (all rows and columns are then within that cell).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// In a notebook, the 1-based cell (all rows and columns are then within that cell);
+    /// `null` elsewhere, as in Ruff.
     cell: Option<usize>,
     chain: Vec<JsonLabel<'a>>,
     code: &'a str,
@@ -44,6 +48,9 @@ pub(super) struct JsonDiagnostic<'a> {
     help: Option<&'a str>,
     location: Location,
     message: &'a str,
+    /// The rule's kebab-case name (`view-incompatible`), as Ruff's `name`; empty for a
+    /// code the registry does not know.
+    name: &'static str,
     /// The row a suppression comment (`# noqa: SL001`) must be on: the finding's first row.
     noqa_row: usize,
     notes: &'a [String],
@@ -88,7 +95,11 @@ struct JsonEdit<'a> {
 }
 
 impl<'a> JsonDiagnostic<'a> {
-    pub(super) fn new(diagnostic: &'a Diagnostic, paths: &PathDisplay) -> Self {
+    pub(super) fn new(
+        diagnostic: &'a Diagnostic,
+        ctx: &ReportContext,
+        paths: &PathDisplay,
+    ) -> Self {
         let file = &*diagnostic.file;
         let (location, end_location) = file.cell_span_locations(diagnostic.span);
         JsonDiagnostic {
@@ -120,6 +131,7 @@ impl<'a> JsonDiagnostic<'a> {
             help: diagnostic.help.as_deref(),
             location,
             message: &diagnostic.message,
+            name: ctx.rule(diagnostic.code).map_or("", |rule| rule.name),
             noqa_row: location.row,
             notes: &diagnostic.notes,
             severity: diagnostic.severity,

@@ -5,15 +5,17 @@ use std::io::{self, Write};
 
 use super::json::JsonDiagnostic;
 use super::paths::PathDisplay;
+use super::ReportContext;
 use crate::diagnostic::Diagnostic;
 
 pub(super) fn write(
     w: &mut dyn Write,
     diagnostics: &[&Diagnostic],
+    ctx: &ReportContext,
     paths: &PathDisplay,
 ) -> io::Result<()> {
     for diagnostic in diagnostics {
-        serde_json::to_writer(&mut *w, &JsonDiagnostic::new(diagnostic, paths))?;
+        serde_json::to_writer(&mut *w, &JsonDiagnostic::new(diagnostic, ctx, paths))?;
         writeln!(w)?;
     }
     Ok(())

@@ -153,8 +153,8 @@ pub fn write_report_with_paths(
     match format {
         OutputFormat::Full => full::write(w, &diagnostics, ctx, paths),
         OutputFormat::Concise => concise::write(w, &diagnostics, ctx, paths),
-        OutputFormat::Json => json::write(w, &diagnostics, paths),
-        OutputFormat::JsonLines => json_lines::write(w, &diagnostics, paths),
+        OutputFormat::Json => json::write(w, &diagnostics, ctx, paths),
+        OutputFormat::JsonLines => json_lines::write(w, &diagnostics, ctx, paths),
         OutputFormat::Github => github::write(w, &diagnostics, paths),
         OutputFormat::Sarif => sarif::write(w, &diagnostics, ctx, paths),
         OutputFormat::Junit => junit::write(w, &diagnostics, paths),
