@@ -25,9 +25,18 @@
 //!   matmul family                   4 / 4 decided
 //! ```
 //!
-//! The JSON variant keeps the array of rule rows and appends one row per family
-//! (`{"sites", "reached", "decided", "unknown", "reasons": [{"reason", "count"}]}`),
-//! so consumers of the rule rows (which have `code`) keep working.
+//! The JSON variant is one object with two arrays, each of rows of one shape:
+//!
+//! ```json
+//! {
+//!   "rules": [{"code", "name", "count", "fixable", "copies"}],
+//!   "sites": [{"family", "reached", "decided", "unknown", "reasons": [{"reason", "count"}]}]
+//! }
+//! ```
+//!
+//! `rules` has Ruff's keys (`code`, `name`, `count`, `fixable`) and `copies`
+//! (`{"sized", "bytes_per_forward_pass"}`, or `null` when no copy of the rule has a known
+//! size); both arrays are present, empty when there is nothing to count.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -52,8 +61,7 @@ struct Statistic<'a> {
     /// Every finding of this rule has a safe fix.
     fixable: bool,
     /// The findings whose copy has a known size, and the bytes they copy per forward pass
-    /// together (absent when there are none).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// together (`null` when there are none).
     copies: Option<CopiedBytes>,
 }
 
@@ -179,7 +187,7 @@ fn write_sites(w: &mut dyn Write, sites: &SiteCounts) -> io::Result<()> {
 /// One family's row of the JSON variant.
 #[derive(Serialize)]
 struct SiteRow<'a> {
-    sites: OpFamily,
+    family: OpFamily,
     reached: usize,
     decided: usize,
     unknown: usize,
@@ -187,12 +195,11 @@ struct SiteRow<'a> {
     reasons: Vec<ReasonRow<'a>>,
 }
 
-/// A row of the JSON array: a rule's or a family's.
+/// The JSON variant: the rule rows and the family rows, apart.
 #[derive(Serialize)]
-#[serde(untagged)]
-enum JsonRow<'a> {
-    Rule(Statistic<'a>),
-    Sites(SiteRow<'a>),
+struct JsonStatistics<'a> {
+    rules: Vec<Statistic<'a>>,
+    sites: Vec<SiteRow<'a>>,
 }
 
 #[derive(Serialize)]
@@ -201,24 +208,24 @@ struct ReasonRow<'a> {
     count: usize,
 }
 
-/// One JSON array: the rule rows `{code, name, count, fixable}`, then one row per family
-/// of analysed sites (`[]` when there is neither, so a consumer always gets valid JSON).
+/// One JSON object: `rules`, the rule rows `{code, name, count, fixable, copies}`, and
+/// `sites`, one row per family of analysed sites (both `[]` when there is nothing).
 pub fn write_statistics_json(
     w: &mut dyn Write,
     diagnostics: &[Diagnostic],
     sites: &SiteCounts,
     ctx: &ReportContext,
 ) -> io::Result<()> {
-    let mut rows: Vec<JsonRow> = statistics(diagnostics, ctx)
-        .into_iter()
-        .map(JsonRow::Rule)
-        .collect();
+    let mut rows = JsonStatistics {
+        rules: statistics(diagnostics, ctx),
+        sites: Vec::new(),
+    };
     for family in OpFamily::ALL {
         let Some(counts) = sites.families.get(&family).filter(|c| c.reached > 0) else {
             continue;
         };
         let row = SiteRow {
-            sites: family,
+            family,
             reached: counts.reached,
             decided: counts.decided,
             unknown: counts.unknown,
@@ -228,7 +235,7 @@ pub fn write_statistics_json(
                 .map(|(reason, count)| ReasonRow { reason, count })
                 .collect(),
         };
-        rows.push(JsonRow::Sites(row));
+        rows.sites.push(row);
     }
     serde_json::to_writer_pretty(&mut *w, &rows)?;
     writeln!(w)
