@@ -46,8 +46,13 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         output_format: RuleFormat,
     },
-    /// List all rules.
-    Rules,
+    /// List all rules: code, name, severity and summary (`--output-format json`: an array
+    /// of objects with those keys, `fix` and `url`).
+    Rules {
+        /// `text` (one rule a line) or `json`.
+        #[arg(long, value_enum, default_value = "text")]
+        output_format: RuleFormat,
+    },
     /// Remove the result cache: the project's (or `--cache-dir`'s) and every
     /// `.stridelint_cache` below the current directory.
     Clean {
@@ -296,15 +301,24 @@ fn main() -> ExitCode {
             print_rules(&rules, output_format, all)
         }
         Command::Clean { cache_dir } => clean(cache_dir),
-        Command::Rules => {
-            let lines: String = RULES
-                .iter()
-                .map(|r| {
-                    let severity = r.severity.as_str();
-                    format!("{:<7} {:<24} {severity:<8} {}\n", r.code, r.name, r.summary)
-                })
-                .collect();
-            cli::streams::print(&lines)
+        Command::Rules { output_format } => {
+            let text: String = match output_format {
+                RuleFormat::Text => RULES
+                    .iter()
+                    .map(|r| {
+                        let severity = r.severity.as_str();
+                        format!("{:<7} {:<24} {severity:<8} {}\n", r.code, r.name, r.summary)
+                    })
+                    .collect(),
+                RuleFormat::Json => {
+                    let rules: Vec<serde_json::Value> =
+                        RULES.iter().map(|r| rule_json(r, false)).collect();
+                    let json = serde_json::to_string_pretty(&rules)
+                        .expect("a JSON value always serialises");
+                    format!("{json}\n")
+                }
+            };
+            cli::streams::print(&text)
                 .err()
                 .unwrap_or(ExitCode::SUCCESS)
         }
@@ -336,7 +350,7 @@ fn main() -> ExitCode {
 /// Does `command` print its result on standard output (so a closed one is an error)?
 fn writes_to_stdout(command: &Command) -> bool {
     match command {
-        Command::Rule { .. } | Command::Rules | Command::Replay(_) => true,
+        Command::Rule { .. } | Command::Rules { .. } | Command::Replay(_) => true,
         Command::Check(args) => args.output_file.is_none(),
         Command::Report(_) | Command::Clean { .. } | Command::Server => false,
     }
@@ -363,20 +377,8 @@ fn print_rules(rules: &[&stridelint::lints::Rule], format: RuleFormat, all: bool
             writeln!(out, "{}", docs.join("\n\n"))
         }
         RuleFormat::Json => {
-            let objects: Vec<serde_json::Value> = rules
-                .iter()
-                .map(|r| {
-                    serde_json::json!({
-                        "code": r.code,
-                        "name": r.name,
-                        "severity": r.severity.as_str(),
-                        "summary": r.summary,
-                        "fix": r.fix.as_str(),
-                        "explanation": r.doc.text,
-                        "url": stridelint::diagnostic::rule_url(r.code),
-                    })
-                })
-                .collect();
+            let objects: Vec<serde_json::Value> =
+                rules.iter().map(|r| rule_json(r, true)).collect();
             let value = match all {
                 true => serde_json::Value::Array(objects),
                 false => objects.into_iter().next().unwrap_or_default(),
@@ -393,6 +395,23 @@ fn print_rules(rules: &[&stridelint::lints::Rule], format: RuleFormat, all: bool
         }
         _ => ExitCode::SUCCESS,
     }
+}
+
+/// A rule as JSON: `code`, `name`, `severity`, `summary`, `fix` (`none`, `sometimes`,
+/// `always`), `url`, and with `explanation` its documentation (`stridelint rule`).
+fn rule_json(r: &stridelint::lints::Rule, explanation: bool) -> serde_json::Value {
+    let mut value = serde_json::json!({
+        "code": r.code,
+        "name": r.name,
+        "severity": r.severity.as_str(),
+        "summary": r.summary,
+        "fix": r.fix.as_str(),
+        "url": stridelint::diagnostic::rule_url(r.code),
+    });
+    if explanation {
+        value["explanation"] = r.doc.text.into();
+    }
+    value
 }
 
 /// `stridelint clean`: remove the project's cache directory (or `--cache-dir`'s) and every

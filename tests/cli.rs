@@ -589,6 +589,31 @@ fn statistics_and_rule_docs_come_as_json() {
         stdout(&text).matches("\n# SL").count() + 1,
         stridelint::lints::RULES.len()
     );
+    // `rules` as JSON: what the text lists (code, name, severity, summary), with `fix` and
+    // `url`, one object per rule in the registry's order.
+    let listed = rule_command(&["rules", "--output-format", "json"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&listed)).expect("JSON");
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), stridelint::lints::RULES.len());
+    for (object, rule) in listed.iter().zip(stridelint::lints::RULES) {
+        assert_eq!(
+            object,
+            &serde_json::json!({
+                "code": rule.code,
+                "name": rule.name,
+                "severity": rule.severity.as_str(),
+                "summary": rule.summary,
+                "fix": rule.fix.as_str(),
+                "url": stridelint::diagnostic::rule_url(rule.code),
+            })
+        );
+    }
+    let text = stdout(&rule_command(&["rules"]));
+    assert!(
+        text.starts_with("SL001   view-incompatible        error    "),
+        "{text}"
+    );
 }
 
 /// Model code with five shape-change sites (two decided, three whose input the analysis
