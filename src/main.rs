@@ -263,8 +263,14 @@ fn main() -> ExitCode {
     if argv.len() == 1 || means_check(&argv[1]) {
         argv.insert(1, "check".into());
     }
-    let cli = match Cli::try_parse_from(&argv) {
-        Ok(c) => c,
+    let parsed = <Cli as clap::CommandFactory>::command()
+        .try_get_matches_from(&argv)
+        .and_then(|matches| {
+            let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
+            Ok((cli, matches))
+        });
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {
@@ -324,6 +330,21 @@ fn main() -> ExitCode {
         }
         Command::Check(args) => run_check(*args),
         Command::Report(mut args) => {
+            // `report` shares `check`'s options; an `--output-format` other than `html`
+            // would silently write HTML, so it is refused before anything is written.
+            let given = matches
+                .subcommand_matches("report")
+                .and_then(|m| m.value_source("output_format"))
+                == Some(clap::parser::ValueSource::CommandLine);
+            if given && args.output_format != OutputFormat::Html {
+                let name = clap::ValueEnum::to_possible_value(&args.output_format)
+                    .map_or_else(String::new, |v| v.get_name().to_string());
+                eprintln!(
+                    "error: `stridelint report` writes the HTML cost report only \
+                     (`--output-format html`); for `--output-format {name}` use `stridelint check`"
+                );
+                return ExitCode::from(2);
+            }
             args.output_format = OutputFormat::Html;
             args.output_file
                 .get_or_insert_with(|| PathBuf::from("stridelint-report.html"));

@@ -62,6 +62,50 @@ fn report(dir: &Path) -> (String, PathBuf) {
     (std::fs::read_to_string(&path).unwrap(), path)
 }
 
+/// `report` writes HTML only: another `--output-format` (which `check` takes) is refused
+/// before anything is written, instead of silently writing HTML under the name given.
+#[test]
+fn the_report_refuses_a_format_other_than_html_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("model.py"), MODEL).unwrap();
+    for format in ["json", "sarif", "full", "concise"] {
+        let out = stridelint(
+            dir.path(),
+            &["report", "model.py", "--output-format", format, "-o", "x"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.trim(),
+            format!(
+                "error: `stridelint report` writes the HTML cost report only \
+                 (`--output-format html`); for `--output-format {format}` use `stridelint check`"
+            )
+        );
+        assert!(out.stdout.is_empty());
+        assert!(!dir.path().join("x").exists(), "{format}");
+        assert!(
+            !dir.path().join("stridelint-report.html").exists(),
+            "{format}"
+        );
+    }
+    // `html`, the report's own format, is accepted.
+    let out = stridelint(
+        dir.path(),
+        &[
+            "report",
+            "model.py",
+            "--output-format",
+            "html",
+            "-o",
+            "r.html",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..40]);
+}
+
 #[test]
 fn the_report_ranks_the_copies_by_bytes_and_needs_no_network() {
     let dir = tempfile::tempdir().unwrap();
