@@ -73,7 +73,7 @@ enum Command {
     Server,
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct CheckArgs {
     /// Files or directories to lint (directories are searched recursively); `-` reads one
     /// file from standard input (name it with `--stdin-filename`).
@@ -127,6 +127,10 @@ struct CheckArgs {
     /// Exit with 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
+    /// Lint, then lint again whenever a file under the paths (or a configuration file)
+    /// changes, until interrupted; a terminal shows the latest run only.
+    #[arg(long, conflicts_with_all = ["diff", "add_noqa", "show_files", "show_settings"])]
+    watch: bool,
     /// The least severity that fails the run (exit 1): `error` (the default: warnings and
     /// infos are reported but exit 0), `warning`, or `info` (every finding). Overrides the
     /// configuration's `fail-on`.
@@ -328,6 +332,7 @@ fn main() -> ExitCode {
                 .err()
                 .unwrap_or(ExitCode::SUCCESS)
         }
+        Command::Check(args) if args.watch => watch(*args),
         Command::Check(args) => run_check(*args),
         Command::Report(mut args) => {
             // `report` shares `check`'s options; an `--output-format` other than `html`
@@ -575,6 +580,16 @@ fn lint_stdin(name: PathBuf, resolver: &SettingsResolver, result: &mut CheckResu
         }
         Err(e) => result.errors.push(error(e.message)),
     }
+}
+
+/// `check --watch`: [`run_check`] now and after each change (see `cli::watch`).
+fn watch(args: CheckArgs) -> ExitCode {
+    if args.paths.iter().any(|p| p.as_os_str() == "-") {
+        eprintln!("error: --watch watches files; it cannot be used with `-` (standard input)");
+        return ExitCode::from(2);
+    }
+    let paths = args.paths.clone();
+    cli::watch::watch(&paths, || run_check(args.clone()))
 }
 
 fn run_check(args: CheckArgs) -> ExitCode {

@@ -1135,3 +1135,57 @@ def split_heads(x, n_head):
     );
     assert!(!text.contains(" in `split_heads`"), "{text}");
 }
+
+/// `--watch` lints, then lints again when a file changes, as Ruff's does; a pipe gets every
+/// run in turn, each ending with `Watching for file changes.`
+#[test]
+fn watch_lints_again_when_a_file_changes() {
+    use std::io::{BufRead, BufReader};
+    let clean = "import torch\n\ndef f(x):\n    return x + 1\n";
+    let failing = "import torch\n\nx = torch.randn(2, 3, 4)\ny = x.transpose(1, 2).view(2, 12)\n";
+    let dir = project(&[("a.py", clean)]);
+    let mut child = Command::new(cli_support::binary())
+        .args([
+            "check",
+            "--watch",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            ".",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Everything one run printed, up to its `Watching` line.
+    let mut next_run = || -> String {
+        let mut run = String::new();
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            run.push_str(&line);
+            run.push('\n');
+            if line.ends_with("Watching for file changes.") {
+                break;
+            }
+        }
+        run
+    };
+    let first = next_run();
+    std::fs::write(dir.path().join("a.py"), failing).unwrap();
+    let second = next_run();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(first.contains("Starting linter in watch mode"), "{first}");
+    assert!(first.contains("All checks passed!"), "{first}");
+    assert!(second.contains("File change detected"), "{second}");
+    assert!(second.contains("a.py:4:5: SL001"), "{second}");
+}
+
+#[test]
+fn watch_refuses_standard_input() {
+    let dir = project(&[]);
+    let out = stridelint(dir.path(), &["check", "--watch", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--watch"), "{}", stderr(&out));
+}

@@ -1,5 +1,6 @@
-//! Command-line pieces that are more than argument plumbing: `check --verify` and the
-//! `replay` subcommand. `main.rs` declares the commands and calls into these.
+//! Command-line pieces that are more than argument plumbing: `check --verify`,
+//! `check --watch` and the `replay` subcommand. `main.rs` declares the commands and calls
+//! into these.
 
 pub mod replay;
 mod replay_chain;
@@ -7,3 +8,4 @@ mod replay_syntax;
 mod replay_table;
 pub mod streams;
 pub mod verify;
+pub mod watch;
