@@ -298,7 +298,7 @@ fn an_edited_cache_entry_is_never_shown() {
         .join("results.json");
     let edits = [
         ("\"SL001\"", "\"SL002\""),
-        ("`view` cannot view", "nothing to see"),
+        ("`view` fails", "nothing to see"),
         ("\".contiguous()\"", "\".tampered()\""),
         ("\"span\":[54,83]", "\"span\":[0,6]"),
     ];

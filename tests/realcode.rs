@@ -413,7 +413,7 @@ fn meets_floors(t: &Tree, setup: &str) {
             "SL002" if u(site, "copied") > 0 => tp += 1,
             // Every finding holds for named sizes >= 2 (its note says so): a site whose run
             // had size 1 in a dim the finding merges is outside its claim, counted apart.
-            "SL002" if merges_a_dim_of_size_one(s(f, "message"), site) => outside += 1,
+            "SL002" if merges_a_dim_of_size_one(&said(f), site) => outside += 1,
             // A finding that holds for one SDPA kernel: the run chose its kernel itself.
             "SL002" if names_an_sdpa_kernel(f) => outside += 1,
             "SL002" => fp += 1,
@@ -472,7 +472,16 @@ fn names_an_sdpa_kernel(finding: &Value) -> bool {
     })
 }
 
-/// Does the message's "merges dims i (…) and j (…)" name a dim that had size 1 (or 0) in the site's
+/// What a finding says: its first line and its notes (the arithmetic is in a note).
+fn said(f: &Value) -> String {
+    let notes = f["notes"].as_array().into_iter().flatten();
+    std::iter::once(s(f, "message"))
+        .chain(notes.filter_map(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Does the finding's "merges dims i (…) and j (…)" name a dim that had size 1 (or 0) in the site's
 /// recorded run (`example.input`: shape, strides, offset)? Mirrors `outside_size_condition`
 /// in scripts/realcode/score.py.
 fn merges_a_dim_of_size_one(message: &str, site: &Value) -> bool {

@@ -251,7 +251,7 @@ fn diagnostics_come_from_the_editors_text_and_follow_each_change() {
         sl001["message"]
             .as_str()
             .unwrap()
-            .starts_with("`view` cannot view"),
+            .starts_with("`view` fails: dims 2 (n_head)"),
         "{sl001}"
     );
     assert!(

@@ -179,7 +179,7 @@ def score_unmodified(findings, sites):
                 row = dict(brief(f), op=s["op"], executed=s["executed"], copied=s["copied"],
                            example=s["example"], models=s["models"])
                 why = None if s["copied"] else (
-                    outside_size_condition(f["message"], s)
+                    outside_size_condition(said(f), s)
                     or outside_kernel_condition(f.get("notes") or []))
                 if why:
                     outside.append(dict(row, why=why))
@@ -327,6 +327,11 @@ def outside_format_condition(notes, inputs):
     return None
 
 
+def said(finding):
+    """What a finding says: its first line and its notes (the arithmetic is in a note)."""
+    return "\n".join([finding["message"], *(finding.get("notes") or [])])
+
+
 def outside_size_condition(finding, site):
     """Why a run of a mutated view that did not raise lies outside what `finding` claims, or None.
 
@@ -400,7 +405,7 @@ def score_mutations(binary, tree, rows, base_findings, work, check_batching=0, s
                         site = site_at.get((r["file"], v["line"], v["col"], v["end_line"], v["end_col"], v["op"]))
                         taken = [x for x in (sites_on_line.get((r["file"], r["edit"]["line"], "contiguous")),
                                              site if r["edit"].get("removed") != ".contiguous()" else None) if x]
-                        why = (outside_size_condition(hit[0]["message"], site)
+                        why = (outside_size_condition(said(hit[0]), site)
                                or outside_kernel_condition(hit[0].get("notes") or [])
                                or outside_format_condition(hit[0].get("notes") or [], taken))
                         if why:

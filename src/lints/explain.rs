@@ -263,6 +263,33 @@ pub fn describe_non_adjacent(
     })
 }
 
+/// The first pair of dims that no view can merge, in a few words for a first line:
+/// "dims 2 (n_head) and 3 (D) are not adjacent in memory" (the arithmetic that shows it is
+/// [`describe_non_adjacent`]'s).
+pub fn name_non_adjacent(
+    layout: &SymLayout,
+    target: Option<&[Dim]>,
+    assumptions: &Assumptions,
+) -> Option<String> {
+    // A size spelled by a long expression is left to the notes: the line stays readable.
+    const LONGEST_NAMED_SIZE: usize = 24;
+    let dim = |d: usize| {
+        let size = layout.shape[d].to_string();
+        match size.chars().count() <= LONGEST_NAMED_SIZE {
+            true => format!("{d} ({size})"),
+            false => d.to_string(),
+        }
+    };
+    Some(match first_non_adjacent(layout, target, assumptions)? {
+        NonAdjacent::Pair { i, j, .. } => {
+            format!("dims {} and {} are not adjacent in memory", dim(i), dim(j))
+        }
+        NonAdjacent::Blocks { blocks, .. } => {
+            format!("its dims lie in {blocks} blocks of memory no view can merge")
+        }
+    })
+}
+
 /// Why a reshape copies, for the help that says what to do instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CopyCause {

@@ -361,7 +361,11 @@ pub fn registered(code: &str) -> &'static Rule {
 pub struct Finding<'e> {
     /// The offending call.
     pub span: Span,
+    /// One line, in the code's words: what happens and, briefly, why.
     pub message: String,
+    /// What the first line leaves out (the layout, the arithmetic that decides it), as
+    /// notes before the ones on what the finding rests on.
+    pub details: Vec<String>,
     /// Earlier steps that changed the layout, in source order.
     pub chain: Vec<Label>,
     /// The alternative the finding describes, for the notes on what it rests on (the
@@ -383,6 +387,7 @@ impl<'e> Finding<'e> {
         Finding {
             span,
             message,
+            details: Vec::new(),
             chain: match holds {
                 Some(h) => chain_labels(h.outcome()),
                 None => Vec::new(),

@@ -106,13 +106,11 @@ fn reported(
     ctx: &LintContext,
 ) -> Reported {
     let mut chain = finding.chain;
-    let notes = match finding.holds {
-        Some(holds) => {
-            place_steps(&mut chain, ev, holds.outcome(), ctx);
-            notes_for(ev, holds, &finding.extra_assumptions, ctx)
-        }
-        None => Vec::new(),
-    };
+    let mut notes = finding.details;
+    if let Some(holds) = finding.holds {
+        place_steps(&mut chain, ev, holds.outcome(), ctx);
+        notes.extend(notes_for(ev, holds, &finding.extra_assumptions, ctx));
+    }
     Reported {
         rule,
         span: finding.span,

@@ -11,6 +11,7 @@ use crate::diagnostic::{Applicability, Edit, Fix, Subject};
 use crate::ir::Span;
 use crate::ops::OpErrorKind;
 
+use super::explain::name_non_adjacent;
 use super::{describe_non_adjacent, Finding, LintContext};
 
 pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
@@ -26,18 +27,20 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         .as_ref()
         .map(|t| format_shape(t))
         .unwrap_or_else(|| "the target shape".into());
-    let why = describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions)
-        .map(|s| format!(": {s}"))
-        .unwrap_or_default();
-    let message = format!(
-        "`{}` cannot view {} strides {} as {}{}",
-        ev.op,
+    // The first line says that the view fails and, in a few words, why; the layout and
+    // the arithmetic that decides it are notes.
+    let message = match name_non_adjacent(input, alt.target.as_deref(), &ev.assumptions) {
+        Some(reason) => format!("`{}` fails: {reason}", ev.op),
+        None => format!("`{}` fails: no strides give the target shape", ev.op),
+    };
+    let layout = format!(
+        "the input is {} strides {}, viewed as {target}",
         format_shape(&input.shape),
         format_shape(&input.strides),
-        target,
-        why
     );
+    let why = describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions);
     let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.details = std::iter::once(layout).chain(why).collect();
     finding.help = Some(format!(
         "call `.contiguous()` before `.{}(...)` (an explicit copy), use `.reshape(...)`, or keep the tensor in the memory order the view needs",
         ev.op

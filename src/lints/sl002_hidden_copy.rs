@@ -9,7 +9,7 @@ use crate::analysis::value::{format_shape, SymLayout};
 use crate::diagnostic::Subject;
 use crate::ops::Semantics;
 
-use super::explain::{copy_cause, describe_non_contiguous, CopyCause};
+use super::explain::{copy_cause, describe_non_contiguous, name_non_adjacent, CopyCause};
 use super::{describe_non_adjacent, Finding, LintContext};
 
 /// The tag `rules/*.toml` gives the ops that copy silently when no view exists.
@@ -29,33 +29,40 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         .unwrap_or_else(|| "the whole tensor".into());
     // candle's `reshape` copies whenever its input is not contiguous, whether or not the
     // merged dims could be viewed (spec §10.2); torch and tch-rs copy only when they cannot.
-    let why = if ev.semantics == Semantics::Candle {
-        describe_non_contiguous(input, &ev.assumptions).map(|s| {
+    let (reason, why) = if ev.semantics == Semantics::Candle {
+        let reason = Some("candle copies every non-contiguous input".to_string());
+        let why = describe_non_contiguous(input, &ev.assumptions).map(|s| {
             format!(
                 "candle's `{}` copies every non-contiguous input, and {s}",
                 ev.op
             )
-        })
+        });
+        (reason, why)
     } else {
-        describe_non_adjacent(input, alt.target.as_deref(), &ev.assumptions)
-    }
-    .map(|s| format!("; {s}"))
-    .unwrap_or_default();
+        let target = alt.target.as_deref();
+        (
+            name_non_adjacent(input, target, &ev.assumptions),
+            describe_non_adjacent(input, target, &ev.assumptions),
+        )
+    };
+    // The first line says what is copied and why in a few words; the layout and the
+    // arithmetic that decides it are notes.
+    let message = match reason {
+        Some(reason) => format!("`{}` copies the tensor: {reason}", ev.op),
+        None => format!("`{}` copies the tensor", ev.op),
+    };
     let target = alt
         .target
         .as_ref()
-        .map(|t| format!(" to {}", format_shape(t)))
+        .map(|t| format!(", to {}", format_shape(t)))
         .unwrap_or_default();
-    let message = format!(
-        "`{}`{} copies {} of {} strides {}{}",
-        ev.op,
-        target,
-        numel,
+    let layout = format!(
+        "copies {numel} of {} strides {}{target}",
         format_shape(&input.shape),
         format_shape(&input.strides),
-        why
     );
     let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.details = std::iter::once(layout).chain(why).collect();
     // What copies: the input, or for einops the permuted intermediate its reshape copies.
     let (copied, shape) = match &alt.copied_reshape {
         Some((copied, shape)) => (copied, Some(shape.as_slice())),
@@ -111,7 +118,16 @@ mod tests {
     }
 
     fn messages(path: &str, source: &str) -> Vec<String> {
-        sl002(path, source).into_iter().map(|d| d.message).collect()
+        // The first line and the notes: what the finding says.
+        sl002(path, source)
+            .into_iter()
+            .map(|d| {
+                std::iter::once(d.message)
+                    .chain(d.notes)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .collect()
     }
 
     /// The notes of each SL002 finding.

@@ -126,11 +126,12 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         .source
         .written(attention.scores.span)
         .unwrap_or_else(|| "q @ kᵀ".into());
-    let message = format!(
-        "attention written out by hand stores the{size} score matrix between `{scores_text}` (line {}) and this product; `F.scaled_dot_product_attention` computes the same without storing it",
-        ctx.source.line(attention.scores.span.start),
-    );
+    let message = "attention written out by hand stores the score matrix; `F.scaled_dot_product_attention` does not".to_string();
     let mut finding = Finding::new(ev.span, message, None);
+    finding.details = vec![format!(
+        "the{size} score matrix is stored between `{scores_text}` (line {}) and this product",
+        ctx.source.line(attention.scores.span.start),
+    )];
     finding.chain = labels(&attention);
     finding.help = Some(help(&attention, ctx));
     finding.subject = matrix.map(|l| Subject {
@@ -324,7 +325,10 @@ mod tests {
             .filter(|d| d.code == "SL008")
             .map(|d| {
                 let row = d.file.location(d.span.start as usize).row;
-                (row, d.message, d.help.unwrap_or_default())
+                let said = std::iter::once(d.message)
+                    .chain(d.notes)
+                    .collect::<Vec<_>>();
+                (row, said.join("\n"), d.help.unwrap_or_default())
             })
             .collect()
     }

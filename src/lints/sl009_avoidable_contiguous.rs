@@ -51,19 +51,22 @@ fn no_op<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     }
     let holds = ev.holds(|o| o.copies.is_no())?;
     // A new tensor of a shape the analysis does not know is still contiguous.
-    let input = match &holds.outcome().input.layout {
-        Some(l) => format!(
-            "{} strides {} is",
+    let layout = holds.outcome().input.layout.as_ref().map(|l| {
+        format!(
+            "its input is {} strides {}, contiguous: the call returns it unchanged",
             format_shape(&l.shape),
             format_shape(&l.strides)
+        )
+    });
+    let message = match layout {
+        Some(_) => format!(
+            "`{}()` does nothing here: its input is already contiguous",
+            ev.op
         ),
-        None => "is a new tensor, and".to_string(),
+        None => format!("`{}()` does nothing here: its input is a new tensor", ev.op),
     };
-    let message = format!(
-        "`{}()` does nothing here: its input {input} already contiguous, so the call returns it unchanged",
-        ev.op,
-    );
     let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.details = layout.into_iter().collect();
     finding.help = Some(
         "delete the call (the steps above show where the contiguous layout comes from); to state what later code relies on, `assert t.is_contiguous()` does it without a possible copy".into(),
     );
