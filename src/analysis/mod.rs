@@ -425,3 +425,6 @@ fn same_fingerprint(a: &OpEvent, b: &OpEvent) -> bool {
             .zip(&b.outcomes)
             .all(|(x, y)| outcome_fingerprint(x) == outcome_fingerprint(y))
 }
+
+#[cfg(test)]
+mod tests;
