@@ -141,7 +141,7 @@ fn loop_over_a_range_runs_each_iteration() {
     );
 }
 
-#[ignore = "interpreter bug: the events of a loop's iterations with one input layout are deduplicated as one, whatever their arguments and results (dedup_events ignores `path` and the result)"]
+#[ignore = "interpreter bug: dedup_events merges iterations that see one layout"]
 #[test]
 fn loop_over_known_values() {
     check(
@@ -309,7 +309,7 @@ fn elif_chain() {
     );
 }
 
-#[ignore = "interpreter bug: the failing second iteration is deduplicated into the first (dedup_events ignores `path` and the result)"]
+#[ignore = "interpreter bug: dedup_events drops the failing 2nd iteration"]
 #[test]
 fn failing_iteration_of_a_loop_over_known_values() {
     check(

@@ -6,11 +6,11 @@
 //!
 //! ```text
 //! x.transpose(1, 2).view(B, -1): view
-//!   (B, C, T) strides (T·C, 1, C) -> fails ViewIncompatible, target (B, T·C)
+//!   (B, C, T) strides (C·T, 1, C) -> fails ViewIncompatible, target (B, -1)
 //! ```
 //!
 //! The first line is the call as written and the op's table name, then what is known of
-//! the context: `[from caller `f(y)`]` when the call ran inside a helper followed from a
+//! the context: ``[from caller `f(y)`]`` when the call ran inside a helper followed from a
 //! caller (the call that led there), `[path …]` for one iteration of a loop run apart,
 //! `[unknown input: …]` when some analysis reached it with an input of unknown layout, and
 //! `[write]` for a write only its own target could observe. Then one line per input
@@ -33,7 +33,8 @@
 //!
 //! Sizes: a parameter is assumed contiguous, its sizes named after the code that reads
 //! them (`B, T, C = x.shape`); sizes never read leave the layout "contiguous, shape
-//! unknown".
+//! unknown". A named size is assumed to be at least 2 (the default assumptions), which is
+//! why `x.transpose(1, 2).view(B, -1)` fails rather than being undecided.
 
 mod calls;
 mod classes;
@@ -137,7 +138,9 @@ pub(crate) fn check(src: &str, expected: &str) {
     let expected = dedent(expected);
     let (a, e) = (actual.trim(), expected.trim());
     if a != e {
-        let diff = similar::TextDiff::from_lines(e, a);
+        // Both end in a newline, so that an equal last line compares equal.
+        let (e, a) = (format!("{e}\n"), format!("{a}\n"));
+        let diff = similar::TextDiff::from_lines(&e, &a);
         let mut shown = String::new();
         for change in diff.iter_all_changes() {
             let sign = match change.tag() {
@@ -146,9 +149,6 @@ pub(crate) fn check(src: &str, expected: &str) {
                 similar::ChangeTag::Equal => ' ',
             };
             let _ = write!(shown, "{sign}{change}");
-            if change.missing_newline() {
-                shown.push('\n');
-            }
         }
         panic!(
             "the events differ from the expectation (- expected, + actual):\n{shown}\n\

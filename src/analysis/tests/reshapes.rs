@@ -299,7 +299,7 @@ fn torch_reshape_as_a_function() {
 }
 
 #[test]
-fn reshape_of_mT_copies() {
+fn reshape_of_the_mt_property_copies() {
     check(
         r#"
         def f(x):

@@ -402,7 +402,7 @@ fn squeeze_and_unsqueeze() {
 }
 
 #[test]
-fn mT_swaps_the_last_two_dims() {
+fn mt_swaps_the_last_two_dims() {
     check(
         r#"
         def f(x):
