@@ -141,6 +141,7 @@ fn loop_over_a_range_runs_each_iteration() {
     );
 }
 
+// Each iteration is a path of its own, with its own result: `(T, B, C)`, then `(C, T, B)`.
 #[ignore = "interpreter bug: dedup_events merges iterations that see one layout"]
 #[test]
 fn loop_over_known_values() {
@@ -309,6 +310,7 @@ fn elif_chain() {
     );
 }
 
+// torch: `x.transpose(0, 3)` of a 3-d tensor raises `IndexError: Dimension out of range`.
 #[ignore = "interpreter bug: dedup_events drops the failing 2nd iteration"]
 #[test]
 fn failing_iteration_of_a_loop_over_known_values() {
