@@ -94,10 +94,45 @@ pub struct Diagnostic {
     pub subject: Option<Subject>,
 }
 
-/// Does a finding of this rule state memory the code stores rather than copies in its
-/// [`Diagnostic::copy`]? SL008's score matrices are written once, not copied.
-pub fn states_stored_memory(code: &str) -> bool {
-    code == "SL008"
+/// What a rule's findings claim about the code, as its entry in the registry
+/// (`lints::Rule::claim`) says. `--verify`, the copy sizes, `--add-noqa` and the report
+/// formats treat a finding by its claim, never by its code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// The op fails at run time: no strides express the view. `--verify` re-checks it and
+    /// measures the `.contiguous()` that would make it work.
+    NoView,
+    /// The op copies its input without saying so. `--verify` re-checks it and measures the
+    /// copy, whose size [`Diagnostic::copy`] states at known sizes; a cost, not a bug.
+    HiddenCopy,
+    /// The code stores memory a fused kernel never would (hand-written attention's score
+    /// matrix), whose size [`Diagnostic::copy`] states: written once, not copied.
+    StoredMemory,
+    /// A suppression comment that suppresses nothing: a matter of style, and a suppression
+    /// would only hide it.
+    UnusedSuppression,
+    /// The file does not parse: a suppression cannot fix it.
+    SyntaxError,
+    /// Anything else.
+    Other,
+}
+
+impl Claim {
+    /// Does `--verify` re-check and replay findings of this claim (given their subject)?
+    pub fn verifiable(self) -> bool {
+        matches!(self, Claim::NoView | Claim::HiddenCopy)
+    }
+
+    /// Does [`Diagnostic::copy`] state memory the code stores rather than copies?
+    pub fn states_stored_memory(self) -> bool {
+        self == Claim::StoredMemory
+    }
+
+    /// Can a `noqa` comment sensibly suppress such a finding (`--add-noqa`, the editor's
+    /// "suppress" action)?
+    pub fn suppressible(self) -> bool {
+        !matches!(self, Claim::UnusedSuppression | Claim::SyntaxError)
+    }
 }
 
 /// The size of a copy at the sizes bound (see [`Diagnostic::copy`]).

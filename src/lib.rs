@@ -185,9 +185,6 @@ pub fn copy_sizing(settings: &Settings) -> verify_findings::CopySizing {
     }
 }
 
-/// Code of the rule under which syntax errors are reported.
-pub const SYNTAX_ERROR_CODE: &str = runner::SYNTAX_ERROR;
-
 /// Lint every lintable file under `paths`, in parallel, each with the settings its closest
 /// configuration and the command line give it (see [`settings::SettingsResolver`]).
 pub fn check_paths(paths: &[PathBuf], settings: &settings::SettingsResolver) -> CheckResult {
@@ -484,7 +481,7 @@ fn check_loaded(
         || lints::prefilter::may_report(language, &file.text)
         || lints::sl900_reveal_layout::may_request(&file.text);
     let syntax_only = !may_report;
-    if syntax_only && !settings.is_enabled(SYNTAX_ERROR_CODE) {
+    if syntax_only && !settings.is_enabled(lints::SYNTAX_ERROR) {
         // No finding is possible, so every stridelint code in a suppression is unused.
         return unused_suppression::check(&file, &[], settings).into();
     }

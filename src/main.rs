@@ -491,6 +491,7 @@ fn rule_infos() -> Vec<RuleInfo> {
             summary: r.summary,
             severity: r.severity,
             doc_markdown: r.doc.text,
+            claim: r.claim,
         })
         .collect()
 }

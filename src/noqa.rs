@@ -20,7 +20,7 @@ pub fn plan_add_noqa(diagnostics: &[Diagnostic]) -> Vec<(PathBuf, String, String
     let mut by_file: BTreeMap<PathBuf, (&Diagnostic, Vec<&Diagnostic>)> = BTreeMap::new();
     for d in diagnostics
         .iter()
-        .filter(|d| d.code != crate::SYNTAX_ERROR_CODE && d.code != "SL100")
+        .filter(|d| crate::lints::claim(d.code).suppressible())
     {
         by_file
             .entry(d.file.path.clone())

@@ -18,9 +18,6 @@ use crate::layout::CandleBackend;
 use crate::lints::{self, Discarded, LintContext, SourceFacts};
 use crate::source::SourceFile;
 
-/// Code of the rule under which syntax errors are reported.
-pub const SYNTAX_ERROR: &str = "SL999";
-
 /// Run the event rules on a file's events.
 pub fn lint(
     file: &Arc<SourceFile>,
@@ -98,7 +95,7 @@ pub fn reveals(file: &Arc<SourceFile>, events: &[OpEvent]) -> Vec<Diagnostic> {
             }
         }
     }
-    let rule = lints::registered("SL900");
+    let rule = lints::registered(lints::REVEAL_LAYOUT);
     chosen
         .into_iter()
         .map(|(ev, what)| {
@@ -151,7 +148,7 @@ pub fn syntax_error(
         false => " (the rest of the file is analysed as far as it parses)",
         true => "; the file is not analysed",
     };
-    let rule = lints::registered(SYNTAX_ERROR);
+    let rule = lints::registered(lints::SYNTAX_ERROR);
     Diagnostic {
         code: rule.code,
         severity: rule.severity,

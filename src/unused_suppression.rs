@@ -11,11 +11,10 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
 use crate::ir::Span;
+use crate::lints::UNUSED_SUPPRESSION as CODE;
 use crate::source::SourceFile;
 use crate::suppression::{is_stridelint_code, Directive, DirectiveKind};
 use crate::Settings;
-
-pub const CODE: &str = "SL100";
 
 /// Why a listed code is unused (Ruff's three categories).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -28,16 +28,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
-use crate::diagnostic::{CopySize, Diagnostic, Subject};
+use crate::diagnostic::{Claim, CopySize, Diagnostic, Subject};
 use crate::layout::{self, Decider, Dim, Layout, Tri, ViewOutcome};
 use crate::ops::{OpKind, OpTable, Semantics};
 
 use crate::verify::budget;
 use crate::verify::replay::{format_bytes, format_ms, per_forward, replay, Replay};
 use crate::verify::{DType, Engine, MeasureOptions, StridedLayout, VerifyError};
-
-/// Rules whose findings carry a subject that `--verify` can replay.
-pub const VERIFIABLE_RULES: [&str; 2] = ["SL001", "SL002"];
 
 /// What to verify with: the sizes, the element type and how often the op runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -238,9 +235,9 @@ pub enum Recheck {
 }
 
 /// The claim a rule makes about its subject, in words.
-pub fn static_verdict(code: &str, op: &str) -> String {
-    match code {
-        "SL001" => format!("`{op}` fails: no strides express the target shape"),
+pub fn static_verdict(claim: Claim, op: &str) -> String {
+    match claim {
+        Claim::NoView => format!("`{op}` fails: no strides express the target shape"),
         _ => format!("`{op}` copies its input"),
     }
 }
@@ -266,8 +263,10 @@ impl SourceLanguage {
     }
 }
 
-/// Re-checks the claim of finding `code` (SL001 or SL002) on the concrete subject.
+/// Re-checks the claim of finding `code` (that no view exists, or that the op copies) on
+/// the concrete subject.
 pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) -> Recheck {
+    let claim = crate::lints::claim(code);
     let tables = match language {
         SourceLanguage::Python => vec![OpTable::torch()],
         SourceLanguage::Rust => vec![OpTable::candle(), OpTable::tch(), OpTable::torch()],
@@ -277,8 +276,8 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
     };
     let dec = Decider::concrete();
     let input = &subject.layout;
-    match (code, spec.kind) {
-        ("SL001", OpKind::View) => {
+    match (claim, spec.kind) {
+        (Claim::NoView, OpKind::View) => {
             let Some(target) = &subject.target else {
                 return no_target(&subject.op);
             };
@@ -299,7 +298,7 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
         // candle copies exactly when the input is not contiguous; a finding that does not
         // say whose rules it follows may be candle or tch-rs, whose copies need that too.
         // tch-rs (PyTorch's rules) is replayed as PyTorch below.
-        ("SL002", OpKind::Reshape | OpKind::Flatten | OpKind::Ravel)
+        (Claim::HiddenCopy, OpKind::Reshape | OpKind::Flatten | OpKind::Ravel)
             if language == SourceLanguage::Rust && subject.semantics != Some(Semantics::Torch) =>
         {
             let candle = subject.semantics == Some(Semantics::Candle);
@@ -320,7 +319,7 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
         }
         // `flatten(start, end)` is `reshape` to its output shape, which the finding records
         // as the target (PyTorch passes the multiplied sizes, never `-1`).
-        ("SL002", OpKind::Reshape | OpKind::Flatten) if subject.target.is_some() => {
+        (Claim::HiddenCopy, OpKind::Reshape | OpKind::Flatten) if subject.target.is_some() => {
             let target = subject.target.as_deref().unwrap_or_default();
             match layout::reshape(input, target, &dec) {
                 Ok(result) => copy_verdict(&subject.op, result.copies, result.layout.as_ref()),
@@ -329,14 +328,14 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
                 },
             }
         }
-        ("SL002", OpKind::Reshape) => no_target(&subject.op),
+        (Claim::HiddenCopy, OpKind::Reshape) => no_target(&subject.op),
         // `ravel()` is `contiguous().view(-1)`: it copies whenever the input is not contiguous,
         // even where `reshape(-1)` would be a view.
-        ("SL002", OpKind::Ravel) => {
+        (Claim::HiddenCopy, OpKind::Ravel) => {
             let result = layout::ravel(input, &dec);
             copy_verdict(&subject.op, result.copies, result.layout.as_ref())
         }
-        ("SL002", OpKind::Flatten) => match input.is_contiguous(&dec) {
+        (Claim::HiddenCopy, OpKind::Flatten) => match input.is_contiguous(&dec) {
             Tri::No => Recheck::Agrees {
                 concrete: "the input is not contiguous, which a copy needs (the finding does not record flatten's output shape, so only this was re-checked)".to_string(),
                 complete: false,
@@ -347,7 +346,7 @@ pub fn recheck(code: &str, subject: &ConcreteSubject, language: SourceLanguage) 
             Tri::Unknown => undecided(),
         },
         // The finding records the step that copies: a reshape of the permuted intermediate.
-        ("SL002", OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat) => {
+        (Claim::HiddenCopy, OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat) => {
             match subject.target.as_deref() {
                 Some(target) => match layout::reshape(input, target, &dec) {
                     Ok(result) => copy_verdict(&subject.op, result.copies, result.layout.as_ref()),
@@ -464,7 +463,8 @@ impl<'e> FindingVerifier<'e> {
 
     /// The `verify` object of one finding; `None` for rules `--verify` does not replay.
     pub fn verify(&mut self, diagnostic: &Diagnostic, request: &VerifyRequest) -> Option<Value> {
-        if !VERIFIABLE_RULES.contains(&diagnostic.code) {
+        let claim = crate::lints::claim(diagnostic.code);
+        if !claim.verifiable() {
             return None;
         }
         let Some(subject) = &diagnostic.subject else {
@@ -486,7 +486,7 @@ impl<'e> FindingVerifier<'e> {
             Concretization::NotIntegral(why) => return Some(skipped(why)),
             Concretization::TooLarge(why) => return Some(self.refused(why)),
         };
-        let verdict = static_verdict(diagnostic.code, &subject.op);
+        let verdict = static_verdict(claim, &subject.op);
         let mut value = json!({
             "dtype": request.dtype.name(),
             "dims": concrete.dims,
@@ -562,7 +562,7 @@ impl<'e> FindingVerifier<'e> {
                     Ok(replayed) => {
                         merge(&mut value, measurement_json(&replayed, request.layers));
                         value["summary"] = json!(summary(
-                            diagnostic.code,
+                            claim,
                             &subject.op,
                             &replayed,
                             request.layers,
@@ -661,9 +661,9 @@ pub fn state_copy_sizes(
     let before = diagnostics.len();
     diagnostics.retain_mut(|diagnostic| {
         // What the size is of: the copy, or the score matrix hand-written attention stores.
-        let (noun, threshold) = match diagnostic.code {
-            "SL002" => ("the copy", true),
-            "SL008" => ("the score matrix", false),
+        let (noun, threshold) = match crate::lints::claim(diagnostic.code) {
+            Claim::HiddenCopy => ("the copy", true),
+            Claim::StoredMemory => ("the score matrix", false),
             _ => return true,
         };
         let Some(subject) = diagnostic.subject.as_ref() else {
@@ -743,8 +743,8 @@ pub fn size_note(
 
 /// `verified on <device>: copies 512.0 MiB in 1.84 ms (…); ×32 layers = 58.9 ms and
 /// 16.0 GiB per forward pass`.
-fn summary(code: &str, op: &str, replayed: &Replay, layers: u64, complete: bool) -> String {
-    let what = if code == "SL001" {
+fn summary(claim: Claim, op: &str, replayed: &Replay, layers: u64, complete: bool) -> String {
+    let what = if claim == Claim::NoView {
         format!(
             "`{op}` fails at these sizes; `.contiguous()` before it {}",
             replayed.summary

@@ -26,6 +26,7 @@ fn render(fixture: &str) -> String {
             summary: r.summary,
             severity: r.severity,
             doc_markdown: r.doc.text,
+            claim: r.claim,
         })
         .collect();
     let ctx = ReportContext {

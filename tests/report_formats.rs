@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use stridelint::coverage::{OpFamily, SiteCounts};
-use stridelint::diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Severity};
+use stridelint::diagnostic::{Applicability, Claim, Diagnostic, Edit, Fix, Label, Severity};
 use stridelint::ir::Span;
 use stridelint::report::{
     write_report, write_report_with_paths, write_statistics, write_statistics_json, OutputFormat,
@@ -49,6 +49,7 @@ const RULES: &[RuleInfo] = &[
         summary: "`view` on a layout it cannot be computed for",
         severity: Severity::Error,
         doc_markdown: "## What it does\nFinds `view` calls that must fail.\n\n## Why is this bad?\n`view` raises at run time.\n",
+        claim: Claim::NoView,
     },
     RuleInfo {
         code: "SL002",
@@ -56,6 +57,7 @@ const RULES: &[RuleInfo] = &[
         summary: "`reshape` that always copies",
         severity: Severity::Warning,
         doc_markdown: "## What it does\nFinds `reshape` calls that copy.\n",
+        claim: Claim::HiddenCopy,
     },
 ];
 

@@ -11,7 +11,6 @@ use stridelint::diagnostic::Diagnostic;
 use stridelint::verify::{select_engine, DType, EngineChoice, MeasureOptions};
 use stridelint::verify_findings::{
     self, merge_dims, parse_dim_binding, CopySizing, FindingVerifier, VerifyRequest,
-    VERIFIABLE_RULES,
 };
 use stridelint::{FileError, Settings};
 
@@ -175,7 +174,8 @@ pub fn verify_check_findings(
         }
         return Ok(Vec::new());
     };
-    let verifiable = |d: &Diagnostic| VERIFIABLE_RULES.contains(&d.code) && d.subject.is_some();
+    let verifiable =
+        |d: &Diagnostic| stridelint::lints::claim(d.code).verifiable() && d.subject.is_some();
     // `--verify=cuda` asks for a device: one that does not work here is an error even when
     // there is nothing to measure, as it is when there is (`auto` falls back to the CPU).
     if !diagnostics.iter().any(verifiable) && choice != EngineChoice::Cuda {

@@ -23,7 +23,7 @@
 //! root.
 
 use crate::analysis::event::{Holds, OpEvent};
-use crate::diagnostic::{Fix, Label, Severity, Subject};
+use crate::diagnostic::{Claim, Fix, Label, Severity, Subject};
 use crate::ir::{Language, Span};
 use crate::layout::{Assumption, CandleBackend};
 use crate::ops::OpKind;
@@ -64,6 +64,9 @@ pub struct Rule {
     pub fix: FixAvailability,
     /// How a finding is confirmed by running the library for real.
     pub judge: Judge,
+    /// What its findings claim: how `--verify`, the copy sizes, `--add-noqa` and the report
+    /// formats treat them.
+    pub claim: Claim,
     pub check: Check,
 }
 
@@ -148,8 +151,21 @@ pub enum Check {
     /// for claims about what the function's own code guarantees: what a caller passes
     /// neither adds findings nor contradicts them.
     OwnCodeEvents(EventLint),
-    /// Reported by the runner itself (named here): syntax errors, unused suppressions.
-    Runner(&'static str),
+    /// Reported by the runner itself, not from op events.
+    Runner(RunnerCheck),
+}
+
+/// The findings the runner makes itself, each by a function outside this module (which
+/// must not import the runner or the crate root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunnerCheck {
+    /// `runner::syntax_error`: the first syntax error of a file.
+    SyntaxError,
+    /// `runner::reveals`: the layouts `reveal_layout(x)` and `# stridelint: reveal` ask for.
+    Reveals,
+    /// `unused_suppression::check`: suppression comments that suppress nothing, after the
+    /// other rules ran.
+    UnusedSuppression,
 }
 
 /// A lint's check of one op event.
@@ -166,6 +182,13 @@ impl Check {
     }
 }
 
+/// The code of the rule under which syntax errors are reported.
+pub const SYNTAX_ERROR: &str = "SL999";
+/// The code of the rule that reports suppression comments suppressing nothing.
+pub const UNUSED_SUPPRESSION: &str = "SL100";
+/// The code of the rule that shows the layout `reveal_layout(x)` asks for.
+pub const REVEAL_LAYOUT: &str = "SL900";
+
 /// The registry. One entry per rule, in code order.
 pub static RULES: &[Rule] = &[
     Rule {
@@ -177,6 +200,7 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::Kind(OpKind::View)],
         fix: FixAvailability::Sometimes,
         judge: Judge::Torch(&[("raises", "view size is not compatible")]),
+        claim: Claim::NoView,
         check: Check::Events(sl001_view_incompatible::check),
     },
     Rule {
@@ -188,6 +212,7 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::Tag(sl002_hidden_copy::HIDDEN_COPY_TAG)],
         fix: FixAvailability::None,
         judge: Judge::Torch(&[("copies", "reshape reshape_as flatten ravel rearrange")]),
+        claim: Claim::HiddenCopy,
         check: Check::Events(sl002_hidden_copy::check),
     },
     Rule {
@@ -203,6 +228,7 @@ pub static RULES: &[Rule] = &[
             ("raises", "only one dimension can be inferred"),
             ("raises", "invalid shape dimension"),
         ]),
+        claim: Claim::Other,
         check: Check::Events(sl003_element_count::check),
     },
     Rule {
@@ -225,6 +251,7 @@ pub static RULES: &[Rule] = &[
                 "number of dimensions in the tensor input does not match",
             ),
         ]),
+        claim: Claim::Other,
         check: Check::Events(sl004_invalid_dim::check),
     },
     Rule {
@@ -236,6 +263,7 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::Tag(sl005_candle_matmul_strides::CANDLE_MATMUL_TAG)],
         fix: FixAvailability::None,
         judge: Judge::Candle("tests/candle_block_fixture.rs"),
+        claim: Claim::Other,
         check: Check::Events(sl005_candle_matmul_strides::check),
     },
     Rule {
@@ -248,6 +276,7 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::RequiresContiguous],
         fix: FixAvailability::None,
         judge: Judge::Candle("tests/candle_block_fixture.rs"),
+        claim: Claim::Other,
         check: Check::Events(sl006_requires_contiguous::check),
     },
     Rule {
@@ -259,6 +288,7 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::Kind(OpKind::Contiguous)],
         fix: FixAvailability::Sometimes,
         judge: Judge::Torch(&[("discarded", "contiguous")]),
+        claim: Claim::Other,
         check: Check::Events(sl007_contiguous_discarded::check),
     },
     Rule {
@@ -270,6 +300,7 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::Tag(sl008_unfused_attention::OUTPUT_TAG)],
         fix: FixAvailability::None,
         judge: Judge::Torch(&[("attention", "matmul __matmul__ bmm")]),
+        claim: Claim::StoredMemory,
         check: Check::Events(sl008_unfused_attention::check),
     },
     Rule {
@@ -284,6 +315,7 @@ pub static RULES: &[Rule] = &[
             ("returns-input", "contiguous"),
             ("copy-for-sdpa", "contiguous"),
         ]),
+        claim: Claim::Other,
         check: Check::OwnCodeEvents(sl009_avoidable_contiguous::check),
     },
     Rule {
@@ -298,6 +330,7 @@ pub static RULES: &[Rule] = &[
             "writes",
             "copy_ add_ sub_ mul_ div_ zero_ fill_ clamp_ masked_fill_ index_put_ scatter_ __setitem__ __iadd__ __isub__ __imul__ __itruediv__",
         )]),
+        claim: Claim::Other,
         check: Check::Events(sl010_write_to_copy::check),
     },
     Rule {
@@ -309,10 +342,11 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::Kind(OpKind::View)],
         fix: FixAvailability::Always,
         judge: Judge::Torch(&[("raises-in-backward", "view size is not compatible")]),
+        claim: Claim::Other,
         check: Check::OwnCodeEvents(sl011_view_of_gradient::check),
     },
     Rule {
-        code: "SL100",
+        code: UNUSED_SUPPRESSION,
         name: "unused-suppression",
         severity: Severity::Warning,
         summary: "`# noqa: SL…` / `# stridelint: ignore[SL…]` that suppresses no finding",
@@ -320,10 +354,11 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::File],
         fix: FixAvailability::Always,
         judge: Judge::NotApplicable,
-        check: Check::Runner("unused_suppression::check"),
+        claim: Claim::UnusedSuppression,
+        check: Check::Runner(RunnerCheck::UnusedSuppression),
     },
     Rule {
-        code: "SL900",
+        code: REVEAL_LAYOUT,
         name: "reveal-layout",
         severity: Severity::Info,
         summary: "`reveal_layout(x)` / `# stridelint: reveal`: the layout the analysis holds there (an info)",
@@ -331,10 +366,11 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::File],
         fix: FixAvailability::None,
         judge: Judge::NotApplicable,
-        check: Check::Runner("runner::reveals"),
+        claim: Claim::Other,
+        check: Check::Runner(RunnerCheck::Reveals),
     },
     Rule {
-        code: "SL999",
+        code: SYNTAX_ERROR,
         name: "syntax-error",
         severity: Severity::Error,
         summary: "the file does not parse: part or all of it is not analysed",
@@ -342,7 +378,8 @@ pub static RULES: &[Rule] = &[
         reports_on: &[Reports::File],
         fix: FixAvailability::None,
         judge: Judge::NotApplicable,
-        check: Check::Runner("runner::syntax_error"),
+        claim: Claim::SyntaxError,
+        check: Check::Runner(RunnerCheck::SyntaxError),
     },
 ];
 
@@ -354,6 +391,11 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
 /// The rule with this code, for codes the program itself names (`SL999`, `SL100`).
 pub fn registered(code: &str) -> &'static Rule {
     rule(code).unwrap_or_else(|| panic!("rule {code} is not in lints::RULES"))
+}
+
+/// What findings with this code claim ([`Claim::Other`] for a code not registered).
+pub fn claim(code: &str) -> Claim {
+    rule(code).map_or(Claim::Other, |r| r.claim)
 }
 
 /// What a lint found at one call: everything but the rule's identity, which the runner adds.

@@ -25,12 +25,14 @@ use serde::Serialize;
 
 use super::paths::PathDisplay;
 use super::pylint::one_line;
-use crate::diagnostic::{Diagnostic, Severity};
+use super::ReportContext;
+use crate::diagnostic::{Claim, Diagnostic, Severity};
 
 pub(super) fn write(
     w: &mut dyn Write,
     diagnostics: &[&Diagnostic],
     paths: &PathDisplay,
+    ctx: &ReportContext,
 ) -> io::Result<()> {
     let mut seen: HashMap<(String, &str, String), usize> = HashMap::new();
     let issues: Vec<Issue> = diagnostics
@@ -52,7 +54,7 @@ pub(super) fn write(
                 kind: "issue",
                 check_name: diagnostic.code,
                 description: format!("{}: {message}", diagnostic.code),
-                categories: [category(diagnostic.code)],
+                categories: [category(ctx.claim(diagnostic.code))],
                 severity: match diagnostic.severity {
                     Severity::Error => "major",
                     Severity::Warning => "minor",
@@ -73,11 +75,11 @@ pub(super) fn write(
     writeln!(w)
 }
 
-/// The Code Climate category of a rule's findings.
-fn category(code: &str) -> &'static str {
-    match code {
-        "SL002" => "Performance",
-        "SL100" => "Style",
+/// The Code Climate category of a rule's findings, by what they claim.
+fn category(claim: Claim) -> &'static str {
+    match claim {
+        Claim::HiddenCopy => "Performance",
+        Claim::UnusedSuppression => "Style",
         _ => "Bug Risk",
     }
 }

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use super::junit::escape_xml as escape;
 use super::paths::PathDisplay;
 use super::ReportContext;
-use crate::diagnostic::{states_stored_memory, Diagnostic};
+use crate::diagnostic::{Claim, Diagnostic};
 use crate::verify::replay::{format_bytes, format_ms};
 
 /// Bars in the chart.
@@ -30,10 +30,10 @@ struct Cost {
     scores: Option<u64>,
 }
 
-fn cost(d: &Diagnostic) -> Cost {
+fn cost(d: &Diagnostic, claim: Claim) -> Cost {
     let measured = d.verify.as_ref().and_then(|v| v.get("per_forward"));
     let stated = d.copy.as_ref().and_then(|c| c.bytes_per_forward_pass);
-    let (copied, scores) = if states_stored_memory(d.code) {
+    let (copied, scores) = if claim.states_stored_memory() {
         (None, stated)
     } else {
         (stated, None)
@@ -91,7 +91,7 @@ fn enclosing_function(d: &Diagnostic) -> String {
 }
 
 /// The four ways to write the site, as the seed table compares them.
-fn comparison(d: &Diagnostic, c: &Cost) -> [String; 4] {
+fn comparison(d: &Diagnostic, c: &Cost, claim: Claim) -> [String; 4] {
     let copy = match (c.bytes, c.ms) {
         (Some(b), Some(ms)) => format!("copies {} ({} per pass)", format_bytes(b), format_ms(ms)),
         (Some(b), None) => format!("copies {} per pass", format_bytes(b)),
@@ -102,14 +102,14 @@ fn comparison(d: &Diagnostic, c: &Cost) -> [String; 4] {
         .help
         .clone()
         .unwrap_or_else(|| "see the rule's page".into());
-    match d.code {
-        "SL001" => [
+    match claim {
+        Claim::NoView => [
             "fails at run time".into(),
             copy.clone(),
             format!("{copy}, silently"),
             alternative,
         ],
-        "SL002" => [
+        Claim::HiddenCopy => [
             "fails at run time (no view exists)".into(),
             format!("{copy}, explicitly"),
             format!("{copy}, silently (this line)"),
@@ -117,6 +117,17 @@ fn comparison(d: &Diagnostic, c: &Cost) -> [String; 4] {
         ],
         _ => [String::new(), String::new(), String::new(), alternative],
     }
+}
+
+/// The codes of the rules whose findings make this claim, as a list in words.
+fn rules_claiming(ctx: &ReportContext, claim: Claim) -> String {
+    let codes: Vec<&str> = ctx
+        .rules
+        .iter()
+        .filter(|rule| rule.claim == claim)
+        .map(|rule| rule.code)
+        .collect();
+    codes.join(", ")
 }
 
 pub(super) fn write(
@@ -133,7 +144,10 @@ pub(super) fn write(
     for d in diagnostics {
         *per_rule.entry(d.code).or_default() += 1;
     }
-    let costs: Vec<Cost> = diagnostics.iter().map(|d| cost(d)).collect();
+    let costs: Vec<Cost> = diagnostics
+        .iter()
+        .map(|d| cost(d, ctx.claim(d.code)))
+        .collect();
     let total: u64 = costs.iter().filter_map(|c| c.bytes).sum();
     let sized = costs.iter().filter(|c| c.bytes.is_some()).count();
     let measured_ms: f64 = costs.iter().filter_map(|c| c.ms).sum();
@@ -185,10 +199,11 @@ pub(super) fn write(
         let n = scores.len();
         writeln!(
             w,
-            "<p class=\"total\">{n} hand-written attention{} of known size {} <b>{}</b> of score matrices per forward pass that <code>F.scaled_dot_product_attention</code> never stores (SL008).</p>",
+            "<p class=\"total\">{n} hand-written attention{} of known size {} <b>{}</b> of score matrices per forward pass that <code>F.scaled_dot_product_attention</code> never stores ({}).</p>",
             plural(n),
             if n == 1 { "stores" } else { "store" },
-            format_bytes(scores.iter().sum())
+            format_bytes(scores.iter().sum()),
+            rules_claiming(ctx, Claim::StoredMemory)
         )?;
     }
 
@@ -229,7 +244,8 @@ pub(super) fn write(
         for i in sites {
             let d = diagnostics[i];
             let at = d.file.location(d.span.start as usize);
-            let [view, contiguous, reshape, alternative] = comparison(d, &costs[i]);
+            let [view, contiguous, reshape, alternative] =
+                comparison(d, &costs[i], ctx.claim(d.code));
             let price = match (costs[i].bytes, costs[i].ms) {
                 (Some(b), Some(ms)) => format!("{} · {}", format_bytes(b), format_ms(ms)),
                 (Some(b), None) => format_bytes(b),

@@ -49,7 +49,7 @@ mod style;
 
 use std::io::Write;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Claim, Diagnostic, Severity};
 
 pub use markdown_summary::write_markdown_summary;
 pub use paths::PathDisplay;
@@ -104,6 +104,9 @@ pub struct RuleInfo {
     pub severity: Severity,
     /// The rule's full documentation (`rules/lints/SL001.md`).
     pub doc_markdown: &'static str,
+    /// What its findings claim (the registry's `Rule::claim`): what the formats treat a
+    /// finding by.
+    pub claim: Claim,
 }
 
 /// Everything a reporter needs besides the findings themselves.
@@ -124,6 +127,11 @@ impl ReportContext<'_> {
     /// The rule with this code, if registered.
     pub fn rule(&self, code: &str) -> Option<&RuleInfo> {
         self.rules.iter().find(|rule| rule.code == code)
+    }
+
+    /// What findings with this code claim ([`Claim::Other`] for a code not registered).
+    pub fn claim(&self, code: &str) -> Claim {
+        self.rule(code).map_or(Claim::Other, |rule| rule.claim)
     }
 }
 
@@ -159,7 +167,7 @@ pub fn write_report_with_paths(
         OutputFormat::Sarif => sarif::write(w, &diagnostics, ctx, paths),
         OutputFormat::Junit => junit::write(w, &diagnostics, paths),
         OutputFormat::Grouped => grouped::write(w, &diagnostics, ctx, paths),
-        OutputFormat::Gitlab => gitlab::write(w, &diagnostics, paths),
+        OutputFormat::Gitlab => gitlab::write(w, &diagnostics, paths, ctx),
         OutputFormat::Rdjson => rdjson::write(w, &diagnostics, paths),
         OutputFormat::Azure => azure::write(w, &diagnostics, paths),
         OutputFormat::Pylint => pylint::write(w, &diagnostics, paths),

@@ -126,7 +126,7 @@ fn write_rule_table(
                 out.write_all(b"[ ] ")?;
             }
         }
-        let verb = if crate::diagnostic::states_stored_memory(statistic.code) {
+        let verb = if ctx.claim(statistic.code).states_stored_memory() {
             "stores"
         } else {
             "copies"

@@ -63,7 +63,7 @@ pub fn actions(
                     }));
                 }
             }
-            if d.code != crate::SYNTAX_ERROR_CODE && d.code != "SL100" {
+            if crate::lints::claim(d.code).suppressible() {
                 let (edits, _) = crate::noqa::add_noqa_edits(&d.file, &[d]);
                 if let Some(edit) = workspace_edit(map, edits.iter()) {
                     out.push(CodeActionOrCommand::CodeAction(CodeAction {
