@@ -43,8 +43,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Severity};
 use crate::ir::Span;
+use crate::settings::Settings;
 use crate::source::SourceFile;
-use crate::Settings;
 
 /// The cache directory's default name, in the project root (excluded from discovery).
 pub const DEFAULT_DIR: &str = ".stridelint_cache";
@@ -345,7 +345,7 @@ impl Cache {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let now = known.entry(path.to_path_buf()).or_insert_with(|| {
-            crate::fsutil::read_regular(path, Some(crate::MAX_FILE_BYTES))
+            crate::fsutil::read_regular(path, Some(crate::fsutil::MAX_FILE_BYTES))
                 .ok()
                 .map(|bytes| blake3::hash(&bytes).to_hex().to_string())
         });

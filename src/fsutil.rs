@@ -21,6 +21,11 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
+/// Files larger than this are reported and skipped. The parser and the interpreter are
+/// linear, but the IR and the analysis of a file take about 130× its size in memory (a
+/// 16 MiB file about 2 GB), and a larger generated file is not model code.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Opens `path` for reading if it is a regular file (symbolic links are followed).
 pub fn open_regular(path: &Path) -> io::Result<File> {
     let mut options = std::fs::OpenOptions::new();

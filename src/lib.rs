@@ -36,69 +36,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use analysis::AnalysisSettings;
 use diagnostic::Diagnostic;
 use source::SourceFile;
 
-/// Files larger than this are reported and skipped. The parser and the interpreter are
-/// linear, but the IR and the analysis of a file take about 130× its size in memory (a
-/// 16 MiB file about 2 GB), and a larger generated file is not model code.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// What to check and how.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub analysis: AnalysisSettings,
-    /// Rule codes (or prefixes like `SL00`) to report; empty = all.
-    pub select: Vec<String>,
-    pub ignore: Vec<String>,
-    pub discover: discover::DiscoverOptions,
-    /// Concrete sizes, dtype and layer count for `--verify` (config `dims`, `dtype`, `layers`).
-    pub verify: settings::VerifyInputs,
-    /// Which candle matmul rule applies (config `candle-backend`; default cuBLAS's).
-    pub candle_backend: layout::candle::CandleBackend,
-    /// `--ignore-noqa`: suppression comments hide nothing (and SL100 does not run).
-    pub ignore_noqa: bool,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            analysis: AnalysisSettings::default(),
-            select: Vec::new(),
-            ignore: Vec::new(),
-            discover: discover::DiscoverOptions {
-                respect_gitignore: true,
-                ..Default::default()
-            },
-            verify: settings::VerifyInputs::default(),
-            candle_backend: layout::candle::CandleBackend::Cuda,
-            ignore_noqa: false,
-        }
-    }
-}
-
-impl Settings {
-    /// Is `code` enabled by `select`/`ignore` (longest matching prefix wins, as in Ruff)?
-    pub fn is_enabled(&self, code: &str) -> bool {
-        let best = |list: &[String]| {
-            list.iter()
-                .filter(|p| code.starts_with(p.as_str()) || p.as_str() == "ALL")
-                .map(|p| if p == "ALL" { 0 } else { p.len() })
-                .max()
-        };
-        let sel = if self.select.is_empty() {
-            Some(0)
-        } else {
-            best(&self.select)
-        };
-        match (sel, best(&self.ignore)) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some(s), Some(i)) => s > i,
-        }
-    }
-}
+pub use fsutil::MAX_FILE_BYTES;
+pub use settings::Settings;
 
 /// A file that could not be linted (I/O error, not UTF-8, too large).
 #[derive(Debug, Clone)]

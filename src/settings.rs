@@ -27,10 +27,65 @@ use serde::Deserialize;
 
 pub use rule_selection::{enabled_codes, SelectionLayer};
 
+use crate::analysis::AnalysisSettings;
 use crate::discover::DiscoverOptions;
 use crate::layout::candle::CandleBackend;
 use crate::verify::DType;
-use crate::Settings;
+
+/// What to check and how.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub analysis: AnalysisSettings,
+    /// Rule codes (or prefixes like `SL00`) to report; empty = all.
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+    pub discover: DiscoverOptions,
+    /// Concrete sizes, dtype and layer count for `--verify` (config `dims`, `dtype`, `layers`).
+    pub verify: VerifyInputs,
+    /// Which candle matmul rule applies (config `candle-backend`; default cuBLAS's).
+    pub candle_backend: CandleBackend,
+    /// `--ignore-noqa`: suppression comments hide nothing (and SL100 does not run).
+    pub ignore_noqa: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            analysis: AnalysisSettings::default(),
+            select: Vec::new(),
+            ignore: Vec::new(),
+            discover: DiscoverOptions {
+                respect_gitignore: true,
+                ..Default::default()
+            },
+            verify: VerifyInputs::default(),
+            candle_backend: CandleBackend::Cuda,
+            ignore_noqa: false,
+        }
+    }
+}
+
+impl Settings {
+    /// Is `code` enabled by `select`/`ignore` (longest matching prefix wins, as in Ruff)?
+    pub fn is_enabled(&self, code: &str) -> bool {
+        let best = |list: &[String]| {
+            list.iter()
+                .filter(|p| code.starts_with(p.as_str()) || p.as_str() == "ALL")
+                .map(|p| if p == "ALL" { 0 } else { p.len() })
+                .max()
+        };
+        let sel = if self.select.is_empty() {
+            Some(0)
+        } else {
+            best(&self.select)
+        };
+        match (sel, best(&self.ignore)) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(s), Some(i)) => s > i,
+        }
+    }
+}
 
 /// The `[tool.stridelint]` table / a `stridelint.toml` file. Every field is optional:
 /// unset fields inherit (from `extend`) or take the default. The command line's overrides

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
 use crate::ir::Span;
 use crate::lints::UNUSED_SUPPRESSION as CODE;
+use crate::settings::Settings;
 use crate::source::SourceFile;
 use crate::suppression::{is_stridelint_code, Directive, DirectiveKind};
-use crate::Settings;
 
 /// Why a listed code is unused (Ruff's three categories).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
