@@ -4,8 +4,10 @@
 //! summary, documentation (`rules/lints/<code>.md`, embedded at build time), the ops it
 //! reports on, whether it has a fix, how torch confirms it, and its check. Everything
 //! else is derived from it: `stridelint rules` / `stridelint rule CODE`, the rule codes
-//! configuration accepts, SARIF's `rules`, the names `--statistics` prints, the frontends'
-//! pre-filter ([`prefilter`]) and the rule → fixtures index
+//! configuration accepts, SARIF's `rules`, the names `--statistics` prints, what
+//! `--verify`, the copy sizes, `--add-noqa` and the formats treat a finding by
+//! ([`Rule::claim`]; no code outside this module names a rule by its code, `tests/tidy.rs`
+//! checks), the frontends' pre-filter ([`prefilter`]) and the rule → fixtures index
 //! (`tests/rules.rs` compares them), and the torch judges of
 //! `scripts/oracle/check_fixtures.py` (which reads the `judge:` lines of this file).
 //!
