@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod tool_support;
+
 const FIXTURE: &str = "fixtures/python/factories.py";
 const SCRIPT: &str = "tests/editors/nvim_diagnostics.lua";
 const TIME_LIMIT: Duration = Duration::from_secs(60);
@@ -50,7 +52,7 @@ fn lsp_log(xdg: &Path) -> String {
 #[test]
 fn neovim_receives_sl001_and_a_hover_from_the_server() {
     if !nvim_runs() {
-        println!("skipping: nvim not installed (apt-get install neovim)");
+        tool_support::missing("nvim", "is not installed", "Debian's neovim");
         return;
     }
     let fixture = manifest_dir().join(FIXTURE);

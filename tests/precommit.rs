@@ -18,6 +18,7 @@
 //!   committed there, since pre-commit clones a commit), `rev:` that commit,
 //!   `language: rust`. Prints the first `pre-commit install-hooks` time.
 
+mod tool_support;
 mod wheel_support;
 
 use std::path::{Path, PathBuf};
@@ -80,7 +81,11 @@ fn install_pre_commit() -> Option<PathBuf> {
         .arg(&venv)
         .output();
     if !created.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: cannot create a virtual environment with `python3 -m venv`");
+        tool_support::missing(
+            "python3",
+            "cannot create a virtual environment (`python3 -m venv`)",
+            "a virtual environment for pip",
+        );
         return None;
     }
     let pip = Command::new(venv.join("bin").join("pip"))
@@ -94,11 +99,13 @@ fn install_pre_commit() -> Option<PathBuf> {
     match pip {
         Ok(o) if o.status.success() && exe.is_file() => Some(exe),
         Ok(o) => {
-            eprintln!("skipped: `pip install pre-commit` failed:\n{}", text(&o));
+            let why = format!("failed to install:\n{}", text(&o));
+            tool_support::missing("pre-commit", &why, "pip, from PyPI");
             None
         }
         Err(e) => {
-            eprintln!("skipped: cannot run pip: {e}");
+            let why = format!("does not run: {e}");
+            tool_support::missing("pip", &why, "a virtual environment for pip");
             None
         }
     }
@@ -309,7 +316,11 @@ fn rust_hook_from_this_repository() {
         return;
     };
     if run(Command::new("cargo").arg("--version")).status.code() != Some(0) {
-        eprintln!("skipped: no cargo on PATH for pre-commit's rust language");
+        tool_support::missing(
+            "cargo",
+            "is not on PATH for pre-commit's rust language",
+            "rustup",
+        );
         return;
     }
     let (hook_repo, rev) = snapshot_of_this_checkout();
@@ -392,7 +403,11 @@ fn wheel_index() -> Option<PathBuf> {
             .arg("setuptools>=61")
             .output();
         if !downloaded.as_ref().is_ok_and(|o| o.status.success()) {
-            eprintln!("skipped: cannot download setuptools for the local wheel index");
+            tool_support::missing(
+                "setuptools",
+                "cannot be downloaded for the local wheel index",
+                "pip, from PyPI",
+            );
             return None;
         }
     }

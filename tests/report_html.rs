@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod tool_support;
+
 fn stridelint(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_stridelint"))
         .args(args)
@@ -189,7 +191,7 @@ fn headless(browser: &str, profile: &Path, args: &[String], url: &str) -> Output
 #[test]
 fn chromium_renders_the_report_with_its_chart() {
     let Some(browser) = chromium() else {
-        println!("skipping: Chromium not installed (apt-get install chromium)");
+        tool_support::missing("chromium", "is not installed", "Debian's chromium");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -8,6 +8,8 @@
 
 use std::path::PathBuf;
 
+mod tool_support;
+
 use stridelint::verify::cuda::nvrtc::{compile_kernels, nvrtc_version, CompiledKernels, Target};
 use stridelint::verify::cuda::probe::preload_nvrtc;
 use stridelint::verify::kernel_params::all_kernel_names;
@@ -32,7 +34,11 @@ fn nvrtc_available() -> bool {
     // SAFETY: only probes library names.
     let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
     if !present {
-        eprintln!("SKIPPED: no NVRTC library found (pip install nvidia-cuda-nvrtc into .venv-nvrtc to run this test)");
+        tool_support::missing(
+            "libnvrtc",
+            "is not found (no GPU is needed, only the library)",
+            "pip's nvidia-cuda-nvrtc in .venv-nvrtc",
+        );
     }
     present
 }

@@ -3,6 +3,7 @@
 //! index, and run — `stridelint` on PATH of that environment and `python -m stridelint`
 //! — on the bundled example. Skips, saying why, where maturin cannot be installed.
 
+mod tool_support;
 mod wheel_support;
 
 use std::path::Path;

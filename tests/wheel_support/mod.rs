@@ -6,7 +6,8 @@
 //! PyPI, in a virtual environment under the target directory), in this target directory
 //! so that the release build `cargo test --release` made is reused, and `--locked`, as
 //! the release workflow builds it. Every step that needs the network or a tool that is
-//! not here returns `None` after printing why (`skipped: …`).
+//! not here returns `None` after printing why (`skipped: …`), and fails under CI
+//! (`crate::tool_support`: the test binary declares `mod tool_support;` too).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -46,11 +47,13 @@ pub fn fresh_venv(dir: &Path) -> Option<PathBuf> {
     match Command::new(python).args(["-m", "venv"]).arg(dir).output() {
         Ok(o) if o.status.success() => Some(dir.to_path_buf()),
         Ok(o) => {
-            eprintln!("skipped: `{python} -m venv` failed:\n{}", text(&o));
+            let why = format!("-m venv failed:\n{}", text(&o));
+            crate::tool_support::missing(python, &why, "a virtual environment for pip");
             None
         }
         Err(e) => {
-            eprintln!("skipped: cannot run {python}: {e}");
+            let why = format!("does not run: {e}");
+            crate::tool_support::missing(python, &why, "a virtual environment for pip");
             None
         }
     }
@@ -71,15 +74,13 @@ pub fn pip_install(venv: &Path, args: &[&str]) -> Option<()> {
     match out {
         Ok(o) if o.status.success() => Some(()),
         Ok(o) => {
-            eprintln!(
-                "skipped: `pip install {}` failed:\n{}",
-                args.join(" "),
-                text(&o)
-            );
+            let why = format!("failed to install:\n{}", text(&o));
+            crate::tool_support::missing(&args.join(" "), &why, "pip, from PyPI");
             None
         }
         Err(e) => {
-            eprintln!("skipped: cannot run pip: {e}");
+            let why = format!("does not run: {e}");
+            crate::tool_support::missing("pip", &why, "a virtual environment for pip");
             None
         }
     }
@@ -94,7 +95,11 @@ pub fn maturin() -> Option<PathBuf> {
     }
     let venv = fresh_venv(&venv)?;
     pip_install(&venv, &["maturin>=1.5,<2"])?;
-    exe.is_file().then_some(exe)
+    if !exe.is_file() {
+        crate::tool_support::missing("maturin", "is not installed", "pip, from PyPI");
+        return None;
+    }
+    Some(exe)
 }
 
 /// The built wheel and how long the build took.
