@@ -53,10 +53,7 @@ use super::value::{format_layout, format_shape, Outcome};
 use super::{analyze_module, AnalysisSettings};
 use crate::layout::Tri;
 
-// The attribute below repeats the one that declares this module: it marks, for
-// `tests/tidy.rs` (which reads a file up to it), that what follows is test code. Only the
-// tests parse Python here; the analysis itself never names the frontend.
-#[cfg(test)]
+// Only the tests parse Python here; the analysis itself never names the frontend.
 use crate::frontend::python::parse_python;
 
 /// The events of `src`, rendered as described in the module docs.
