@@ -377,8 +377,9 @@ fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
     events
 }
 
-/// What makes two events at one call the same fact: the call, the op, whether some input
-/// was unknown or the op writes, and per outcome the input layout, target, copy verdict,
+/// What makes two events at one call the same fact: the call, the op, the loop path
+/// (iterations run apart may see one input and still differ), whether some input was
+/// unknown or the op writes, and per outcome the input layout, target, copy verdict,
 /// path condition and the copy the input came from.
 fn event_fingerprint(ev: &OpEvent) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -386,6 +387,7 @@ fn event_fingerprint(ev: &OpEvent) -> u64 {
     (
         ev.span,
         &ev.op,
+        &ev.path,
         ev.unknown_input.is_some(),
         ev.write.is_some(),
     )
@@ -417,6 +419,8 @@ fn outcome_fingerprint(o: &value::AltOutcome) -> OutcomeFingerprint<'_> {
 fn same_fingerprint(a: &OpEvent, b: &OpEvent) -> bool {
     a.span == b.span
         && a.op == b.op
+        // Iterations of a loop run apart see the same input and may still differ.
+        && a.path == b.path
         && a.unknown_input.is_some() == b.unknown_input.is_some()
         && a.write.is_some() == b.write.is_some()
         && a.outcomes.len() == b.outcomes.len()

@@ -142,7 +142,6 @@ fn loop_over_a_range_runs_each_iteration() {
 }
 
 // Each iteration is a path of its own, with its own result: `(T, B, C)`, then `(C, T, B)`.
-#[ignore = "interpreter bug: dedup_events merges iterations that see one layout"]
 #[test]
 fn loop_over_known_values() {
     check(
@@ -311,7 +310,6 @@ fn elif_chain() {
 }
 
 // torch: `x.transpose(0, 3)` of a 3-d tensor raises `IndexError: Dimension out of range`.
-#[ignore = "interpreter bug: dedup_events drops the failing 2nd iteration"]
 #[test]
 fn failing_iteration_of_a_loop_over_known_values() {
     check(
@@ -349,6 +347,8 @@ fn loop_over_known_values_runs_each_value() {
           (B, T, C) strides (C·T, C, 1) -> (T, B, C) strides (C, C·T, 1)
         y.view(-1): view [path `d` is 1 (iteration 1 of 2)]
           (T, B, C) strides (C, C·T, 1) -> fails ViewIncompatible, target (-1,)
+        x.transpose(0, d): transpose [path `d` is 2 (iteration 2 of 2)]
+          (B, T, C) strides (C·T, C, 1) -> (C, T, B) strides (1, C, C·T)
         y.view(-1): view [path `d` is 2 (iteration 2 of 2)]
           (C, T, B) strides (1, C, C·T) -> fails ViewIncompatible, target (-1,)
         "#,
