@@ -54,16 +54,30 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     let (alt, reason) = first?;
     let lhs = alt.input.layout.as_ref()?;
     let rhs = rhs_operand(alt)?;
+    // The first line names the backend and the operand; the layouts and candle's own
+    // words are notes.
+    let operand = if reason.starts_with("non-contiguous lhs") {
+        "its lhs"
+    } else if reason.starts_with("non-contiguous rhs") {
+        "its rhs"
+    } else {
+        "an operand"
+    };
     let message = format!(
-        "`{}` fails on candle's {} backend: lhs {} strides {}, rhs {} strides {}; {reason}",
-        ev.op,
-        ctx.candle_backend,
-        format_shape(&lhs.shape),
-        format_shape(&lhs.strides),
-        format_shape(&rhs.shape),
-        format_shape(&rhs.strides),
+        "`{}` fails on candle's {} backend: {operand} has a layout its kernel rejects",
+        ev.op, ctx.candle_backend,
     );
     let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    finding.details = vec![
+        format!(
+            "lhs {} strides {}, rhs {} strides {}",
+            format_shape(&lhs.shape),
+            format_shape(&lhs.strides),
+            format_shape(&rhs.shape),
+            format_shape(&rhs.strides),
+        ),
+        reason,
+    ];
     // The decisions above used assumptions of their own (sizes >= 2): list them too.
     finding.extra_assumptions = d.used();
     finding.help = Some(
@@ -170,10 +184,11 @@ mod tests {
     fn narrowed_lhs_fails_on_cuda_and_mkl_but_not_on_the_default_cpu_build() {
         let ev = narrowed_q_times_contiguous_k();
         let found = check(&ev, &context(CandleBackend::Cuda)).expect("cuBLAS rejects it");
+        assert!(found.message.contains("its lhs"), "{}", found.message);
         assert!(
-            found.message.contains("non-contiguous lhs"),
-            "{}",
-            found.message
+            found.details[1].contains("non-contiguous lhs"),
+            "{:?}",
+            found.details
         );
         assert!(check(&ev, &context(CandleBackend::Mkl)).is_some());
         assert!(check(&ev, &context(CandleBackend::Cpu)).is_none());

@@ -29,14 +29,16 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         return None;
     };
     let input = alt.input.layout.as_ref()?;
-    let message = format!(
-        "`{}` rejects a non-contiguous tensor ({}); its input is {} with strides {}",
-        ev.op,
-        error.message,
-        format_shape(&input.shape),
-        format_shape(&input.strides),
-    );
+    let message = format!("`{}` rejects its input: it is not contiguous", ev.op);
     let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    finding.details = vec![
+        format!(
+            "its input is {} with strides {}",
+            format_shape(&input.shape),
+            format_shape(&input.strides),
+        ),
+        format!("candle: {}", error.message),
+    ];
     finding.help = Some(
         "call `.contiguous()?` on the tensor before the kernel (one explicit copy), or use a composed form that takes any layout (`candle_nn::ops::softmax(&x, D::Minus1)`, the `RmsNorm`/`LayerNorm` modules)".into(),
     );
@@ -117,9 +119,16 @@ mod tests {
         let ev = event(rejection(), false);
         let found = check(&ev, &context()).expect("a finding");
         assert!(
-            found.message.contains("input has to be contiguous"),
+            found
+                .message
+                .contains("rejects its input: it is not contiguous"),
             "{}",
             found.message
+        );
+        assert!(
+            found.details[1].contains("input has to be contiguous"),
+            "{:?}",
+            found.details
         );
         // Some analysis reached the call with an unknown layout: nothing certain.
         assert!(check(&event(rejection(), true), &context()).is_none());

@@ -117,13 +117,16 @@ fn copy_only_for_sdpa<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<
         .map(|n| format!("{n} elements of "))
         .unwrap_or_default();
     let message = format!(
-        "`{}()` copies {numel}{} strides {} only for `F.scaled_dot_product_attention` (line {}), which reads it strided as it is: its last dim already has stride 1",
+        "`{}()` copies only for `F.scaled_dot_product_attention` (line {}), which takes it strided",
         ev.op,
-        format_shape(&input.shape),
-        format_shape(&input.strides),
         ctx.source.line(sdpa.span.start),
     );
     let mut finding = Finding::new(ev.span, message, Some(holds));
+    finding.details = vec![format!(
+        "copies {numel}{} strides {}, whose last dim already has stride 1",
+        format_shape(&input.shape),
+        format_shape(&input.strides),
+    )];
     finding.help = Some(
         "pass the tensor without `.contiguous()`: SDPA's flash, memory-efficient and cuDNN kernels take any batch, head and sequence strides as long as the last dim has stride 1, so the copy buys nothing".into(),
     );

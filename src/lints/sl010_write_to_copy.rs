@@ -56,9 +56,7 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         describe_non_contiguous(input, &copy.assumptions)
     } else {
         describe_non_adjacent(input, alt.target.as_deref(), &copy.assumptions)
-    }
-    .map(|s| format!(": {s}"))
-    .unwrap_or_default();
+    };
     let original = copy
         .input_text
         .as_ref()
@@ -70,17 +68,24 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         .map(|t| format!(" to {}", format_shape(t)))
         .unwrap_or_default();
     let into = match &write.local {
-        Some(name) => format!("`{name}`, which nothing reads afterwards, and which is"),
-        None => "a temporary:".to_string(),
+        Some(name) => format!(
+            "`{name}`, a copy `{}` made that nothing reads afterwards",
+            copy.op
+        ),
+        None => format!("a temporary copy `{}` made", copy.op),
     };
-    let message = format!(
-        "{} writes into {into} the copy `{}`{target} made of {original} — {} strides {}{why} — so {original} is unchanged and the write is lost",
-        write.what,
+    // The first line says that the write is lost; which copy, of what layout and why it
+    // copied are notes.
+    let message = format!("{} writes into {into}: the write is lost", write.what);
+    let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    finding.details = std::iter::once(format!(
+        "`{}`{target} copied {original}, {} strides {}, so {original} is unchanged",
         copy.op,
         format_shape(&input.shape),
         format_shape(&input.strides),
-    );
-    let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    ))
+    .chain(why)
+    .collect();
     finding.chain.push(Label {
         span: copy.span,
         message: format!("`{}` copies here: the write goes into this copy", copy.op),
@@ -104,7 +109,11 @@ mod tests {
             .filter(|d| d.code == "SL010")
             .map(|d| {
                 let row = d.file.location(d.span.start as usize).row;
-                (row, d.message)
+                // The first line and the notes: what the finding says.
+                let said = std::iter::once(d.message)
+                    .chain(d.notes)
+                    .collect::<Vec<_>>();
+                (row, said.join("\n"))
             })
             .collect()
     }
@@ -118,7 +127,7 @@ mod tests {
         assert_eq!(found[0].0, 5);
         let m = &found[0].1;
         assert!(
-            m.starts_with("`copy_` writes into a temporary: the copy `reshape`"),
+            m.starts_with("`copy_` writes into a temporary copy `reshape` made: the write is lost"),
             "{m}"
         );
         assert!(m.contains("`w.t()` is unchanged"), "{m}");
@@ -140,7 +149,7 @@ mod tests {
         assert!(
             found[0]
                 .1
-                .contains("`flat`, which nothing reads afterwards"),
+                .contains("`flat`, a copy `reshape` made that nothing reads afterwards"),
             "{}",
             found[0].1
         );
