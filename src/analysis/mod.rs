@@ -188,7 +188,7 @@ fn analyse_method(
 /// one named path). Events stay apart across call contexts and loop iterations, which are
 /// facts of their own. The branches that tell the merged paths apart become each
 /// outcome's condition (the ones all of them took are where the call is, not a condition).
-fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
+fn merge_paths(mut events: Vec<OpEvent>) -> Vec<OpEvent> {
     // One event per call, op, chain of call sites and loop path; found by a hash of those,
     // then compared (no key is built per event: this runs on every event of the file).
     fn call_spans(ev: &OpEvent) -> impl Iterator<Item = ir::Span> + '_ {
@@ -208,38 +208,15 @@ fn merge_paths(events: Vec<OpEvent>) -> Vec<OpEvent> {
             && a.path == b.path
             && call_spans(a).eq(call_spans(b))
     }
-    // Merged in place (the kept events move to the front): a second list of a large
-    // file's events would be held at the peak.
-    let mut events = events;
-    let mut kept = 0;
-    let mut index: rustc_hash::FxHashMap<u64, Vec<usize>> = Default::default();
-    for i in 0..events.len() {
-        let hash = key_hash(&events[i]);
-        let found = index.get(&hash).and_then(|k| {
-            k.iter()
-                .copied()
-                .find(|&j| same_key(&events[j], &events[i]))
-        });
-        match found {
-            Some(j) => {
-                let (front, rest) = events.split_at_mut(i);
-                let (into, ev) = (&mut front[j], &mut rest[0]);
-                into.unknown_input = into.unknown_input.or(ev.unknown_input);
-                for d in ev.divisibility.iter().cloned() {
-                    if !into.divisibility.contains(&d) {
-                        Arc::make_mut(&mut into.divisibility).push(d);
-                    }
-                }
-                into.outcomes.append(&mut ev.outcomes);
-            }
-            None => {
-                index.entry(hash).or_default().push(kept);
-                events.swap(kept, i);
-                kept += 1;
+    keep_first_of_each(&mut events, key_hash, same_key, |into, ev| {
+        into.unknown_input = into.unknown_input.or(ev.unknown_input);
+        for d in ev.divisibility.iter().cloned() {
+            if !into.divisibility.contains(&d) {
+                Arc::make_mut(&mut into.divisibility).push(d);
             }
         }
-    }
-    events.truncate(kept);
+        into.outcomes.append(&mut ev.outcomes);
+    });
     for ev in &mut events {
         name_path_conditions(ev);
     }
@@ -354,27 +331,43 @@ pub(crate) fn module_body_without_defs(body: &[Stmt]) -> Vec<Stmt> {
 /// The same call site can be reached from several analyses: on its own (parameters
 /// assumed contiguous) and through callers (with their arguments' layouts). Each context is
 /// a separate fact, so events are only deduplicated when identical.
-fn dedup_events(events: Vec<OpEvent>) -> Vec<OpEvent> {
+fn dedup_events(mut events: Vec<OpEvent>) -> Vec<OpEvent> {
     // Compared structurally (layouts are equal as data exactly when equal as values), with
     // a hash to find the candidates: formatting every layout to compare it cost ~6 % of a
     // corpus run.
-    // In place, as `merge_paths`.
-    let mut events = events;
+    keep_first_of_each(&mut events, event_fingerprint, same_fingerprint, |_, _| {});
+    events
+}
+
+/// Keep the first of each run of events `same` calls equal (found through `hash`), in
+/// order, and let it `absorb` each later one. In place — the kept events move to the
+/// front — since a second list of a large file's events would be held at the peak.
+fn keep_first_of_each(
+    events: &mut Vec<OpEvent>,
+    hash: impl Fn(&OpEvent) -> u64,
+    same: impl Fn(&OpEvent, &OpEvent) -> bool,
+    mut absorb: impl FnMut(&mut OpEvent, &mut OpEvent),
+) {
     let mut kept = 0;
-    let mut seen: rustc_hash::FxHashMap<u64, Vec<usize>> = Default::default();
+    let mut by_hash: rustc_hash::FxHashMap<u64, Vec<usize>> = Default::default();
     for i in 0..events.len() {
-        let key = event_fingerprint(&events[i]);
-        let same = seen
-            .get(&key)
-            .is_some_and(|k| k.iter().any(|&j| same_fingerprint(&events[j], &events[i])));
-        if !same {
-            seen.entry(key).or_default().push(kept);
-            events.swap(kept, i);
-            kept += 1;
+        let h = hash(&events[i]);
+        let found = by_hash
+            .get(&h)
+            .and_then(|k| k.iter().copied().find(|&j| same(&events[j], &events[i])));
+        match found {
+            Some(j) => {
+                let (front, rest) = events.split_at_mut(i);
+                absorb(&mut front[j], &mut rest[0]);
+            }
+            None => {
+                by_hash.entry(h).or_default().push(kept);
+                events.swap(kept, i);
+                kept += 1;
+            }
         }
     }
     events.truncate(kept);
-    events
 }
 
 /// What makes two events at one call the same fact: the call, the op, the loop path

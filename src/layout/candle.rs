@@ -307,6 +307,9 @@ pub struct MatmulCheck {
     /// For `ok == No`: which check fails, in words (candle's own messages carry whole
     /// `Layout` dumps; this names the failing rule instead).
     pub reason: Option<String>,
+    /// For `ok == No`: the operand whose strides the check rejects (`"lhs"` or `"rhs"`);
+    /// `None` when the shapes do not match.
+    pub rejected: Option<&'static str>,
 }
 
 /// candle's `matmul` (§10.3): shape checks, then the backend's stride checks.
@@ -328,32 +331,37 @@ pub fn candle_matmul_ok<S: Size>(
         Ok(None) => MatmulCheck {
             ok: Tri::Yes,
             reason: None,
+            rejected: None,
         },
-        Ok(Some(reason)) => MatmulCheck {
+        Ok(Some((rejected, reason))) => MatmulCheck {
             ok: Tri::No,
             reason: Some(reason),
+            rejected,
         },
         Err(Undecided) => MatmulCheck {
             ok: Tri::Unknown,
             reason: None,
+            rejected: None,
         },
     }
 }
 
-/// `Ok(None)`: accepted; `Ok(Some(reason))`: rejected.
+/// `Ok(None)`: accepted; `Ok(Some((operand, reason)))`: rejected, for the strides of
+/// `operand` (`None`: for the shapes).
 fn check_matmul<S: Size>(
     lhs: &Layout<S>,
     rhs: &Layout<S>,
     backend: CandleBackend,
     dec: &Decider,
-) -> Result<Option<String>, Undecided> {
+) -> Result<Option<(Option<&'static str>, String)>, Undecided> {
     let rank = lhs.rank();
     let shape_mismatch = || {
-        Some(format!(
+        let reason = format!(
             "shape mismatch in matmul, lhs: {}, rhs: {}",
             candle_shape(&lhs.shape),
             candle_shape(&rhs.shape)
-        ))
+        );
+        Some((None, reason))
     };
     if rank < 2 || rhs.rank() != rank {
         return Ok(shape_mismatch());
@@ -374,11 +382,11 @@ fn check_matmul<S: Size>(
     let mut failures = Vec::new();
     for (side, layout) in [("lhs", lhs), ("rhs", rhs)] {
         if !known(batch_strides_ok(layout, dec))? {
-            failures.push(format!(
+            failures.push((Some(side), format!(
                 "non-contiguous {side}: candle's {backend} matmul needs the batch dims of {side} to merge into one batch stride, got shape {} strides {}",
                 candle_shape(&layout.shape),
                 candle_shape(&layout.strides)
-            ));
+            )));
         }
     }
     if backend != CandleBackend::Cpu {
@@ -386,10 +394,10 @@ fn check_matmul<S: Size>(
         let matrices = [("lhs", lhs, m, k), ("rhs", rhs, k, n)];
         for (side, layout, rows, cols) in matrices {
             if !known(matrix_strides_ok(layout, rows, cols, lenient, dec))? {
-                failures.push(format!(
+                failures.push((Some(side), format!(
                     "non-contiguous {side}: candle's {backend} matmul needs the last two strides of {side} to be row-major ({cols}, 1) or column-major (1, {rows}), got {}",
                     candle_shape(&layout.strides[rank - 2..])
-                ));
+                )));
             }
         }
     }

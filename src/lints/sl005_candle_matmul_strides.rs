@@ -34,7 +34,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         return None;
     }
     let d = Decider::new(&ev.assumptions);
-    let mut first: Option<(&AltOutcome, String)> = None;
+    let mut first: Option<(&AltOutcome, Option<&str>, String)> = None;
     for alt in &ev.outcomes {
         // A call that fails anyway, or is undecided, is another lint's business.
         if !matches!(alt.outcome, Outcome::Ok(_)) {
@@ -49,20 +49,15 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         if verdict.ok != Tri::No {
             return None;
         }
-        first.get_or_insert((alt, verdict.reason.unwrap_or_default()));
+        let reason = verdict.reason.unwrap_or_default();
+        first.get_or_insert((alt, verdict.rejected, reason));
     }
-    let (alt, reason) = first?;
+    let (alt, rejected, reason) = first?;
     let lhs = alt.input.layout.as_ref()?;
     let rhs = rhs_operand(alt)?;
     // The first line names the backend and the operand; the layouts and candle's own
     // words are notes.
-    let operand = if reason.starts_with("non-contiguous lhs") {
-        "its lhs"
-    } else if reason.starts_with("non-contiguous rhs") {
-        "its rhs"
-    } else {
-        "an operand"
-    };
+    let operand = rejected.map_or("an operand".into(), |side| format!("its {side}"));
     let message = format!(
         "`{}` fails on candle's {} backend: {operand} has a layout its kernel rejects",
         ev.op, ctx.candle_backend,

@@ -916,22 +916,21 @@ impl Parser<'_> {
         ))
     }
 
+    /// A name, interned.
     fn name_leaf(&mut self) -> Expr {
-        let token = self.tok;
-        self.bump();
-        let kind = if self.building() {
-            ExprKind::Name(self.name_of(token))
-        } else {
-            ExprKind::Unknown
-        };
-        Expr::new(kind, token.span())
+        self.token_leaf(|p, token| ExprKind::Name(p.name_of(token)))
     }
 
     fn leaf(&mut self, kind: impl FnOnce(&str) -> ExprKind) -> Expr {
+        self.token_leaf(|p, token| kind(p.text_of(token)))
+    }
+
+    /// The current token as one expression, `kind` of it when building.
+    fn token_leaf(&mut self, kind: impl FnOnce(&mut Self, Token) -> ExprKind) -> Expr {
         let token = self.tok;
         self.bump();
         let kind = if self.building() {
-            kind(self.text_of(token))
+            kind(self, token)
         } else {
             ExprKind::Unknown
         };
