@@ -37,8 +37,8 @@ const SL001_MAX_AT_EXECUTED_SITES: usize = 0;
 /// sites: recall 0.4805, precision 1.0; the unchanged analysis of 39fc169 measured TP 27,
 /// recall 0.3506, with one finding at a site whose run had a merged dim of size 1 counted
 /// apart). Raise them as the analysis improves.
-const TREE2_SL002_MIN_TRUE_POSITIVES: usize = 37;
-const TREE2_SL002_MIN_RECALL: f64 = 0.480;
+const TREE2_SL002_MIN_TRUE_POSITIVES: usize = 38;
+const TREE2_SL002_MIN_RECALL: f64 = 0.493;
 const TREE2_SL002_MIN_PRECISION: f64 = 1.0;
 
 /// The reshape family SL002 is scored on (`Rearrange`: the einops layer, at its call).

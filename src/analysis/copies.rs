@@ -27,6 +27,7 @@ fn shares_memory(kind: OpKind) -> bool {
             | OpKind::Movedim
             | OpKind::Squeeze
             | OpKind::Unsqueeze
+            | OpKind::ViewAsReal
             | OpKind::Expand
             | OpKind::Narrow
             | OpKind::Select

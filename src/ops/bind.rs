@@ -475,10 +475,16 @@ mod tests {
         let joined = on(A::Int(1)).join(&on(A::Int(2))).unwrap();
         assert_eq!(joined, on(A::Unknown));
         assert_eq!(on(A::Int(2)).join(&on(A::Int(2))), Some(on(A::Int(2))));
-        // Different keywords: not the same call.
-        let other =
-            bind_module_init(conv, vec![A::Int(8)], vec![kw("padding", A::Int(1))]).unwrap();
-        assert_eq!(on(A::Int(1)).join(&other), None);
+        // A keyword on one path, its default on the other: the value where they differ.
+        let other = bind_module_init(
+            conv,
+            vec![A::Int(8), A::Int(16), A::Int(1)],
+            vec![kw("padding", A::Int(1))],
+        )
+        .unwrap();
+        let joined = on(A::Int(1)).join(&other).unwrap();
+        assert_eq!(joined.get("padding"), Some(&A::Unknown));
+        assert_eq!(joined.get("stride"), Some(&A::Int(1)));
     }
 
     #[test]

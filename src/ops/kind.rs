@@ -98,6 +98,9 @@ op_kinds! {
     Movedim = "movedim", requires [["input"], ["source"], ["destination"]];
     Squeeze = "squeeze", requires [["input"], ["dim"]];
     Unsqueeze = "unsqueeze", requires [["input"], ["dim"]];
+    /// `torch.view_as_real(z)`: a complex tensor seen as pairs of reals: a last dim of
+    /// size 2 and stride 1, every other stride and the offset doubled (a view).
+    ViewAsReal = "view_as_real", requires [["input"]];
     /// `expand(sizes)` / `expand_as(other)` / `broadcast_to(shape)`.
     Expand = "expand", requires [["input"], ["size", "other"]];
     Narrow = "narrow", requires [["input"], ["dim"], ["start"], ["length"]];

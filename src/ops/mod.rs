@@ -65,6 +65,7 @@ pub mod einops;
 pub mod helpers;
 pub mod kind;
 mod kinds;
+pub mod layer_shape;
 pub mod schema;
 pub mod shape_rules;
 pub mod table;
@@ -118,6 +119,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::Movedim => geometry::movedim(args),
         OpKind::Squeeze => geometry::squeeze(args, d),
         OpKind::Unsqueeze => geometry::unsqueeze(args),
+        OpKind::ViewAsReal => geometry::view_as_real(args),
         OpKind::Expand => geometry::expand(args, d),
         OpKind::Narrow => geometry::narrow(args, d),
         OpKind::Select => geometry::select(args, d),

@@ -128,6 +128,9 @@ pub struct ModuleSpec {
     /// Constructor arguments the call's input sizes must equal (the call fails otherwise),
     /// so that the analysis learns them: `nn.Linear(in_features, …)` fixes the last size.
     pub input_sizes: Vec<InputSize>,
+    /// How the call's output sizes follow from its input's (`output_shape = "conv 2"`:
+    /// convolution, pooling and resampling layers; see [`super::layer_shape`]).
+    pub output_shape: Option<super::layer_shape::OutputShape>,
     pub doc: String,
 }
 
@@ -248,6 +251,8 @@ struct RawModule {
     tags: Vec<String>,
     #[serde(default)]
     input_sizes: Vec<String>,
+    #[serde(default)]
+    output_shape: Option<String>,
     #[serde(default)]
     doc: String,
 }
@@ -537,12 +542,19 @@ impl OpTable {
             .map(|entry| parse_input_size(entry, &init))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|m| err("input_sizes", m))?;
+        let output_shape = raw
+            .output_shape
+            .as_deref()
+            .map(super::layer_shape::OutputShape::parse)
+            .transpose()
+            .map_err(|m| err("output_shape", m))?;
         Ok(ModuleSpec {
             name: raw.name,
             classes: raw.classes.iter().map(|c| self.qualify(c)).collect(),
             init,
             call,
             input_sizes,
+            output_shape,
             doc: raw.doc,
         })
     }

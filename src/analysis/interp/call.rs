@@ -12,8 +12,8 @@ use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs
 use super::super::env::Env;
 use super::super::event::REVEAL_OP;
 use super::super::value::{
-    producer_of, with_producer, ClassDef, Instance, LambdaVal, NnModuleVal, PartialVal, Producer,
-    TensorAlt, TensorVal, UnknownReason, Value,
+    bounded_tuple, holds_packed, producer_of, with_producer, ClassDef, Instance, LambdaVal,
+    NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal, UnknownReason, Value,
 };
 use super::{Callee, Interpreter};
 
@@ -136,12 +136,14 @@ impl Interpreter<'_> {
                         return v;
                     }
                 }
-                if matches!(recv, Value::Tuple(_)) && LIST_MUTATORS.contains(&attr.as_str()) {
-                    // `shape.append(n)`: the list changed; its value is no longer known.
-                    if let ExprKind::Name(name) = &value.kind {
-                        env.set(name, Value::Unknown(UnknownReason::Unmodelled));
-                    }
-                    return Value::Unknown(UnknownReason::Unmodelled);
+                if matches!(recv, Value::Tuple(_) | Value::Sequential(_))
+                    && LIST_MUTATORS.contains(&attr.as_str())
+                {
+                    // `self.layers.append(Block(dim))`: the list with one more item; any
+                    // other change (or one the analysis cannot follow) makes it unknown.
+                    let changed = appended(&recv, attr, &a);
+                    set_list(value, changed, env);
+                    return Value::NoneVal;
                 }
                 if self.is_unknown_in_place(attr)
                     && (recv.is_tensor() || matches!(recv, Value::Named { param: Some(_), .. }))
@@ -595,7 +597,10 @@ impl Interpreter<'_> {
                 ops::OpResult::UnknownTensor
                     if applying::follows_contiguous_input(&self.frame.facts, &m.spec.call, alt) =>
                 {
-                    applying::contiguous_from_input(&mut self.apply_ctx(env), alt, span, &what)
+                    let out =
+                        applying::contiguous_from_input(&mut self.apply_ctx(env), alt, span, &what);
+                    self.size_layer_output(m, alt, &out, span, env);
+                    out
                 }
                 ops::OpResult::Unknown | ops::OpResult::UnknownTensor if fresh => {
                     self.contiguous_unknown(span)
@@ -959,6 +964,12 @@ impl Interpreter<'_> {
             (BinOp::MatMul, true) => "__rmatmul__",
             (BinOp::Other, _) => "__eq__",
         };
+        // `layer(x) + x` with `layer` unknown: Python calls the reflected method only when
+        // the left operand is not a tensor, but it may well be one, and then it is the
+        // first operand TensorIterator asks about the output's memory order. (A matmul
+        // writes a new tensor whatever the order.)
+        let left_may_be_tensor =
+            swapped && op != BinOp::MatMul && matches!(l, Value::Unknown(_) | Value::Named { .. });
         let (recv, other) = if swapped { (r, l) } else { (l, r) };
         let other = match other {
             Value::Named {
@@ -968,14 +979,18 @@ impl Interpreter<'_> {
             Value::Named { .. } => Value::unknown_tensor(UnknownReason::NotATensor),
             x => x,
         };
-        self.tensor_method(
+        let out = self.tensor_method(
             method,
             recv,
             CallArgs::positional(vec![other]),
             span,
             span,
             env,
-        )
+        );
+        if left_may_be_tensor && out.is_tensor() {
+            return Value::unknown_tensor(UnknownReason::UnknownOperand);
+        }
+        out
     }
 
     /// The few builtins that matter for sizes.
@@ -991,6 +1006,9 @@ impl Interpreter<'_> {
                 Value::Int(self.mint_whole_value(span))
             }
             ("tuple" | "list", [v @ Value::Tuple(_)]) => v.clone(),
+            // `for _ in range(2)`, `range(1, depth)` with literal bounds: a loop that can
+            // be unrolled (it builds `depth` layers, one per item).
+            ("range", bounds) => literal_range(bounds),
             ("max" | "min", args) if !args.is_empty() => {
                 let items: &[Value] = match args {
                     [Value::Tuple(items)] => items,
@@ -1024,6 +1042,26 @@ impl Interpreter<'_> {
             }
             _ => Value::Unknown(UnknownReason::Unmodelled),
         }
+    }
+}
+
+/// `range(n)` / `range(a, b)` with literal bounds, as a tuple of at most [`MAX_UNROLL`]
+/// integers (a loop over it is unrolled); unknown otherwise.
+fn literal_range(bounds: &[Value]) -> Value {
+    let lit = |v: &Value| match v {
+        Value::Int(d) => d.as_lit(),
+        _ => None,
+    };
+    let (start, stop) = match bounds {
+        [stop] => (Some(0), lit(stop)),
+        [start, stop] => (lit(start), lit(stop)),
+        _ => (None, None),
+    };
+    match (start, stop) {
+        (Some(a), Some(b)) if b.saturating_sub(a) <= super::MAX_UNROLL as i64 => {
+            Value::Tuple((a..b.max(a)).map(Value::int).collect())
+        }
+        _ => Value::Unknown(UnknownReason::Unmodelled),
     }
 }
 
@@ -1109,6 +1147,43 @@ fn forget_receiver(recv: &Expr, env: &mut Env) {
     }
 }
 
+/// `list.append(item)` / `list.extend((a, b))` of a list (or layer container) with known
+/// items: the list after the call; unknown after any other change in place.
+fn appended(list: &Value, method: &str, a: &CallArgs) -> Value {
+    let unknown = Value::Unknown(UnknownReason::Unmodelled);
+    if !a.keywords.is_empty() || a.opaque_spread || a.packed_spread {
+        return unknown;
+    }
+    let more: Vec<Value> = match (method, a.positional.as_slice()) {
+        ("append", [item]) => vec![item.clone()],
+        ("extend", [Value::Tuple(items)]) if !holds_packed(items) => items.clone(),
+        _ => return unknown,
+    };
+    match list {
+        Value::Tuple(items) if !holds_packed(items) => {
+            bounded_tuple(items.iter().cloned().chain(more).collect())
+        }
+        Value::Sequential(layers) => {
+            Value::Sequential(layers.iter().cloned().chain(more).collect())
+        }
+        _ => unknown,
+    }
+}
+
+/// Bind the list held in a name or an attribute of `self` to its value after a change in
+/// place (an alias elsewhere keeps the old value: lists built by `append` in model code
+/// are not shared before they are complete).
+fn set_list(list: &Expr, now: Value, env: &mut Env) {
+    match &list.kind {
+        ExprKind::Name(n) => env.set(n, now),
+        ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
+        {
+            env.self_attrs.insert(attr.as_str().into(), now);
+        }
+        _ => {}
+    }
+}
+
 fn is_builtin(name: &str) -> bool {
     matches!(
         name,
@@ -1135,6 +1210,40 @@ impl Interpreter<'_> {
                     | OpKind::Expand
             )
         })
+    }
+}
+
+impl Interpreter<'_> {
+    /// Give the contiguous output `out` of a convolution, pooling or resampling layer its
+    /// sizes (`output_shape` in rules/*.toml), from its input's; a size the layer's
+    /// arguments do not fix is a fresh one, named after the output (`x.shape[2]` for
+    /// `x = self.down(x)`).
+    fn size_layer_output(
+        &mut self,
+        m: &NnModuleVal,
+        input: &TensorAlt,
+        out: &Value,
+        span: Span,
+        env: &mut Env,
+    ) {
+        let (Some(rule), Some(input)) = (m.spec.output_shape, input.layout.as_ref()) else {
+            return;
+        };
+        let Value::Tensor(TensorVal::Alts(alts)) = out else {
+            return;
+        };
+        let Some(origin) = alts.first().and_then(|a| a.origin) else {
+            return;
+        };
+        let base = match self.frame.name_hint.clone() {
+            Some((name, s)) if s == span => name,
+            _ => "out".to_string(),
+        };
+        let mut fresh = |i: usize| self.root.mint(&format!("{base}.shape[{i}]"));
+        if let Some(shape) = rule.output(&m.args, &input.shape, &mut fresh) {
+            env.shapes
+                .insert(origin, crate::layout::Layout::contiguous(shape));
+        }
     }
 }
 

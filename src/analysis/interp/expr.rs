@@ -616,6 +616,7 @@ impl Interpreter<'_> {
         f: &mut impl FnMut(&mut Self, &mut Env) -> Value,
     ) -> Value {
         let unknown = Value::Unknown(UnknownReason::Unmodelled);
+        let items = self.iterated(items, target.span(), env);
         let width = match &items {
             Value::Tuple(items) => self.comprehension_items.saturating_mul(items.len()),
             _ => usize::MAX,
@@ -882,6 +883,45 @@ impl Interpreter<'_> {
             .filter(|c| !c.is_whitespace())
             .take(40)
             .collect()
+    }
+
+    /// The items a loop, comprehension or `map` takes from `v`: a tensor whose dim 0 has a
+    /// literal size of at most [`super::MAX_UNROLL`] gives `v[0]`, `v[1]`, … (`map(f,
+    /// self.mem_kv)` of a `(2, h, n, d)` parameter); any other value is iterated as it is.
+    pub fn iterated(&mut self, v: Value, span: Span, env: &mut Env) -> Value {
+        let Value::Tensor(TensorVal::Alts(alts)) = &v else {
+            return v;
+        };
+        let leading = |a: &super::super::value::TensorAlt| {
+            a.layout.as_ref().and_then(|l| l.shape.first()?.as_lit())
+        };
+        let Some(n) = alts.first().and_then(leading) else {
+            return v;
+        };
+        let Some(spec) = self.tables.method("__getitem__") else {
+            return v;
+        };
+        if !(1..=super::MAX_UNROLL as i64).contains(&n)
+            || alts.iter().any(|a| leading(a) != Some(n))
+        {
+            return v;
+        }
+        let items = (0..n)
+            .map(|i| {
+                self.with_apply_ctx(env, |ctx| {
+                    super::super::apply::apply_op(
+                        ctx,
+                        spec,
+                        Some(v.clone()),
+                        vec![Value::int(i)],
+                        Vec::new(),
+                        span,
+                        span,
+                    )
+                })
+            })
+            .collect();
+        Value::Tuple(items)
     }
 }
 

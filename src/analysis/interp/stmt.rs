@@ -230,7 +230,10 @@ impl Interpreter<'_> {
             } => {
                 let mut env = env;
                 self.burn();
-                let items = iter.as_ref().map(|it| self.eval(it, &mut env));
+                let items = iter.as_ref().map(|it| {
+                    let v = self.eval(it, &mut env);
+                    self.iterated(v, it.span, &mut env)
+                });
                 if let (Some(t), Some(Value::Tuple(items))) = (target, &items) {
                     if !items.is_empty()
                         && !holds_packed(items)
@@ -266,6 +269,9 @@ impl Interpreter<'_> {
         match s {
             Stmt::Assign { targets, value, .. } => {
                 if let Some(refined) = self.try_size_unpacking(targets, value, &mut env) {
+                    return Some(refined);
+                }
+                if let Some(refined) = self.try_mixed_size_unpacking(targets, value, &mut env) {
                     return Some(refined);
                 }
                 self.frame.name_hint = match targets.as_slice() {
@@ -525,6 +531,50 @@ impl Interpreter<'_> {
         let mut out = env.clone();
         for (t, d) in items.iter().zip(split.shape) {
             self.assign(t, Value::Int(d), &mut out);
+        }
+        Some(out)
+    }
+
+    /// `res, b, c, h, w = x, *x.shape`: the names the spread covers unpack the shape (as
+    /// `b, c, h, w = x.shape` does, which fixes the rank), the others take their values.
+    fn try_mixed_size_unpacking(
+        &mut self,
+        targets: &[Target],
+        value: &Expr,
+        env: &mut Env,
+    ) -> Option<Env> {
+        let [Target::Tuple(items, span)] = targets else {
+            return None;
+        };
+        let ExprKind::Tuple(elems) = &value.kind else {
+            return None;
+        };
+        let star = elems
+            .iter()
+            .position(|e| matches!(&e.kind, ExprKind::Starred(_)))?;
+        let ExprKind::Starred(shape) = &elems[star].kind else {
+            return None;
+        };
+        let (before, after) = (&elems[..star], &elems[star + 1..]);
+        if elems[star + 1..]
+            .iter()
+            .any(|e| matches!(&e.kind, ExprKind::Starred(_)))
+            || items.iter().any(|t| matches!(t, Target::Starred(..)))
+            || items.len() <= before.len() + after.len()
+        {
+            return None;
+        }
+        size_query_receiver(shape)?;
+        let heads: Vec<Value> = before.iter().map(|e| self.eval(e, env)).collect();
+        let spread = &items[before.len()..items.len() - after.len()];
+        let spread = [Target::Tuple(spread.to_vec(), *span)];
+        let mut out = self.try_size_unpacking(&spread, shape, env)?;
+        for (t, v) in items.iter().zip(heads) {
+            self.assign(t, v, &mut out);
+        }
+        let tails: Vec<Value> = after.iter().map(|e| self.eval(e, &mut out)).collect();
+        for (t, v) in items[items.len() - after.len()..].iter().zip(tails) {
+            self.assign(t, v, &mut out);
         }
         Some(out)
     }

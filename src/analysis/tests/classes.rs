@@ -127,7 +127,7 @@ fn linear_fixes_the_last_size() {
 }
 
 #[test]
-fn conv2d_output_is_contiguous_of_unknown_shape() {
+fn conv2d_output_keeps_the_batch_and_takes_its_channels() {
     check(
         r#"
         import torch.nn as nn
@@ -145,8 +145,10 @@ fn conv2d_output_is_contiguous_of_unknown_shape() {
         r#"
         x.shape: size
           (B, C, H, W) strides (C·H·W, H·W, W, 1) -> ok
+        y.shape: size
+          (B, 8, y.shape[2], y.shape[3]) strides (8·y.shape[2]·y.shape[3], y.shape[2]·y.shape[3], y.shape[3], 1) -> ok
         y.view(y.shape[0], -1): view
-          contiguous, shape unknown -> (y.shape[0], y[1]) strides (y[1], 1)
+          (B, 8, y.shape[2], y.shape[3]) strides (8·y.shape[2]·y.shape[3], y.shape[2]·y.shape[3], y.shape[3], 1) -> (B, 8·y.shape[2]·y.shape[3]) strides (8·y.shape[2]·y.shape[3], 1)
         "#,
     );
 }
@@ -210,7 +212,7 @@ fn sequential_of_known_layers() {
 }
 
 #[test]
-fn module_list_loop() {
+fn module_list_of_a_literal_range_is_unrolled() {
     check(
         r#"
         import torch.nn as nn
@@ -226,8 +228,8 @@ fn module_list_loop() {
                 return x.view(-1)
         "#,
         r#"
-        x.view(-1): view [unknown input: input from a call the analysis cannot follow]
-          contiguous, shape unknown -> undecided, may copy
+        x.view(-1): view
+          contiguous, shape unknown -> (x[0],) strides (1,)
         "#,
     );
 }
@@ -349,6 +351,49 @@ fn plain_class_method() {
           (n, m) strides (m, 1) -> (m, n) strides (1, m)
         x.t().reshape(-1): reshape
           (m, n) strides (1, m) -> (m·n,) strides (1,), copies
+        "#,
+    );
+}
+
+// Filled by `append` over `range(depth)`, the list may be empty or hold blocks: unknown.
+// Over `range(2)`, it holds two, and the loop over it runs each.
+#[test]
+fn module_list_filled_by_append() {
+    check(
+        r#"
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self, dim, depth):
+                super().__init__()
+                self.two = nn.ModuleList([])
+                for _ in range(2):
+                    self.two.append(nn.Linear(dim, dim))
+                self.some = nn.ModuleList([])
+                for _ in range(depth):
+                    self.some.append(nn.Linear(dim, dim))
+
+            def forward(self, x):
+                B, T, C = x.shape
+                y = x.transpose(1, 2)
+                for layer in self.two:
+                    y = layer(y)
+                z = x.transpose(1, 2)
+                for layer in self.some:
+                    z = layer(z)
+                return y.view(-1), z.view(-1)
+        "#,
+        r#"
+        x.shape: size
+          (B, T, C) strides (C·T, C, 1) -> ok
+        x.transpose(1, 2): transpose
+          (B, T, C) strides (C·T, C, 1) -> (B, C, T) strides (C·T, 1, C)
+        x.transpose(1, 2): transpose
+          (B, dim, C) strides (C·dim, C, 1) -> (B, C, dim) strides (C·dim, 1, C)
+        y.view(-1): view
+          (B, C, dim) strides (C·dim, dim, 1) -> (B·C·dim,) strides (1,)
+        z.view(-1): view [unknown input: input from a call the analysis cannot follow]
+          contiguous, shape unknown -> undecided, may copy
         "#,
     );
 }

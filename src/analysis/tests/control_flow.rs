@@ -131,11 +131,13 @@ fn loop_over_a_range_runs_each_iteration() {
         r#"
         x.shape: size
           (B, T, C) strides (C·T, C, 1) -> ok
-        x.transpose(1, 2): transpose
+        x.transpose(1, 2): transpose [path `i` is 0 (iteration 1 of 2)]
           (B, T, C) strides (C·T, C, 1) -> (B, C, T) strides (C·T, 1, C)
-          (B, C, T) strides (C·T, 1, C) -> (B, T, C) strides (C·T, C, 1)
-        x.view(B, -1): view
+        x.view(B, -1): view [path `i` is 0 (iteration 1 of 2)]
           (B, C, T) strides (C·T, 1, C) -> fails ViewIncompatible, target (B, -1)
+        x.transpose(1, 2): transpose [path `i` is 1 (iteration 2 of 2)]
+          (B, C, T) strides (C·T, 1, C) -> (B, T, C) strides (C·T, C, 1)
+        x.view(B, -1): view [path `i` is 1 (iteration 2 of 2)]
           (B, T, C) strides (C·T, C, 1) -> (B, C·T) strides (C·T, 1)
         "#,
     );

@@ -249,3 +249,29 @@ fn reveal_layout_records_what_the_path_holds() {
         "#,
     );
 }
+
+// `layer(x) + x` with `layer` unknown: its result may be a tensor, which TensorIterator asks
+// first about the output's memory order; the sum's layout is then not `x`'s.
+#[test]
+fn an_unknown_left_operand_may_decide_the_layout() {
+    check(
+        r#"
+        from elsewhere import layer
+
+        def f(x):
+            B, T, C = x.shape
+            y = x.transpose(1, 2)
+            return (layer(y) + y).view(B, -1)
+        "#,
+        r#"
+        x.shape: size
+          (B, T, C) strides (C·T, C, 1) -> ok
+        x.transpose(1, 2): transpose
+          (B, T, C) strides (C·T, C, 1) -> (B, C, T) strides (C·T, 1, C)
+        layer(y) + y: python additive operator
+          (B, C, T) strides (C·T, 1, C) -> (B, C, T) strides (C·T, 1, C)
+        (layer(y) + y).view(B, -1): view [unknown input: another operand of unknown layout]
+          contiguous, shape unknown -> undecided, may copy
+        "#,
+    );
+}

@@ -86,6 +86,19 @@ pub fn unsqueeze<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
     )
 }
 
+/// `torch.view_as_real(z)`: the complex elements' halves become a last dim of size 2 and
+/// stride 1, in units of the real dtype, so every other stride and the offset double.
+pub fn view_as_real<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    let two = S::lit(2);
+    let mut out = input.clone();
+    out.strides = input.strides.iter().map(|s| s.mul(&two)).collect();
+    out.offset = input.offset.mul(&two);
+    out.shape.push(two);
+    out.strides.push(S::lit(1));
+    Ok(Transfer::tensor(out))
+}
+
 /// `expand(*sizes)` / `expand_as(other)` / `broadcast_to(shape)`.
 pub fn expand<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
