@@ -3,6 +3,7 @@
 
     .venv-realcode/bin/python scripts/realcode/mutate.py [--tree target/realcode/src]
     .venv-realcode/bin/python scripts/realcode/mutate.py --tree2   # forms A, B, C, F on the second tree
+    .venv-realcode/bin/python scripts/realcode/mutate.py --tree3   # the same on the third (held out)
 
 Candidates (mutations.py): every `.view(...)`/`.view_as(...)` whose receiver is a
 `.contiguous()` call (`chain`), `x = ....contiguous()` followed by `x.view(...)` (`assign`),
@@ -15,7 +16,7 @@ models.jsonl and its job (transformers: the auto-mapping entry) listed from the 
 These are forms A (`chain`) and B (`assign`, `return`); `--forms` adds C (an executed
 `.reshape` written `.view`) and F (an executed `.flatten` written as the equal view), see
 mutations.py; `--copied-only` keeps C and F to the sites that copied. The default is A,B on
-the first tree and A,B,C,F with `--tree2`.
+the first tree and A,B,C,F with `--tree2` or `--tree3`.
 
 `--new-only`: rows already in mutations.jsonl (same file, view and edit) are kept as they are
 and not re-run; only the other candidates run and are merged in (the per-mutation cache under
@@ -280,7 +281,7 @@ def make_slot(tree, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     trees.add_tree_options(ap, "tree", "results", "data", "work")
-    ap.add_argument("--forms", help="comma-separated forms A,B,C,F (default: A,B on tree 1, A,B,C,F on tree 2)")
+    ap.add_argument("--forms", help="comma-separated forms A,B,C,F (default: A,B on tree 1, A,B,C,F on trees 2, 3)")
     ap.add_argument("--copied-only", action="store_true",
                     help="forms C and F only at the reshape / flatten sites that copied (the ones that can raise)")
     ap.add_argument("--workers", type=int, default=2)
@@ -292,7 +293,7 @@ def main():
                     help="keep the rows already in mutations.jsonl as they are; run only the other candidates")
     args = ap.parse_args()
     trees.resolve(args, dict(tree="tree", results="results", data="data", work="work"))
-    forms = (args.forms or ("A,B,C,F" if args.tree2 else "A,B")).split(",")
+    forms = (args.forms or ("A,B,C,F" if trees.number(args) > 1 else "A,B")).split(",")
     tree = os.path.realpath(args.tree)
     t0 = time.time()
     muts = candidates(tree, os.path.join(args.data, "sites.jsonl"), args.results, forms, args.copied_only)
@@ -382,7 +383,7 @@ def main():
     runs = old.get("runs") or ([dict(command=old["command"], mutations=old.get("mutations"),
                                      seconds=old.get("seconds_this_run"))] if "command" in old else [])
     command = "scripts/realcode/mutate.py %s--workers %d --limit %d --max-models %d%s" % (
-        "--tree2 " if args.tree2 else "", args.workers, args.limit, args.max_models,
+        {1: "", 2: "--tree2 ", 3: "--tree3 "}[trees.number(args)], args.workers, args.limit, args.max_models,
         " --new-only" if args.new_only else "")
     seconds = round(time.time() - t0)
     runs = (runs if args.new_only else []) + [dict(command=command, mutations=len(muts), seconds=seconds)]
@@ -393,7 +394,7 @@ def main():
         per_pattern={p: n for p in PATTERNS for n in [sum(r["pattern"] == p for r in rows)] if n},
         **_tally(rows),
     )
-    if args.tree2 or any(r.get("form") in ("C", "F") for r in rows):
+    if trees.number(args) > 1 or any(r.get("form") in ("C", "F") for r in rows):
         meta["mutate"]["per_form"] = {f: _tally([r for r in rows if mutations.row_form(r) == f])
                                       for f in sorted({mutations.row_form(r) for r in rows})}
     with open(meta_path + ".tmp", "w") as f:

@@ -3,6 +3,7 @@
 
     .venv-realcode/bin/python scripts/realcode/record.py [--tree target/realcode/src]
     .venv-realcode/bin/python scripts/realcode/record.py --tree2     # the second tree (zoo2*.py)
+    .venv-realcode/bin/python scripts/realcode/record.py --tree3     # the third, held out (zoo3*.py)
 
 Runs the model zoo (zoo_transformers.py, zoo_timm.py, zoo_diffusers.py: tiny configs, random
 weights, eval mode, `torch.no_grad()`, batch 2, each attention implementation) with the
@@ -183,7 +184,7 @@ def main():
     d = trees.resolve(args, dict(tree="tree", results="results", out="data"))
     tree = os.path.abspath(args.tree)
     if not os.path.isdir(tree):
-        sys.exit("no tree at %s (run scripts/realcode/setup.sh or setup2.sh)" % tree)
+        sys.exit("no tree at %s (run scripts/realcode/setup.sh, setup2.sh or setup3.sh)" % tree)
     packages = [p for p in (args.packages or ",".join(d["packages"])).split(",") if p]
     t0 = time.time()
     ran = [0]
@@ -244,7 +245,7 @@ def main():
         date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         counts=c,
         record=dict(
-            setup="scripts/realcode/setup.sh",
+            setup="scripts/realcode/setup3.sh" if trees.number(args) == 3 else "scripts/realcode/setup.sh",
             runs=runs,
             seconds_total=sum(r["seconds"] for r in runs),
             job_seconds_total=round(sum(m["seconds"] or 0 for m in models)),

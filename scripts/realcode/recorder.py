@@ -285,8 +285,8 @@ def set_tree(tree):
 
 
 _INSTALLED = False
-# packages that bind the wrapped entry points at import time (both trees)
-PACKAGES = trees.TREES[1]["packages"] + trees.TREES[2]["packages"]
+# packages that bind the wrapped entry points at import time (all trees)
+PACKAGES = trees.TREES[1]["packages"] + trees.TREES[2]["packages"] + trees.TREES[3]["packages"]
 
 
 def install(tree=None):

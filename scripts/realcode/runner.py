@@ -22,6 +22,7 @@ import torch
 
 import recorder
 import zoo2
+import zoo3
 
 ATTEMPT_LIMIT = 60
 
@@ -143,8 +144,19 @@ def run_zoo2(job, limit):
         return dict(status="failed", reason=_short_exc(e))
 
 
+def run_zoo3(job, limit):
+    """A job of the third tree's zoo (zoo3.py, as zoo2)."""
+    try:
+        return dict(status="ok", **_attempt(lambda: zoo3.run(job), limit))
+    except JobTimeout:
+        return dict(status="failed", reason="time limit %d s" % limit)
+    except Exception as e:
+        return dict(status="failed", reason=_short_exc(e))
+
+
 RUNNERS = {"transformers": run_transformers, "timm": run_timm, "diffusers": run_diffusers}
 RUNNERS.update({p: run_zoo2 for p in zoo2.PACKAGES})
+RUNNERS.update({p: run_zoo3 for p in zoo3.PACKAGES})
 
 
 def list_jobs(packages, mappings):
@@ -170,6 +182,7 @@ def list_jobs(packages, mappings):
             for attn in ("eager", "sdpa"):
                 out.append(dict(key="diffusers/%s/%s" % (n, attn), package="diffusers", name=n, attn=attn))
     out += zoo2.list_jobs([p for p in packages if p in zoo2.PACKAGES])
+    out += zoo3.list_jobs([p for p in packages if p in zoo3.PACKAGES])
     return out
 
 
@@ -188,6 +201,7 @@ def _prepare(tree):
 
 def check_origin(package, tree):
     zoo2.before_import(package)
+    zoo3.before_import(package)
     mod = __import__(package)
     f = os.path.abspath(mod.__file__)
     if not f.startswith(os.path.abspath(tree) + os.sep):

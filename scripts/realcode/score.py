@@ -3,6 +3,7 @@
 
     python3 scripts/realcode/score.py [--bin target/release/stridelint] [--tree target/realcode/src] [--json]
     python3 scripts/realcode/score.py --tree2     # the second tree: tests/data/realcode2, target/realcode/src2
+    python3 scripts/realcode/score.py --tree3     # the third (held out): tests/data/realcode3, target/realcode/src3
 
 Needs only Python 3 and the tree (no torch). Matching is exact on file (relative to the tree)
 + start row/column + end row/column, in stridelint's JSON convention (rows 1-based, columns
