@@ -3,9 +3,10 @@
 //! spatial dims replaced. Only the shape: the layout is the input's memory format, which
 //! the analysis knows only for a contiguous input (`OpKind::FormatFollowing`).
 //!
-//! A spatial size the arguments keep (a 1×1 convolution, stride 1 with "same" padding, an
-//! adaptive pool's `output_size`) is exact; any other is a fresh size the caller mints:
-//! layouts never depend on its value, only on its being one fixed size.
+//! Only sizes the arguments fix are given: a spatial size kept (a 1×1 convolution, stride 1
+//! with "same" padding) or set (an adaptive pool's `output_size`), a convolution's
+//! `out_channels`. A layer whose output needs any other size gets none: a size made up for
+//! it could be 1, and `squeeze` or a merge would then be decided wrongly.
 
 use super::bind::BoundArgs;
 use super::value::ArgValue;
@@ -54,15 +55,9 @@ impl OutputShape {
     }
 
     /// The output's sizes for an input of `shape` (batched or not), built with constructor
-    /// arguments `args`; `fresh(i)` names a new size for spatial dim `i` of the input.
-    /// `None` when the input's rank does not fit the layer (it raises) or an argument is not
-    /// readable (`return_indices=True` returns a tuple).
-    pub fn output(
-        &self,
-        args: &BoundArgs<Dim>,
-        shape: &[Dim],
-        fresh: &mut dyn FnMut(usize) -> Dim,
-    ) -> Option<Vec<Dim>> {
+    /// arguments `args`. `None` when the input's rank does not fit the layer (it raises),
+    /// the call may return a tuple (`return_indices=True`) or a size is not fixed.
+    pub fn output(&self, args: &BoundArgs<Dim>, shape: &[Dim]) -> Option<Vec<Dim>> {
         let rank = shape.len();
         if rank != self.spatial + 1 && rank != self.spatial + 2 {
             return None;
@@ -77,10 +72,7 @@ impl OutputShape {
         }
         for i in 0..self.spatial {
             let at = first_spatial + i;
-            out[at] = match self.kept_or_given(args, i, &shape[at]) {
-                Some(size) => size,
-                None => fresh(at),
-            };
+            out[at] = self.kept_or_given(args, i, &shape[at])?;
         }
         Some(out)
     }
@@ -160,9 +152,8 @@ mod tests {
             .collect();
         let args = bind_module_init(m, positional, kw).unwrap();
         let shape: Vec<Dim> = shape.iter().map(|s| sym(s)).collect();
-        let mut fresh = |i: usize| sym(&format!("new{i}"));
         m.output_shape?
-            .output(&args, &shape, &mut fresh)
+            .output(&args, &shape)
             .map(|v| v.iter().map(|d| d.to_string()).collect())
     }
 
@@ -180,7 +171,7 @@ mod tests {
     }
 
     #[test]
-    fn same_padding_keeps_sizes_and_a_stride_makes_new_ones() {
+    fn same_padding_keeps_sizes_and_a_stride_gives_none() {
         let conv = || vec![ArgValue::Int(sym("C")), ArgValue::Int(sym("C2")), int(3)];
         let same = run(
             "torch.nn.Conv1d",
@@ -191,9 +182,9 @@ mod tests {
         assert_eq!(same.unwrap(), ["B", "C2", "T"]);
         let strided = [("padding", int(1)), ("stride", int(2))];
         let out = run("torch.nn.Conv1d", conv(), &strided, &["B", "C", "T"]);
-        assert_eq!(out.unwrap(), ["B", "C2", "new2"]);
+        assert_eq!(out, None);
         let unpadded = run("torch.nn.Conv1d", conv(), &[], &["B", "C", "T"]);
-        assert_eq!(unpadded.unwrap(), ["B", "C2", "new2"]);
+        assert_eq!(unpadded, None);
     }
 
     #[test]
@@ -204,7 +195,15 @@ mod tests {
             &[],
             &["B", "C", "H", "W"],
         );
-        assert_eq!(pool.unwrap(), ["B", "C", "new2", "new3"]);
+        assert_eq!(pool, None);
+        let same = [("stride", int(1)), ("padding", int(1))];
+        let kept = run(
+            "torch.nn.MaxPool2d",
+            vec![int(3)],
+            &same,
+            &["B", "C", "H", "W"],
+        );
+        assert_eq!(kept.unwrap(), ["B", "C", "H", "W"]);
         let sizes = ArgValue::IntList(vec![int(1), ArgValue::None]);
         let adaptive = run(
             "torch.nn.AdaptiveAvgPool2d",

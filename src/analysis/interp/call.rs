@@ -599,7 +599,7 @@ impl Interpreter<'_> {
                 {
                     let out =
                         applying::contiguous_from_input(&mut self.apply_ctx(env), alt, span, &what);
-                    self.size_layer_output(m, alt, &out, span, env);
+                    self.size_layer_output(m, alt, &out, env);
                     out
                 }
                 ops::OpResult::Unknown | ops::OpResult::UnknownTensor if fresh => {
@@ -1215,15 +1215,12 @@ impl Interpreter<'_> {
 
 impl Interpreter<'_> {
     /// Give the contiguous output `out` of a convolution, pooling or resampling layer its
-    /// sizes (`output_shape` in rules/*.toml), from its input's; a size the layer's
-    /// arguments do not fix is a fresh one, named after the output (`x.shape[2]` for
-    /// `x = self.down(x)`).
+    /// sizes (`output_shape` in rules/*.toml), when its arguments fix them.
     fn size_layer_output(
         &mut self,
         m: &NnModuleVal,
         input: &TensorAlt,
         out: &Value,
-        span: Span,
         env: &mut Env,
     ) {
         let (Some(rule), Some(input)) = (m.spec.output_shape, input.layout.as_ref()) else {
@@ -1235,12 +1232,7 @@ impl Interpreter<'_> {
         let Some(origin) = alts.first().and_then(|a| a.origin) else {
             return;
         };
-        let base = match self.frame.name_hint.clone() {
-            Some((name, s)) if s == span => name,
-            _ => "out".to_string(),
-        };
-        let mut fresh = |i: usize| self.root.mint(&format!("{base}.shape[{i}]"));
-        if let Some(shape) = rule.output(&m.args, &input.shape, &mut fresh) {
+        if let Some(shape) = rule.output(&m.args, &input.shape) {
             env.shapes
                 .insert(origin, crate::layout::Layout::contiguous(shape));
         }

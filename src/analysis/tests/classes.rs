@@ -127,7 +127,7 @@ fn linear_fixes_the_last_size() {
 }
 
 #[test]
-fn conv2d_output_keeps_the_batch_and_takes_its_channels() {
+fn conv2d_output_is_sized_when_its_arguments_fix_the_sizes() {
     check(
         r#"
         import torch.nn as nn
@@ -136,19 +136,21 @@ fn conv2d_output_keeps_the_batch_and_takes_its_channels() {
             def __init__(self):
                 super().__init__()
                 self.conv = nn.Conv2d(3, 8, 3)
+                self.point = nn.Conv2d(3, 8, 1)
 
             def forward(self, x):
                 B, C, H, W = x.shape
                 y = self.conv(x)
-                return y.view(y.shape[0], -1)
+                z = self.point(x)
+                return y.view(y.shape[0], -1), z.view(B, -1)
         "#,
         r#"
         x.shape: size
           (B, C, H, W) strides (C·H·W, H·W, W, 1) -> ok
-        y.shape: size
-          (B, 8, y.shape[2], y.shape[3]) strides (8·y.shape[2]·y.shape[3], y.shape[2]·y.shape[3], y.shape[3], 1) -> ok
         y.view(y.shape[0], -1): view
-          (B, 8, y.shape[2], y.shape[3]) strides (8·y.shape[2]·y.shape[3], y.shape[2]·y.shape[3], y.shape[3], 1) -> (B, 8·y.shape[2]·y.shape[3]) strides (8·y.shape[2]·y.shape[3], 1)
+          contiguous, shape unknown -> (y.shape[0], y[1]) strides (y[1], 1)
+        z.view(B, -1): view
+          (B, 8, H, W) strides (8·H·W, H·W, W, 1) -> (B, 8·H·W) strides (8·H·W, 1)
         "#,
     );
 }
