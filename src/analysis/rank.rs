@@ -295,75 +295,98 @@ impl<'a> Scan<'a> {
             _ => 1,
         };
         let per_item = self.per_item(value, wanted);
-        // `B, T, C = v.shape`: the rank and the names of the sizes.
-        if let [Target::Tuple(items, _)] = targets {
-            if let Some((p, d)) = self.size_query(value) {
-                let names = plain_names(items);
-                let reordered = self.reorders(value);
-                match names {
-                    Some(names) => {
-                        let fact = self.fact_at(&p, value.span);
-                        fact.exact(names.len() as i64 - d);
-                        if d == 0 && !reordered {
-                            for (i, n) in names.iter().enumerate() {
-                                if *n != "_" {
-                                    fact.names.entry(i as i64).or_insert_with(|| n.to_string());
-                                }
-                            }
+        match targets {
+            [Target::Tuple(items, _)] => {
+                self.unpacked_sizes(items, value);
+                self.unpacked_size_slice(items, value);
+            }
+            [Target::Name(n, _)] => self.one_size_named(n, value),
+            _ => {}
+        }
+        self.derive_targets(targets, value, per_item);
+    }
+
+    /// `B, T, C = v.shape`: the rank and the names of the sizes; `B, *rest = v.shape`: at
+    /// least the named ones.
+    fn unpacked_sizes(&mut self, items: &[Target], value: &Expr) {
+        let Some((p, d)) = self.size_query(value) else {
+            return;
+        };
+        let reordered = self.reorders(value);
+        match plain_names(items) {
+            Some(names) => {
+                let fact = self.fact_at(&p, value.span);
+                fact.exact(names.len() as i64 - d);
+                if d == 0 && !reordered {
+                    for (i, n) in names.iter().enumerate() {
+                        if *n != "_" {
+                            fact.names.entry(i as i64).or_insert_with(|| n.to_string());
                         }
                     }
-                    // `B, *rest = v.shape`: at least the named ones.
-                    None => {
-                        let fixed = items
-                            .iter()
-                            .filter(|t| !matches!(t, Target::Starred(..)))
-                            .count();
-                        self.fact_at(&p, value.span).at_least(fixed as i64 - d);
-                    }
                 }
             }
+            None => {
+                let fixed = items
+                    .iter()
+                    .filter(|t| !matches!(t, Target::Starred(..)))
+                    .count();
+                self.fact_at(&p, value.span).at_least(fixed as i64 - d);
+            }
         }
-        // `B, T = v.shape[:-1]` / `H, W = v.size()[2:]`: a slice of literal bounds whose
-        // length only one rank gives (the rank, and the names where the slice starts at a
-        // known dim), or every rank from some on (`v.shape[:2]`: at least that).
-        if let [Target::Tuple(items, _)] = targets {
-            if let Some((p, d, lower, upper)) = self.sliced_size_query(value) {
-                let names = plain_names(items);
-                if let Some(names) = names {
-                    let reordered = self.reorders(value);
-                    let fact = self.fact_at(&p, value.span);
-                    match ranks_with_slice_len(lower, upper, names.len()) {
-                        SliceRanks::Exactly(r) => {
-                            fact.exact(r as i64 - d);
-                            if d == 0 && !reordered {
-                                let first = lower.unwrap_or(0);
-                                let first = if first < 0 { first + r as i64 } else { first };
-                                for (i, n) in names.iter().enumerate() {
-                                    if *n != "_" {
-                                        let dim = first + i as i64;
-                                        fact.names.entry(dim).or_insert_with(|| n.to_string());
-                                    }
-                                }
-                            }
+    }
+
+    /// `B, T = v.shape[:-1]` / `H, W = v.size()[2:]`: a slice of literal bounds whose
+    /// length only one rank gives (the rank, and the names where the slice starts at a
+    /// known dim), or every rank from some on (`v.shape[:2]`: at least that).
+    fn unpacked_size_slice(&mut self, items: &[Target], value: &Expr) {
+        let Some((p, d, lower, upper)) = self.sliced_size_query(value) else {
+            return;
+        };
+        let Some(names) = plain_names(items) else {
+            return;
+        };
+        let reordered = self.reorders(value);
+        let fact = self.fact_at(&p, value.span);
+        match ranks_with_slice_len(lower, upper, names.len()) {
+            SliceRanks::Exactly(r) => {
+                fact.exact(r as i64 - d);
+                if d == 0 && !reordered {
+                    let first = lower.unwrap_or(0);
+                    let first = if first < 0 { first + r as i64 } else { first };
+                    for (i, n) in names.iter().enumerate() {
+                        if *n != "_" {
+                            let dim = first + i as i64;
+                            fact.names.entry(dim).or_insert_with(|| n.to_string());
                         }
-                        SliceRanks::AtLeast(r) => fact.at_least(r as i64 - d),
-                        SliceRanks::Impossible => fact.conflict = true,
-                        SliceRanks::Other => {}
                     }
                 }
             }
+            SliceRanks::AtLeast(r) => fact.at_least(r as i64 - d),
+            SliceRanks::Impossible => fact.conflict = true,
+            SliceRanks::Other => {}
         }
-        // `n = v.shape[1]` / `n = v.size(1)`: the name of one size.
-        if let [Target::Name(n, _)] = targets {
-            if let Some((p, d, i)) = self.one_size(value) {
-                if d == 0 && !self.reorders(value) {
-                    self.fact(&p)
-                        .names
-                        .entry(i)
-                        .or_insert_with(|| n.to_string());
-                }
+    }
+
+    /// `n = v.shape[1]` / `n = v.size(1)`: the name of one size.
+    fn one_size_named(&mut self, n: &str, value: &Expr) {
+        if let Some((p, d, i)) = self.one_size(value) {
+            if d == 0 && !self.reorders(value) {
+                self.fact(&p)
+                    .names
+                    .entry(i)
+                    .or_insert_with(|| n.to_string());
             }
         }
+    }
+
+    /// What the assigned names now derive from: the value's parameter (`h = self.norm(x)`),
+    /// an item each (`per_item`, from [`Scan::per_item`]), or the parts of a split.
+    fn derive_targets(
+        &mut self,
+        targets: &[Target],
+        value: &Expr,
+        per_item: Vec<(Option<(String, i64)>, bool)>,
+    ) {
         let result = self.derive(value);
         let reordered = self.reorders(value);
         for t in targets {
@@ -373,29 +396,18 @@ impl<'a> Scan<'a> {
             ([Target::Tuple(items, _)], _) if per_item.len() == items.len() => {
                 for (t, (r, reordered)) in items.iter().zip(per_item) {
                     if let (Target::Name(n, _), Some(r)) = (t, r) {
-                        self.derived.insert(n.to_string(), r);
-                        if reordered {
-                            self.reordered.insert(n.to_string());
-                        }
+                        self.derive_name(n, r, reordered);
                     }
                 }
             }
-            ([Target::Name(n, _)], Some(r)) => {
-                self.derived.insert(n.to_string(), r);
-                if reordered {
-                    self.reordered.insert(n.to_string());
-                }
-            }
+            ([Target::Name(n, _)], Some(r)) => self.derive_name(n, r, reordered),
             // `_, pred = v.topk(k, 1)` (values and indices keep the rank).
             ([Target::Tuple(items, _)], _) if self.parts_keeping_rank(value).is_some() => {
                 let r = self.parts_keeping_rank(value).unwrap_or_default();
                 for t in items {
                     if let Target::Name(n, _) = t {
                         if n != "_" {
-                            self.derived.insert(n.to_string(), r.clone());
-                            if reordered {
-                                self.reordered.insert(n.to_string());
-                            }
+                            self.derive_name(n, r.clone(), reordered);
                         }
                     }
                 }
@@ -409,6 +421,15 @@ impl<'a> Scan<'a> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `n` now derives from `r` (its parameter and rank offset), in another order of dims
+    /// when `reordered`.
+    fn derive_name(&mut self, n: &str, r: (String, i64), reordered: bool) {
+        self.derived.insert(n.to_string(), r);
+        if reordered {
+            self.reordered.insert(n.to_string());
         }
     }
 
