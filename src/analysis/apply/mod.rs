@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::ir::{Language, Span};
 use crate::layout::sdpa::sdpa_output_layouts;
-use crate::layout::{infer_size, Assumption, Decider, Dim, ShapeError, Tri};
+use crate::layout::{infer_size, Decider, Dim, ShapeError, Tri};
 use crate::ops::schema::{ParamSpec, ParamType, Variadic};
 use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
 
@@ -24,6 +24,11 @@ use super::value::{
     join, producer_of, with_producer, Origin, Producer, Step, SymLayout, TensorAlt, TensorVal,
     UnknownReason, Value,
 };
+
+mod record;
+mod refine;
+
+use refine::Decided;
 
 /// What applying an op needs besides the op and its arguments.
 pub struct ApplyCtx<'a> {
@@ -66,51 +71,6 @@ impl ApplyCtx<'_> {
     /// The layout `alt` stands for: its own, or the sizes its origin was given.
     pub fn resolve(&self, alt: &TensorAlt) -> TensorAlt {
         resolve_alt(self.shapes, alt)
-    }
-
-    fn record(
-        &mut self,
-        spec: &'static OpSpec,
-        span: Span,
-        nspan: Span,
-        outcomes: Vec<AltOutcome>,
-    ) {
-        let unknown_rank = outcomes
-            .iter()
-            .any(|o| o.input.layout.is_none() && matches!(o.outcome, Outcome::Unknown));
-        let unknown_input = if outcomes.is_empty() {
-            Some(UnknownReason::Unmodelled)
-        } else {
-            unknown_rank.then_some(UnknownReason::UnknownRank)
-        };
-        self.record_with(spec, span, nspan, outcomes, unknown_input);
-    }
-
-    fn record_with(
-        &mut self,
-        spec: &'static OpSpec,
-        span: Span,
-        nspan: Span,
-        outcomes: Vec<AltOutcome>,
-        unknown_input: Option<UnknownReason>,
-    ) {
-        self.events.push(OpEvent {
-            span,
-            name_span: nspan,
-            op: &spec.name,
-            kind: spec.kind_name(),
-            tags: &spec.tags,
-            outcomes,
-            unknown_input,
-            divisibility: self.facts.divisibility.clone(),
-            assumptions: self.facts.assumptions.clone(),
-            semantics: spec.semantics,
-            from_caller: self.context.is_some(),
-            context: self.context.clone(),
-            path: self.path.clone(),
-            write: None,
-            arguments: Vec::new(),
-        });
     }
 }
 
@@ -512,7 +472,9 @@ fn primary_alts(recv: &Option<Value>, positional: &[Value]) -> Option<Vec<Tensor
 }
 
 /// Apply a table op to every alternative of its input, record the event, and return
-/// the joined result.
+/// the joined result: bind the arguments, run the op's transfer function on each
+/// alternative and refine what it leaves unknown (`refine`), record one outcome per
+/// alternative in one [`OpEvent`] (`record`), and join the results.
 pub fn apply_op(
     ctx: &mut ApplyCtx,
     spec: &'static OpSpec,
@@ -523,316 +485,362 @@ pub fn apply_op(
     nspan: Span,
 ) -> Value {
     let recv = recv.map(|r| as_tensor(r, span, &ctx.context));
-    let what = step_description(ctx, span, nspan);
     // Factories (`torch.zeros(B, T)`, `torch.arange(n)`, `torch.tensor(data)`) take no
     // tensor: their first argument is a size or data, never the input. `einsum`'s first
     // argument is its equation: it is applied once to all its operands the same way.
     if recv.is_none() && spec.kind.applied_without_input() {
+        let what = step_description(ctx, span, nspan);
         return apply_factory(ctx, spec, &positional, &keywords, span, nspan, &what);
     }
-    let mut positional = positional;
-    if recv.is_none() {
-        if let Some(first) = positional.first_mut() {
-            *first = as_tensor(first.clone(), span, &ctx.context);
-        }
-    }
-    let receiver = if recv.is_some() {
-        Some(spec.receiver.unwrap_or(0))
-    } else {
-        None
+    let call = OpCall::new(ctx, spec, recv, positional, keywords, span, nspan);
+    let Some(alts) = call.input_alts() else {
+        return apply_to_unknown_input(ctx, &call);
     };
-    let list_input = tensor_list_input(spec, &recv, &positional);
-    let Some(alts) =
-        primary_alts(&recv, &positional).or_else(|| list_input.clone().map(|alt| vec![alt]))
-    else {
-        // Input layout unknown: nothing certain can follow, but some ops still write a
-        // fresh contiguous tensor (`matmul`, `softmax`, `.contiguous()`).
-        // One outcome of unknown input, so that the path is still seen to reach the call
-        // (a failure on another path is then reported on that path only).
-        let unknown = AltOutcome::bare(
-            TensorAlt::new(None, None),
-            Outcome::Unknown,
-            Tri::Unknown,
-            ctx.decisions.to_vec(),
-        );
-        let why = input_unknown_reason(recv.as_ref().or(positional.first()));
-        ctx.record_with(spec, span, nspan, vec![unknown], Some(why));
-        let args = method_args(&recv, &positional);
-        if let Some(v) = partial_product(ctx, spec, None, args.first(), span, &what) {
-            return v;
-        }
-        // The dataflow goes on through a tensor of unknown layout.
-        let input = producer_of(
-            recv.as_ref()
-                .or(positional.first())
-                .unwrap_or(&Value::NoneVal),
-        );
-        let (others, numbers_only) = other_inputs(&recv, &positional, &keywords);
-        let producer = made_by(spec, span, input, others, numbers_only, None, None);
-        if fresh_output(spec, args, &keywords) {
-            return with_producer(fresh_contiguous(ctx, span, &what), &producer);
-        }
-        return with_producer(unknown_result(spec, why), &producer);
-    };
-    let (other_producers, numbers_only) = other_inputs(&recv, &positional, &keywords);
-    let alts: Vec<TensorAlt> = alts.iter().map(|a| ctx.resolve(a)).collect();
-    let (pos_converted, kw_args) =
-        convert_args(ctx.shapes, &spec.params, receiver, &positional, &keywords);
-    let alts: Vec<TensorAlt> = alts
-        .into_iter()
-        .map(|alt| {
-            let mut input_alt = alt;
-            if input_alt.layout.is_none() && list_input.is_none() {
-                // The op itself may say how many dims its input has (`permute(0, 2, 1, 3)`):
-                // then the tensor gets a named size per dim, for this use and every alias.
-                if let Some(layout) = materialize_from_op(
-                    ctx,
-                    spec,
-                    &pos_converted,
-                    &kw_args,
-                    &input_alt,
-                    span,
-                    nspan,
-                ) {
-                    input_alt.layout = Some(layout);
-                }
-            }
-            if let Some(layout) = input_alt
-                .layout
-                .as_ref()
-                .and_then(|l| unpack_by_rank(ctx, spec, &pos_converted, &kw_args, l))
-            {
-                input_alt.layout = Some(layout);
-            }
-            input_alt
-        })
-        .collect();
-    let bind_input = |layout: &Option<SymLayout>| {
-        bind_with_input(
-            spec,
-            recv.is_some(),
-            list_input.is_some(),
-            &pos_converted,
-            &kw_args,
-            layout,
-        )
-    };
-    let alts = if spec.kind == OpKind::Permute {
-        split_by_memory_format(alts, |alt| {
-            bind_input(&alt.layout).is_ok_and(|b| permutes_parameter_channels_last(spec, &b, alt))
-        })
-    } else {
-        alts
-    };
+    let args = convert_args(
+        ctx.shapes,
+        &spec.params,
+        call.receiver,
+        &call.positional,
+        &call.keywords,
+    );
+    let alts = input_alternatives(ctx, &call, &args, alts);
     let mut outcomes = Vec::with_capacity(alts.len());
     let mut results = Vec::with_capacity(alts.len());
     for alt in &alts {
-        let mut input_alt = alt.clone();
-        let mut operands = Vec::new();
-        let mut dim_arg = None;
-        let mut solved: Vec<Assumption> = Vec::new();
-        let mut step_what = what.clone();
-        // The view/reshape target entry by entry, `None` where unreadable.
-        let mut loose_target: Option<Vec<Option<Dim>>> = None;
-        let (transfer, mut target, decided_under) = match bind_input(&input_alt.layout) {
-            Ok(bound) if super::prefix::unsafe_on_packed(spec, &bound) => {
-                (unknown_transfer(), None, None)
-            }
-            Ok(bound) => {
-                dim_arg = bound.get("dim").cloned();
-                loose_target = target_entries(spec, &bound);
-                operands = tensor_operands(spec, &bound, receiver.unwrap_or(0));
-                if input_alt.layout.is_none() && list_input.is_none() {
-                    let (t, target, refined) =
-                        contiguous_unknown_shape(ctx, spec, &bound, alt, span);
-                    if refined.is_some() {
-                        input_alt.layout = refined;
-                    }
-                    (t, target, None)
-                } else {
-                    let d = Decider::new(&ctx.facts.assumptions);
-                    let mut t = ops::apply(spec, &bound, &d);
-                    let mut target = ops::target_shape(spec, &bound);
-                    ctx.quotients
-                        .extend(inferred_quotients(spec, &t, target.as_deref()));
-                    if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
-                        if let Some((t2, bound2, equal)) =
-                            assume_required_equalities(spec, &bound, &d)
-                        {
-                            t = t2;
-                            target = ops::target_shape(spec, &bound2);
-                            ctx.learned.extend(equal);
-                        }
-                    }
-                    if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
-                        if let Some(l) = first_operand_decides(spec, &bound, &d) {
-                            t = ops::Transfer {
-                                result: OpResult::Tensor(l),
-                                copies: Tri::No,
-                                copied_numel: None,
-                                copied_reshape: None,
-                            };
-                            step_what = format!(
-                                    "{what} (assuming its operands of unknown shape broadcast to its first operand's shape)"
-                                );
-                        }
-                    }
-                    if matches!(t.result, OpResult::Unknown | OpResult::UnknownTensor) {
-                        if let Some(t2) = decide_by_block_count(spec, &bound, &d) {
-                            t = t2;
-                        }
-                    }
-                    if matches!(t.result, OpResult::Unknown) {
-                        match decide_harder(ctx, spec, &bound, &mut solved) {
-                            Some((t2, d2, solved_target)) => {
-                                (t2, solved_target.or(target), Some(d2))
-                            }
-                            None => (t, target, Some(d.used())),
-                        }
-                    } else {
-                        (t, target, Some(d.used()))
-                    }
-                }
-            }
-            Err(_) => (
-                ops::Transfer {
-                    result: OpResult::Unknown,
-                    copies: Tri::Unknown,
-                    copied_numel: None,
-                    copied_reshape: None,
-                },
-                None,
-                None,
-            ),
-        };
-        if target.is_none() && matches!(spec.kind_name(), "flatten" | "ravel") {
-            // No shape argument: the output shape tells which dims are merged.
-            if let OpResult::Tensor(l) = &transfer.result {
-                target = Some(l.shape.clone());
-            }
-        }
-        let mut outcome = match &transfer.result {
-            OpResult::Tensor(l) => Outcome::Ok(Some(l.clone())),
-            OpResult::Tensors(_) | OpResult::Size(_) => Outcome::Ok(None),
-            OpResult::UnknownTensor => Outcome::Ok(None),
-            OpResult::Error(e) => Outcome::Error(e.clone()),
-            OpResult::Unknown => Outcome::Unknown,
-        };
-        let mut assumptions = decided_under.unwrap_or_default();
-        for s in solved {
-            if !assumptions.contains(&s) {
-                assumptions.push(s);
-            }
-        }
-        if matches!(outcome, Outcome::Error(_)) && ctx.root.rests_on_small_default(&assumptions) {
-            // `num_dummy_heads: int = 0` may well be 0, where the code runs: a failure that
-            // needs it ≥ 2 is not certain. (A copy that needs it ≥ 2 is reported; its note
-            // states the condition.)
-            outcome = Outcome::Unknown;
-        }
-        outcomes.push(AltOutcome {
-            input: input_alt.clone(),
-            target,
-            outcome,
-            copies: transfer.copies,
-            copied_numel: transfer.copied_numel.clone(),
-            copied_reshape: transfer.copied_reshape.clone(),
-            assumptions,
-            operands,
-            decisions: ctx.decisions.to_vec(),
-        });
-        let args = method_args(&recv, &positional);
-        let fresh = fresh_output(spec, args, &keywords);
-        let partial = match &transfer.result {
-            OpResult::UnknownTensor | OpResult::Unknown => partial_product(
-                ctx,
-                spec,
-                input_alt.layout.as_ref(),
-                args.first(),
-                span,
-                &what,
-            ),
-            _ => None,
-        };
-        let partial = partial.or_else(|| match &transfer.result {
-            OpResult::Unknown | OpResult::UnknownTensor => contiguous_view_result(
-                ctx,
-                spec,
-                input_alt.layout.as_ref(),
-                outcomes.last().and_then(|o| o.target.as_deref()),
-                loose_target.as_deref(),
-                &input_alt,
-                span,
-                &what,
-            ),
-            _ => None,
-        });
-        let value = match transfer.result {
-            _ if partial.is_some() => partial.unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
-            OpResult::UnknownTensor if follows_contiguous_input(ctx.facts, spec, &input_alt) => {
-                contiguous_from_input(ctx, &input_alt, span, &what)
-            }
-            // The layout is unknown but the op writes a new contiguous tensor.
-            OpResult::UnknownTensor | OpResult::Unknown if fresh => {
-                fresh_contiguous(ctx, span, &what)
-            }
-            r => {
-                let of = ResultOf {
-                    same_shape: keeps_shape(spec, &operands_of(&outcomes)),
-                    writes_new_tensor: fresh,
-                };
-                result_value(
-                    ctx,
-                    &input_alt,
-                    r,
-                    span,
-                    &step_what,
-                    of,
-                    result_unknown(spec),
-                )
-            }
-        };
-        let value = super::copies::carry_copy(
-            ctx.source,
-            spec,
-            span,
-            nspan,
-            &input_alt,
-            outcomes.last(),
-            &ctx.facts.assumptions,
-            value,
-        );
-        // A tensor op whose result's layout is unknown still made a tensor.
-        let value = match value {
-            Value::Unknown(why) if spec.returns_tensor() => Value::unknown_tensor(why),
-            v => v,
-        };
-        let value = if matches!(value, Value::Tensor(_)) {
-            let producer = made_by(
-                spec,
-                span,
-                input_alt.made_by.clone(),
-                other_producers.clone(),
-                numbers_only,
-                dim_arg.as_ref(),
-                input_alt.layout.as_ref(),
-            );
-            with_producer(value, &producer)
-        } else {
-            value
-        };
-        results.push(value);
+        let (outcome, applied) = apply_to_alt(ctx, &call, &args, alt);
+        outcomes.push(outcome);
+        results.push(result_of_alt(ctx, &call, applied, &outcomes));
     }
-    ctx.record(spec, span, nspan, outcomes);
-    if let Some(event) = ctx.events.last_mut() {
-        event.arguments = other_producers;
-    }
+    record::op_event(ctx, spec, span, nspan, outcomes, call.other_producers);
     if spec.kind == OpKind::Sdpa {
-        if let Some(v) = sdpa_alternatives(ctx, &positional, &keywords, span, &what) {
+        if let Some(v) = sdpa_alternatives(ctx, &call.positional, &call.keywords, span, &call.what)
+        {
             return v;
         }
     }
     join_all(results)
+}
+
+/// A call of a table op that has an input (not a factory), as [`apply_op`] got it.
+struct OpCall {
+    spec: &'static OpSpec,
+    recv: Option<Value>,
+    /// The positional arguments, a function call's first one taken as a tensor.
+    positional: Vec<Value>,
+    keywords: Vec<(String, Value)>,
+    span: Span,
+    nspan: Span,
+    /// How a chain names the step (see [`step_description`]).
+    what: String,
+    /// The receiver's parameter index, for a method call.
+    receiver: Option<usize>,
+    /// The first tensor of a list input (see [`tensor_list_input`]).
+    list_input: Option<TensorAlt>,
+    /// The producers of the other arguments and whether they are all numbers (see
+    /// [`other_inputs`]).
+    other_producers: Vec<Option<Arc<Producer>>>,
+    numbers_only: bool,
+}
+
+impl OpCall {
+    fn new(
+        ctx: &ApplyCtx,
+        spec: &'static OpSpec,
+        recv: Option<Value>,
+        mut positional: Vec<Value>,
+        keywords: Vec<(String, Value)>,
+        span: Span,
+        nspan: Span,
+    ) -> OpCall {
+        if recv.is_none() {
+            if let Some(first) = positional.first_mut() {
+                *first = as_tensor(first.clone(), span, &ctx.context);
+            }
+        }
+        let receiver = recv.is_some().then(|| spec.receiver.unwrap_or(0));
+        let list_input = tensor_list_input(spec, &recv, &positional);
+        let (other_producers, numbers_only) = other_inputs(&recv, &positional, &keywords);
+        OpCall {
+            spec,
+            what: step_description(ctx, span, nspan),
+            receiver,
+            list_input,
+            other_producers,
+            numbers_only,
+            recv,
+            positional,
+            keywords,
+            span,
+            nspan,
+        }
+    }
+
+    /// The alternatives of the input, `None` when its layout is unknown.
+    fn input_alts(&self) -> Option<Vec<TensorAlt>> {
+        primary_alts(&self.recv, &self.positional)
+            .or_else(|| self.list_input.clone().map(|alt| vec![alt]))
+    }
+
+    /// The input as a value (the receiver, else the first positional argument).
+    fn input(&self) -> Option<&Value> {
+        self.recv.as_ref().or(self.positional.first())
+    }
+
+    /// The arguments after the input (see [`method_args`]).
+    fn method_args(&self) -> &[Value] {
+        method_args(&self.recv, &self.positional)
+    }
+
+    /// The converted arguments bound with `layout` as the input (see [`bind_with_input`]).
+    fn bind(
+        &self,
+        args: &OpArgs,
+        layout: &Option<SymLayout>,
+    ) -> Result<ops::BoundArgs<Dim>, ops::BindError> {
+        let (positional, keywords) = args;
+        let (method_call, list_input) = (self.recv.is_some(), self.list_input.is_some());
+        bind_with_input(
+            self.spec,
+            method_call,
+            list_input,
+            positional,
+            keywords,
+            layout,
+        )
+    }
+}
+
+/// Input layout unknown: nothing certain can follow, but some ops still write a fresh
+/// contiguous tensor (`matmul`, `softmax`, `.contiguous()`).
+fn apply_to_unknown_input(ctx: &mut ApplyCtx, call: &OpCall) -> Value {
+    let (spec, span) = (call.spec, call.span);
+    // One outcome of unknown input, so that the path is still seen to reach the call
+    // (a failure on another path is then reported on that path only).
+    let unknown = AltOutcome::bare(
+        TensorAlt::new(None, None),
+        Outcome::Unknown,
+        Tri::Unknown,
+        ctx.decisions.to_vec(),
+    );
+    let why = input_unknown_reason(call.input());
+    ctx.record_with(spec, span, call.nspan, vec![unknown], Some(why));
+    let args = call.method_args();
+    if let Some(v) = partial_product(ctx, spec, None, args.first(), span, &call.what) {
+        return v;
+    }
+    // The dataflow goes on through a tensor of unknown layout.
+    let input = producer_of(call.input().unwrap_or(&Value::NoneVal));
+    let others = call.other_producers.clone();
+    let producer = made_by(spec, span, input, others, call.numbers_only, None, None);
+    if fresh_output(spec, args, &call.keywords) {
+        return with_producer(fresh_contiguous(ctx, span, &call.what), &producer);
+    }
+    with_producer(unknown_result(spec, why), &producer)
+}
+
+/// The alternatives the op runs on: resolved to the sizes the path gave them, with a layout
+/// the op itself shows (see [`input_layout_from_op`]), and a permute of a parameter split
+/// by memory format (see [`split_by_memory_format`]).
+fn input_alternatives(
+    ctx: &mut ApplyCtx,
+    call: &OpCall,
+    args: &OpArgs,
+    alts: Vec<TensorAlt>,
+) -> Vec<TensorAlt> {
+    let alts: Vec<TensorAlt> = alts.iter().map(|a| ctx.resolve(a)).collect();
+    let alts: Vec<TensorAlt> = alts
+        .into_iter()
+        .map(|alt| input_layout_from_op(ctx, call, args, alt))
+        .collect();
+    if call.spec.kind != OpKind::Permute {
+        return alts;
+    }
+    split_by_memory_format(alts, |alt| {
+        call.bind(args, &alt.layout)
+            .is_ok_and(|b| permutes_parameter_channels_last(call.spec, &b, alt))
+    })
+}
+
+/// `alt` with the layout the op gives it: where its own is unknown, the op itself may say
+/// how many dims it has (`permute(0, 2, 1, 3)`), and then the tensor gets a named size per
+/// dim, for this use and every alias; a packed block of leading dims is unpacked where the
+/// op fixes the rank.
+fn input_layout_from_op(
+    ctx: &mut ApplyCtx,
+    call: &OpCall,
+    (positional, keywords): &OpArgs,
+    mut alt: TensorAlt,
+) -> TensorAlt {
+    let spec = call.spec;
+    if alt.layout.is_none() && call.list_input.is_none() {
+        let (span, nspan) = (call.span, call.nspan);
+        if let Some(layout) =
+            materialize_from_op(ctx, spec, positional, keywords, &alt, span, nspan)
+        {
+            alt.layout = Some(layout);
+        }
+    }
+    if let Some(layout) = alt
+        .layout
+        .as_ref()
+        .and_then(|l| unpack_by_rank(ctx, spec, positional, keywords, l))
+    {
+        alt.layout = Some(layout);
+    }
+    alt
+}
+
+/// What the result of one alternative is made from, besides its recorded outcome.
+struct AltApplied {
+    result: OpResult<Dim>,
+    /// The `dim` argument (which dim a reduction or softmax runs over).
+    dim_arg: Option<ArgValue<Dim>>,
+    /// The view/reshape target entry by entry, `None` where unreadable.
+    loose_target: Option<Vec<Option<Dim>>>,
+    /// How the chain names the step, with what a refiner assumed.
+    what: String,
+}
+
+/// Bind the call to one alternative of its input, decide the op on it, refine what stays
+/// unknown: the outcome the event records, and what the result is made from.
+fn apply_to_alt(
+    ctx: &mut ApplyCtx,
+    call: &OpCall,
+    args: &OpArgs,
+    alt: &TensorAlt,
+) -> (AltOutcome, AltApplied) {
+    let spec = call.spec;
+    let mut input = alt.clone();
+    let mut operands = Vec::new();
+    let mut dim_arg = None;
+    let mut loose_target = None;
+    let mut decided = match call.bind(args, &input.layout) {
+        Ok(bound) if super::prefix::unsafe_on_packed(spec, &bound) => {
+            Decided::plain(unknown_transfer(), None)
+        }
+        Ok(bound) => {
+            dim_arg = bound.get("dim").cloned();
+            loose_target = target_entries(spec, &bound);
+            operands = tensor_operands(spec, &bound, call.receiver.unwrap_or(0));
+            if input.layout.is_none() && call.list_input.is_none() {
+                let (t, target, refined) =
+                    contiguous_unknown_shape(ctx, spec, &bound, alt, call.span);
+                if refined.is_some() {
+                    input.layout = refined;
+                }
+                Decided::plain(t, target)
+            } else {
+                refine::decide(ctx, spec, &bound, &call.what)
+            }
+        }
+        Err(_) => Decided::plain(unknown_transfer(), None),
+    };
+    if decided.target.is_none() && matches!(spec.kind_name(), "flatten" | "ravel") {
+        // No shape argument: the output shape tells which dims are merged.
+        if let OpResult::Tensor(l) = &decided.transfer.result {
+            decided.target = Some(l.shape.clone());
+        }
+    }
+    let (target, assumptions) = (decided.target, decided.assumptions);
+    let outcome = record::alt_outcome(ctx, input, &decided.transfer, target, assumptions, operands);
+    let applied = AltApplied {
+        result: decided.transfer.result,
+        dim_arg,
+        loose_target,
+        what: decided.what.unwrap_or_else(|| call.what.clone()),
+    };
+    (outcome, applied)
+}
+
+/// The value one alternative gives, from its outcome (the last of `outcomes`): its layout
+/// (see [`layout_result`]), the copy it carries, and the call that produced it.
+fn result_of_alt(
+    ctx: &mut ApplyCtx,
+    call: &OpCall,
+    applied: AltApplied,
+    outcomes: &[AltOutcome],
+) -> Value {
+    let (spec, span) = (call.spec, call.span);
+    let outcome = outcomes
+        .last()
+        .expect("the alternative's outcome is recorded");
+    let input = &outcome.input;
+    let dim_arg = applied.dim_arg.clone();
+    let value = layout_result(ctx, call, applied, outcomes);
+    let assumptions = &ctx.facts.assumptions;
+    let value = super::copies::carry_copy(
+        ctx.source,
+        spec,
+        span,
+        call.nspan,
+        input,
+        Some(outcome),
+        assumptions,
+        value,
+    );
+    // A tensor op whose result's layout is unknown still made a tensor.
+    let value = match value {
+        Value::Unknown(why) if spec.returns_tensor() => Value::unknown_tensor(why),
+        v => v,
+    };
+    if !matches!(value, Value::Tensor(_)) {
+        return value;
+    }
+    let producer = made_by(
+        spec,
+        span,
+        input.made_by.clone(),
+        call.other_producers.clone(),
+        call.numbers_only,
+        dim_arg.as_ref(),
+        input.layout.as_ref(),
+    );
+    with_producer(value, &producer)
+}
+
+/// The value of one alternative's result before its copy and producer: a product or a view
+/// the analysis can still tell part of, a contiguous tensor the op writes, or the transfer
+/// function's result.
+fn layout_result(
+    ctx: &mut ApplyCtx,
+    call: &OpCall,
+    applied: AltApplied,
+    outcomes: &[AltOutcome],
+) -> Value {
+    let (spec, span, what) = (call.spec, call.span, &call.what);
+    let outcome = outcomes
+        .last()
+        .expect("the alternative's outcome is recorded");
+    let input = &outcome.input;
+    let args = call.method_args();
+    let fresh = fresh_output(spec, args, &call.keywords);
+    let unknown = matches!(applied.result, OpResult::Unknown | OpResult::UnknownTensor);
+    let layout = input.layout.as_ref();
+    let partial = unknown
+        .then(|| partial_product(ctx, spec, layout, args.first(), span, what))
+        .flatten();
+    let partial = partial.or_else(|| {
+        let (target, loose) = (outcome.target.as_deref(), applied.loose_target.as_deref());
+        unknown
+            .then(|| contiguous_view_result(ctx, spec, layout, target, loose, input, span, what))
+            .flatten()
+    });
+    match applied.result {
+        _ if partial.is_some() => partial.unwrap_or(Value::Unknown(UnknownReason::Unmodelled)),
+        OpResult::UnknownTensor if follows_contiguous_input(ctx.facts, spec, input) => {
+            contiguous_from_input(ctx, input, span, what)
+        }
+        // The layout is unknown but the op writes a new contiguous tensor.
+        OpResult::UnknownTensor | OpResult::Unknown if fresh => fresh_contiguous(ctx, span, what),
+        r => {
+            let of = ResultOf {
+                same_shape: keeps_shape(spec, &operands_of(outcomes)),
+                writes_new_tensor: fresh,
+            };
+            let why = result_unknown(spec);
+            result_value(ctx, input, r, span, &applied.what, of, why)
+        }
+    }
 }
 
 /// The op's arguments with `layout` as its input: the receiver of a method call, else the
@@ -1237,96 +1245,6 @@ fn partial_product(
     )))
 }
 
-/// An element-wise op whose other operands' layouts are unknown, when its first tensor
-/// operand alone decides the output (TensorIterator sorts the dims by asking the operands in
-/// turn, and the first one whose strides differ decides: a first operand with no size-1 dim
-/// and pairwise different, nonzero strides decides every comparison): the output has its
-/// shape, in its memory order — assuming the other operands broadcast to that shape without
-/// enlarging it (with every size ≥ 2 they can only add leading dims), as the step states.
-/// Only a first operand of rank ≥ 3 counts: `self.weight * x` has a rank-1 weight first.
-fn first_operand_decides(
-    spec: &OpSpec,
-    bound: &ops::BoundArgs<Dim>,
-    d: &Decider,
-) -> Option<SymLayout> {
-    if spec.kind != OpKind::Elementwise || spec.semantics != ops::Semantics::Torch {
-        return None;
-    }
-    if !matches!(bound.get("inplace"), None | Some(ArgValue::Bool(false))) {
-        return None;
-    }
-    let mut first: Option<&SymLayout> = None;
-    let mut unknown = false;
-    for p in spec.params.iter().filter(|p| p.variadic == Variadic::No) {
-        if !matches!(
-            p.ty,
-            ParamType::Tensor | ParamType::TensorOrScalar | ParamType::TensorOrNumber
-        ) {
-            continue;
-        }
-        match bound.get(&p.name) {
-            Some(ArgValue::Tensor(Some(l))) if l.rank() > 0 && first.is_none() => {
-                if unknown {
-                    // An operand of unknown layout comes first: it would decide.
-                    return None;
-                }
-                first = Some(l);
-            }
-            Some(ArgValue::Tensor(None)) | Some(ArgValue::Unknown) => unknown = true,
-            _ => {}
-        }
-    }
-    let first = first?;
-    // Parameters of a layer (a weight, a bias, a scale) are the low-rank operands that the
-    // activations broadcast *to*; only a first operand with batch dims is taken to be the
-    // full-size one.
-    if !unknown || first.rank() < 3 {
-        return None;
-    }
-    let n = first.rank();
-    for i in 0..n {
-        if !d.eq_lit(&first.shape[i], 1).is_no() || !d.eq_lit(&first.strides[i], 0).is_no() {
-            return None;
-        }
-        for j in i + 1..n {
-            if !d.eq(&first.strides[i], &first.strides[j]).is_no() {
-                return None;
-            }
-        }
-    }
-    crate::layout::elementwise::elementwise_output(&[first], d).ok()
-}
-
-/// The exact quotients a `view`/`reshape` or an einops call showed: a `-1` solved to `X/h`
-/// (a split axis `(h d)` of `X`) means the call only succeeds when `h` divides `X`, so past
-/// it `X/h` is a size like `X // h`.
-fn inferred_quotients(
-    spec: &OpSpec,
-    t: &ops::Transfer<Dim>,
-    target: Option<&[Dim]>,
-) -> Vec<(String, Dim)> {
-    // einops raises unless a split axis divides exactly (`b n (h d)` with `h=heads`): a
-    // quotient among the sizes of its result is exact.
-    if let (
-        OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat,
-        OpResult::Tensor(l),
-    ) = (spec.kind, &t.result)
-    {
-        return l.shape.iter().filter_map(Dim::as_symbol_quotient).collect();
-    }
-    let (OpKind::View | OpKind::Reshape, OpResult::Tensor(l), Some(target)) =
-        (spec.kind, &t.result, target)
-    else {
-        return Vec::new();
-    };
-    target
-        .iter()
-        .zip(&l.shape)
-        .filter(|(t, _)| t.as_lit() == Some(-1))
-        .filter_map(|(_, solved)| solved.as_symbol_quotient())
-        .collect()
-}
-
 /// The tensor operands (besides the input) the last outcome recorded.
 fn operands_of(outcomes: &[AltOutcome]) -> Vec<(String, Option<SymLayout>)> {
     outcomes
@@ -1361,167 +1279,6 @@ fn fresh_output(spec: &OpSpec, positional: &[Value], keywords: &[(String, Value)
         && spec.variant.as_deref() != Some("only_row_major")
         && (spec.kind != OpKind::Contiguous || (positional.is_empty() && keywords.is_empty()))
 }
-
-/// Sizes an op needs to be equal to succeed, where the algebra cannot decide whether they
-/// are: `expand` of a dim of size ≥ 2 to another named size (it must be the same size), and
-/// element-wise operands whose dims of size ≥ 2 line up (they must match to broadcast), the
-/// contracted dims of a matrix product.
-/// The program only continues past the call if they are equal, so the op is decided with
-/// them equal; the interpreter then learns the equalities. `None` when there are none, or
-/// deciding with them does not help.
-fn assume_required_equalities(
-    spec: &OpSpec,
-    bound: &ops::BoundArgs<Dim>,
-    d: &Decider,
-) -> Option<DecidedWithEqualities> {
-    let not_one = |s: &Dim| d.eq_lit(s, 1).is_no();
-    let undecided = |a: &Dim, b: &Dim| d.eq(a, b) == Tri::Unknown;
-    let mut equal: Vec<(Dim, Dim)> = Vec::new();
-    // Shape entries to decide the op with (operand, dim, size) where neither side of an
-    // equality is a symbol to rewrite.
-    let mut entries: Vec<(String, usize, Dim)> = Vec::new();
-    match spec.kind {
-        OpKind::Expand => {
-            let input = bound.get("input").and_then(ArgValue::as_layout)?;
-            let target = ops::target_shape(spec, bound)?;
-            let (rank, n) = (input.rank(), target.len());
-            if n < rank {
-                return None;
-            }
-            for (i, t) in target.iter().enumerate() {
-                let Some(k) = (i + rank).checked_sub(n) else {
-                    continue;
-                };
-                let s = &input.shape[k];
-                if t.as_lit() != Some(-1) && not_one(s) && undecided(s, t) {
-                    equal.push((s.clone(), t.clone()));
-                }
-            }
-        }
-        OpKind::Elementwise => {
-            let layouts: Vec<(&str, &SymLayout)> = spec
-                .params
-                .iter()
-                .filter_map(|p| Some((p.name.as_str(), bound.get(&p.name)?.as_layout()?)))
-                .collect();
-            for (x, (_, a)) in layouts.iter().enumerate() {
-                for (name_b, b) in &layouts[x + 1..] {
-                    for k in 1..=a.rank().min(b.rank()) {
-                        let (sa, sb) = (&a.shape[a.rank() - k], &b.shape[b.rank() - k]);
-                        if !(not_one(sa) && not_one(sb) && undecided(sa, sb)) {
-                            continue;
-                        }
-                        if single_symbol(sa).is_none() && single_symbol(sb).is_none() {
-                            // `scores + bias` of (…, H·W, H·W) and (h, r², r²): no symbol
-                            // to rewrite, so the later operand takes the size.
-                            entries.push((name_b.to_string(), b.rank() - k, sa.clone()));
-                        } else {
-                            equal.push((sa.clone(), sb.clone()));
-                        }
-                    }
-                }
-            }
-        }
-        // A product: the left operand's last dim is the size the right one's rows contract
-        // with, and batch dims of size ≥ 2 line up (`q @ k` of keys reshaped to (…, E, S)).
-        kind if kind.is_product() => {
-            let (left, right) = match spec.kind {
-                OpKind::Matmul => ("input", "other"),
-                OpKind::Addmm => ("mat1", "mat2"),
-                OpKind::Baddbmm => ("batch1", "batch2"),
-                _ => ("input", "mat2"),
-            };
-            let a = bound.get(left).and_then(ArgValue::as_layout)?;
-            let b = bound.get(right).and_then(ArgValue::as_layout)?;
-            let (ra, rb) = (a.rank(), b.rank());
-            if ra == 0 || rb == 0 {
-                return None;
-            }
-            // A 1-D right operand contracts with its only dim.
-            let rows = rb.saturating_sub(2);
-            let (sa, sb) = (&a.shape[ra - 1], &b.shape[rows]);
-            if undecided(sa, sb) {
-                equal.push((sa.clone(), sb.clone()));
-            }
-            for k in 3..=ra.min(rb) {
-                let (sa, sb) = (&a.shape[ra - k], &b.shape[rb - k]);
-                if not_one(sa) && not_one(sb) && undecided(sa, sb) {
-                    equal.push((sa.clone(), sb.clone()));
-                }
-            }
-        }
-        // `rearrange(x, "b (h p) -> …", p=p)`: einops raises unless `p` divides the dim, so
-        // past the call the dim is `p` times a size of its own, named `H/p`.
-        OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat => {
-            // `b h (x y) d` with `x=h, y=w`: the axis is `h·w`, or einops raises.
-            for (length, k, check) in ops::einops_undecided_groups(spec, bound, d) {
-                if single_symbol(&length).is_none() {
-                    continue;
-                }
-                match check {
-                    ops::einops::GroupCheck::Divides => {
-                        let quotient = Dim::sym(&format!("{length}/{k}"));
-                        equal.push((length, k.mul(&quotient)));
-                    }
-                    ops::einops::GroupCheck::Equals => equal.push((length, k)),
-                }
-            }
-        }
-        // `split([a, b, c], dim)`: the sizes must sum to the dim's size.
-        OpKind::Split => {
-            let input = bound.get("input").and_then(ArgValue::as_layout)?;
-            let ArgValue::IntList(items) = bound.get("split_size")? else {
-                return None;
-            };
-            let dim = bound.get("dim").and_then(ArgValue::as_i64)?;
-            let d_ix = crate::layout::wrap_dim::wrap_existing_dim(dim, input.rank()).ok()?;
-            let sum = items
-                .iter()
-                .map(ArgValue::as_size)
-                .try_fold(Dim::lit(0), |acc, s| Some(acc.add(&s?)))?;
-            let size = &input.shape[d_ix];
-            if undecided(size, &sum) {
-                equal.push((sum, size.clone()));
-            }
-        }
-        _ => return None,
-    }
-    if equal.is_empty() && entries.is_empty() {
-        return None;
-    }
-    let mut bound = bound.clone();
-    for (operand, dim, size) in &entries {
-        if let Some(ArgValue::Tensor(Some(l))) = bound.get(operand) {
-            let mut l = l.clone();
-            l.shape[*dim] = size.clone();
-            bound.set(operand, ArgValue::Tensor(Some(l)));
-        }
-    }
-    for (a, b) in &equal {
-        // Rewrite the symbol side into the other everywhere in the arguments.
-        let (name, with) = match (single_symbol(b), single_symbol(a)) {
-            (Some(n), _) => (n, a.clone()),
-            (None, Some(n)) => (n, b.clone()),
-            _ => return None,
-        };
-        bound = substitute_args(&bound, &spec.params, &name, &with);
-    }
-    let t = ops::apply(spec, &bound, d);
-    // A product's result leaves out the contracted size, so the product is decided under
-    // its equalities without learning them: learned, they would rewrite the sizes of every
-    // path, and a path whose key came from a layer of unknown output holds fresh symbols.
-    if spec.kind.is_product() {
-        equal.clear();
-    }
-    match t.result {
-        OpResult::Tensor(_) => Some((t, bound, equal)),
-        _ => None,
-    }
-}
-
-/// An op decided with sizes taken equal: its transfer, the arguments it was decided on, and
-/// the equalities.
-type DecidedWithEqualities = (ops::Transfer<Dim>, ops::BoundArgs<Dim>, Vec<(Dim, Dim)>);
 
 /// The input shape an einops call's pattern spells (`b n (h d)` with `h=heads`: `(b, n,
 /// heads·d)`), each axis a fresh size named as in the pattern unless a keyword gives it; a
@@ -1567,49 +1324,6 @@ fn einops_input_shape(ctx: &mut ApplyCtx, bound: &ops::BoundArgs<Dim>) -> Option
     Some(shape)
 }
 
-/// The symbol a size is, when it is exactly one symbol.
-fn single_symbol(d: &Dim) -> Option<String> {
-    let syms = d.symbols();
-    match syms.as_slice() {
-        [s] if *d == Dim::sym(s) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-/// The arguments with symbol `name` replaced by `with` in every size and layout.
-fn substitute_args(
-    bound: &ops::BoundArgs<Dim>,
-    params: &[ParamSpec],
-    name: &str,
-    with: &Dim,
-) -> ops::BoundArgs<Dim> {
-    fn sub(v: &ArgValue<Dim>, name: &str, with: &Dim) -> ArgValue<Dim> {
-        let layout = |l: &SymLayout| SymLayout {
-            shape: l.shape.iter().map(|d| d.substitute(name, with)).collect(),
-            strides: l.strides.iter().map(|d| d.substitute(name, with)).collect(),
-            offset: l.offset.substitute(name, with),
-        };
-        match v {
-            ArgValue::Int(d) => ArgValue::Int(d.substitute(name, with)),
-            ArgValue::IntList(items) => {
-                ArgValue::IntList(items.iter().map(|i| sub(i, name, with)).collect())
-            }
-            ArgValue::Tensor(Some(l)) => ArgValue::Tensor(Some(layout(l))),
-            ArgValue::TensorList(ls) => {
-                ArgValue::TensorList(ls.iter().map(|l| l.as_ref().map(layout)).collect())
-            }
-            other => other.clone(),
-        }
-    }
-    let mut out = bound.clone();
-    for p in params {
-        if let Some(v) = bound.get(&p.name) {
-            out.set(&p.name, sub(v, name, with));
-        }
-    }
-    out
-}
-
 /// The arguments after the input: all positional ones of a method call, the rest of a
 /// function call's.
 fn method_args<'v>(recv: &Option<Value>, positional: &'v [Value]) -> &'v [Value] {
@@ -1618,80 +1332,6 @@ fn method_args<'v>(recv: &Option<Value>, positional: &'v [Value]) -> &'v [Value]
     } else {
         &positional[1..]
     }
-}
-
-/// A transfer decided by [`decide_harder`], the assumptions it rests on, and the target
-/// sizes it solved (when it solved one).
-type HarderDecision = (ops::Transfer<Dim>, Vec<Assumption>, Option<Vec<Dim>>);
-
-/// When a view/reshape cannot be decided as written, two more ways to decide it, each
-/// stating what it rests on (`solved` receives the statement):
-/// - **one unrelated size** (`view(B, T, self.all_head_size)` of `(B, T, H, D)`): either the
-///   element count differs — the call fails anyway — or that size is the quotient of the
-///   element count by the other sizes, like a `-1`;
-/// - **up to an equality**: a call that fails for every size except where two independent
-///   sizes are equal (`x.transpose(1, 2).view(B, T, C)` of `(B, T, C)`, unless `T == C`) is
-///   decided assuming distinct sizes differ.
-fn decide_harder(
-    ctx: &ApplyCtx,
-    spec: &OpSpec,
-    bound: &ops::BoundArgs<Dim>,
-    solved: &mut Vec<Assumption>,
-) -> Option<HarderDecision> {
-    if !matches!(spec.kind, OpKind::View | OpKind::Reshape) {
-        return None;
-    }
-    let param = target_param(spec);
-    let input = bound.get("input").and_then(ArgValue::as_layout)?.clone();
-    let target = ops::target_shape(spec, bound)?;
-    let mut bound = bound.clone();
-    let mut equation = None;
-    let mut solved_target = None;
-    if let Some((index, free)) = single_free_size(&input, &target) {
-        let mut as_minus_one: Vec<ArgValue<Dim>> =
-            target.iter().map(|d| ArgValue::Int(d.clone())).collect();
-        as_minus_one[index] = ArgValue::Int(Dim::lit(-1));
-        if !bound.set(param, ArgValue::IntList(as_minus_one)) {
-            return None;
-        }
-        let others = target
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != index)
-            .fold(Dim::lit(1), |acc, (_, d)| acc.mul(d));
-        let value = input.numel().floordiv(&others);
-        equation = Some(Assumption::SolvedSize {
-            name: free.to_string(),
-            value: value.to_string(),
-        });
-        let mut with_value = target.clone();
-        with_value[index] = value;
-        solved_target = Some(with_value);
-        let d = Decider::new(&ctx.facts.assumptions);
-        let t = ops::apply(spec, &bound, &d);
-        if !matches!(t.result, OpResult::Unknown) {
-            let mut used = d.used();
-            used.extend(equation.clone());
-            solved.extend(equation);
-            return Some((t, used, solved_target));
-        }
-    }
-    let mut distinct = (*ctx.facts.assumptions).clone();
-    distinct.distinct_sizes = true;
-    let d = Decider::new(&distinct);
-    let t = ops::apply(spec, &bound, &d);
-    match t.result {
-        // Only a failure or a copy is worth stating under the extra assumption; not an
-        // element count that differs only because its sizes are unrelated names (a count
-        // the code got right is the usual case, and `contiguous_view_result` relies on it).
-        OpResult::Error(ref e) if e.kind != ops::OpErrorKind::ElementCount => {}
-        OpResult::Tensor(_) if t.copies.is_yes() => {}
-        _ => return None,
-    }
-    let mut used = d.used();
-    used.extend(equation.clone());
-    solved.extend(equation);
-    Some((t, used, solved_target))
 }
 
 /// The parameter that holds a `view`'s or `reshape`'s target shape.
@@ -1745,73 +1385,6 @@ fn target_entries(spec: &OpSpec, bound: &ops::BoundArgs<Dim>) -> Option<Vec<Opti
             _ => Some(None),
         })
         .collect()
-}
-
-/// `view`/`reshape` whose target the analysis cannot read in full (`view(batch_size,
-/// seq_len, -1)` with sizes of unknown value) but whose number of dims it can: when that is
-/// fewer than the input's blocks ([`too_few_dims_for_blocks`](crate::layout::too_few_dims_for_blocks)), no view exists
-/// whatever the sizes are, so `view` fails and `reshape` copies (if the element count
-/// matches; with any other count both fail). PyTorch semantics only (candle's `reshape`
-/// copies every non-contiguous input anyway).
-fn decide_by_block_count(
-    spec: &OpSpec,
-    bound: &ops::BoundArgs<Dim>,
-    d: &Decider,
-) -> Option<ops::Transfer<Dim>> {
-    if spec.semantics != ops::Semantics::Torch
-        || !matches!(spec.kind, OpKind::View | OpKind::Reshape)
-    {
-        return None;
-    }
-    let input = bound.get("input").and_then(ArgValue::as_layout)?;
-    let ArgValue::IntList(items) = bound.get(target_param(spec))? else {
-        return None;
-    };
-    let items = match items.as_slice() {
-        [ArgValue::IntList(inner)] => inner.as_slice(),
-        items => items,
-    };
-    if items
-        .iter()
-        .any(|item| matches!(item, ArgValue::IntList(_)))
-    {
-        return None;
-    }
-    // Unreadable sizes stand as sizes that may exceed 1: only their number matters.
-    let target: Vec<Dim> = items
-        .iter()
-        .map(|item| match item {
-            ArgValue::Int(size) => size.clone(),
-            _ => Dim::lit(2),
-        })
-        .collect();
-    if !crate::layout::too_few_dims_for_blocks(input, &target, d) {
-        return None;
-    }
-    d.record(Assumption::ElementCountMatches);
-    Some(if spec.kind == OpKind::View {
-        ops::Transfer::error(ops::OpErrorKind::ViewIncompatible, crate::layout::E_VIEW)
-    } else {
-        ops::Transfer::unknown_tensor().with_copy(Tri::Yes, input.numel())
-    })
-}
-
-/// The one target size of a view/reshape that shares no symbol with the input's shape
-/// (and is not `-1` or a literal), when there is exactly one and no `-1`.
-fn single_free_size(input: &SymLayout, target: &[Dim]) -> Option<(usize, Dim)> {
-    if target.iter().any(|d| d.as_lit() == Some(-1)) {
-        return None;
-    }
-    let input_symbols: Vec<String> = input.shape.iter().flat_map(|d| d.symbols()).collect();
-    let mut free = target
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| !d.is_lit() && d.symbols().iter().all(|s| !input_symbols.contains(s)));
-    let (index, dim) = free.next()?;
-    if free.next().is_some() {
-        return None;
-    }
-    Some((index, dim.clone()))
 }
 
 /// How a chain label names the step at `span` (the call) whose op name is at `nspan`: a
