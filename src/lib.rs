@@ -19,6 +19,7 @@ pub mod lints;
 pub mod noqa;
 pub mod notebook;
 pub mod ops;
+pub mod pipeline;
 pub mod progress;
 pub mod project;
 pub mod report;

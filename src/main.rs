@@ -3,21 +3,20 @@
 //! ESLint's and Clippy's gates —, 2 usage or I/O error) — Ruff's conventions otherwise.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
 mod cli;
 
-use stridelint::cache::Cache;
-use stridelint::diagnostic::Severity;
-use stridelint::fix::{plan_fixes, unified_diff, write_fixed, FixMode, WriteOutcome};
+use stridelint::fix::{unified_diff, FixMode};
 use stridelint::lints::RULES;
-use stridelint::progress::Progress;
-use stridelint::report::{self, OutputFormat, ReportContext, RuleInfo};
+use stridelint::pipeline::{self, plural};
+use stridelint::report::{self, OutputFormat, ReportContext};
 use stridelint::settings::{Config, FailOn, SettingsResolver};
-use stridelint::{check_files, discover_files, CheckOptions, CheckResult};
+use stridelint::CheckResult;
 
 #[derive(Parser)]
 #[command(
@@ -261,28 +260,9 @@ fn means_check(arg: &std::ffi::OsStr) -> bool {
 }
 
 fn main() -> ExitCode {
-    // Arguments are read as `OsString`s: a path need not be UTF-8 (clap rejects non-UTF-8
-    // text where it needs it).
-    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv.len() == 1 || means_check(&argv[1]) {
-        argv.insert(1, "check".into());
-    }
-    let parsed = <Cli as clap::CommandFactory>::command()
-        .try_get_matches_from(&argv)
-        .and_then(|matches| {
-            let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
-            Ok((cli, matches))
-        });
-    let (cli, matches) = match parsed {
+    let (cli, matches) = match parse_arguments() {
         Ok(parsed) => parsed,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     if let Some(error) = writes_to_stdout(&cli.command)
         .then(cli::streams::stdout_error)
@@ -296,71 +276,12 @@ fn main() -> ExitCode {
             code,
             all,
             output_format,
-        } => {
-            let rules: Vec<&stridelint::lints::Rule> = match &code {
-                _ if all => RULES.iter().collect(),
-                Some(code) => match stridelint::lints::rule(code) {
-                    Some(r) => vec![r],
-                    None => {
-                        eprintln!("error: unknown rule `{code}` (see `stridelint rules`)");
-                        return ExitCode::from(2);
-                    }
-                },
-                None => unreachable!("clap requires a code or --all"),
-            };
-            print_rules(&rules, output_format, all)
-        }
+        } => rule(code, all, output_format),
         Command::Clean { cache_dir } => clean(cache_dir),
-        Command::Rules { output_format } => {
-            let text: String = match output_format {
-                RuleFormat::Text => RULES
-                    .iter()
-                    .map(|r| {
-                        let severity = r.severity.as_str();
-                        format!("{:<7} {:<24} {severity:<8} {}\n", r.code, r.name, r.summary)
-                    })
-                    .collect(),
-                RuleFormat::Json => {
-                    let rules: Vec<serde_json::Value> =
-                        RULES.iter().map(|r| rule_json(r, false)).collect();
-                    let json = serde_json::to_string_pretty(&rules)
-                        .expect("a JSON value always serialises");
-                    format!("{json}\n")
-                }
-            };
-            cli::streams::print(&text)
-                .err()
-                .unwrap_or(ExitCode::SUCCESS)
-        }
+        Command::Rules { output_format } => list_rules(output_format),
         Command::Check(args) if args.watch => watch(*args),
         Command::Check(args) => run_check(*args),
-        Command::Report(mut args) => {
-            // `report` shares `check`'s options; an `--output-format` other than `html`
-            // would silently write HTML, so it is refused before anything is written.
-            let given = matches
-                .subcommand_matches("report")
-                .and_then(|m| m.value_source("output_format"))
-                == Some(clap::parser::ValueSource::CommandLine);
-            if given && args.output_format != OutputFormat::Html {
-                let name = clap::ValueEnum::to_possible_value(&args.output_format)
-                    .map_or_else(String::new, |v| v.get_name().to_string());
-                eprintln!(
-                    "error: `stridelint report` writes the HTML cost report only \
-                     (`--output-format html`); for `--output-format {name}` use `stridelint check`"
-                );
-                return ExitCode::from(2);
-            }
-            args.output_format = OutputFormat::Html;
-            args.output_file
-                .get_or_insert_with(|| PathBuf::from("stridelint-report.html"));
-            args.exit_zero = true;
-            let written = args.output_file.clone();
-            let code = run_check(*args);
-            if let Some(path) = written.filter(|p| p.is_file()) {
-                eprintln!("wrote {}", path.display());
-            }
-            code
-        }
+        Command::Report(args) => cost_report(*args, &matches),
         Command::Replay(args) => cli::replay::run(args),
         Command::Server => match serve() {
             Ok(stridelint::server::Ended::Shutdown) => ExitCode::SUCCESS,
@@ -371,6 +292,100 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// The command line, `check` put first where the first argument means it (see
+/// [`means_check`]); on `--help`, `--version` or an error, what clap printed and the exit
+/// code.
+fn parse_arguments() -> Result<(Cli, clap::ArgMatches), ExitCode> {
+    // Arguments are read as `OsString`s: a path need not be UTF-8 (clap rejects non-UTF-8
+    // text where it needs it).
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.len() == 1 || means_check(&argv[1]) {
+        argv.insert(1, "check".into());
+    }
+    let parsed = <Cli as clap::CommandFactory>::command()
+        .try_get_matches_from(&argv)
+        .and_then(|matches| {
+            let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
+            Ok((cli, matches))
+        });
+    parsed.map_err(|e| {
+        let _ = e.print();
+        if e.use_stderr() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        }
+    })
+}
+
+/// `stridelint rule CODE` / `stridelint rule --all`.
+fn rule(code: Option<String>, all: bool, output_format: RuleFormat) -> ExitCode {
+    let rules: Vec<&stridelint::lints::Rule> = match &code {
+        _ if all => RULES.iter().collect(),
+        Some(code) => match stridelint::lints::rule(code) {
+            Some(r) => vec![r],
+            None => {
+                eprintln!("error: unknown rule `{code}` (see `stridelint rules`)");
+                return ExitCode::from(2);
+            }
+        },
+        None => unreachable!("clap requires a code or --all"),
+    };
+    print_rules(&rules, output_format, all)
+}
+
+/// `stridelint rules`: one rule a line, or a JSON array.
+fn list_rules(output_format: RuleFormat) -> ExitCode {
+    let text: String = match output_format {
+        RuleFormat::Text => RULES
+            .iter()
+            .map(|r| {
+                let severity = r.severity.as_str();
+                format!("{:<7} {:<24} {severity:<8} {}\n", r.code, r.name, r.summary)
+            })
+            .collect(),
+        RuleFormat::Json => {
+            let rules: Vec<serde_json::Value> = RULES.iter().map(|r| rule_json(r, false)).collect();
+            let json =
+                serde_json::to_string_pretty(&rules).expect("a JSON value always serialises");
+            format!("{json}\n")
+        }
+    };
+    cli::streams::print(&text)
+        .err()
+        .unwrap_or(ExitCode::SUCCESS)
+}
+
+/// `stridelint report`: `check` writing the HTML cost report to a file, exiting 0 unless
+/// it fails.
+fn cost_report(mut args: CheckArgs, matches: &clap::ArgMatches) -> ExitCode {
+    // `report` shares `check`'s options; an `--output-format` other than `html`
+    // would silently write HTML, so it is refused before anything is written.
+    let given = matches
+        .subcommand_matches("report")
+        .and_then(|m| m.value_source("output_format"))
+        == Some(clap::parser::ValueSource::CommandLine);
+    if given && args.output_format != OutputFormat::Html {
+        let name = clap::ValueEnum::to_possible_value(&args.output_format)
+            .map_or_else(String::new, |v| v.get_name().to_string());
+        eprintln!(
+            "error: `stridelint report` writes the HTML cost report only \
+             (`--output-format html`); for `--output-format {name}` use `stridelint check`"
+        );
+        return ExitCode::from(2);
+    }
+    args.output_format = OutputFormat::Html;
+    args.output_file
+        .get_or_insert_with(|| PathBuf::from("stridelint-report.html"));
+    args.exit_zero = true;
+    let written = args.output_file.clone();
+    let code = run_check(args);
+    if let Some(path) = written.filter(|p| p.is_file()) {
+        eprintln!("wrote {}", path.display());
+    }
+    code
 }
 
 /// Does `command` print its result on standard output (so a closed one is an error)?
@@ -443,26 +458,8 @@ fn rule_json(r: &stridelint::lints::Rule, explanation: bool) -> serde_json::Valu
 /// `stridelint clean`: remove the project's cache directory (or `--cache-dir`'s) and every
 /// `.stridelint_cache` below the current directory, saying which.
 fn clean(cache_dir: Option<PathBuf>) -> ExitCode {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let main = cache_dir
-        .or_else(|| std::env::var_os("STRIDELINT_CACHE_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| {
-            // A broken configuration must not keep the cache from being removed.
-            let root = SettingsResolver::from_cli(Config::default(), None, false)
-                .map_or_else(|_| cwd.clone(), |r| r.project_root());
-            root.join(stridelint::cache::DEFAULT_DIR)
-        });
-    let mut dirs = vec![main];
-    dirs.extend(stridelint::cache::find_caches(&cwd));
-    dirs.sort();
-    dirs.dedup_by(|a, b| {
-        a.canonicalize()
-            .ok()
-            .zip(b.canonicalize().ok())
-            .is_some_and(|(a, b)| a == b)
-    });
     let mut failed = false;
-    for dir in dirs {
+    for dir in pipeline::caches_to_clean(cache_dir) {
         match stridelint::cache::remove(&dir) {
             Ok(true) => eprintln!(
                 "Removing cache at: {}",
@@ -482,20 +479,6 @@ fn clean(cache_dir: Option<PathBuf>) -> ExitCode {
     }
 }
 
-fn rule_infos() -> Vec<RuleInfo> {
-    RULES
-        .iter()
-        .map(|r| RuleInfo {
-            code: r.code,
-            name: r.name,
-            summary: r.summary,
-            severity: r.severity,
-            doc_markdown: r.doc.text,
-            claim: r.claim,
-        })
-        .collect()
-}
-
 /// The command line's settings, as the top configuration layer (unset flags stay `None`).
 fn cli_overrides(args: &CheckArgs) -> Config {
     let list = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
@@ -513,79 +496,9 @@ fn cli_overrides(args: &CheckArgs) -> Config {
     }
 }
 
-/// Discover and lint `paths`, with a progress bar on a terminal for long human-format runs.
-/// A path `-` is standard input, linted under `stdin_filename` (default `stdin.py`).
-fn lint(
-    paths: &[PathBuf],
-    stdin_filename: Option<&Path>,
-    resolver: &SettingsResolver,
-    cache: Option<&Cache>,
-    human_format: bool,
-) -> CheckResult {
-    let is_stdin = |p: &PathBuf| p.as_os_str() == "-";
-    let reads_stdin = paths.iter().any(is_stdin);
-    let paths: Vec<PathBuf> = paths.iter().filter(|p| !is_stdin(p)).cloned().collect();
-    let (files, errors) = if paths.is_empty() && reads_stdin {
-        (Vec::new(), Vec::new())
-    } else {
-        discover_files(&paths, resolver)
-    };
-    let progress = Progress::new(files.len(), human_format);
-    let mut result = check_files(
-        &files,
-        resolver,
-        &CheckOptions {
-            cache,
-            progress: Some(&progress),
-        },
-    );
-    progress.finish();
-    result.errors.splice(0..0, errors);
-    if reads_stdin {
-        let name = stdin_filename.map_or_else(|| PathBuf::from("stdin.py"), Path::to_path_buf);
-        lint_stdin(name, resolver, &mut result);
-    }
-    result
-}
-
-/// Lints standard input as one file called `name`, with the checks a file gets (size,
-/// NUL bytes, UTF-8, a valid notebook for `.ipynb`).
-fn lint_stdin(name: PathBuf, resolver: &SettingsResolver, result: &mut CheckResult) {
-    let error = |message: String| stridelint::FileError {
-        location: None,
-        path: name.clone(),
-        message: format!("standard input: {message}"),
-    };
-    let mut bytes = Vec::new();
-    // One byte over the limit is enough to know the input is too large.
-    let limit = stridelint::MAX_FILE_BYTES + 1;
-    let read = std::io::Read::read_to_end(
-        &mut std::io::Read::take(std::io::stdin().lock(), limit),
-        &mut bytes,
-    );
-    if let Err(e) = read {
-        return result.errors.push(error(e.to_string()));
-    }
-    let settings = match resolver.settings_for(&name) {
-        Ok(settings) => settings,
-        Err(e) => return result.errors.push(error(e.to_string())),
-    };
-    if resolver.is_excluded(&name, false).unwrap_or(false) {
-        return;
-    }
-    match stridelint::check_bytes(&name, bytes, &settings) {
-        Ok(report) => {
-            result.diagnostics.extend(report.diagnostics);
-            result.sites.add(&report.sites);
-            result.files_checked += 1;
-        }
-        Err(e) => result.errors.push(error(e.message)),
-    }
-}
-
 /// `check --watch`: [`run_check`] now and after each change (see `cli::watch`).
 fn watch(args: CheckArgs) -> ExitCode {
-    if args.paths.iter().any(|p| p.as_os_str() == "-") {
+    if args.paths.iter().any(|p| pipeline::is_stdin(p)) {
         eprintln!("error: --watch watches files; it cannot be used with `-` (standard input)");
         return ExitCode::from(2);
     }
@@ -594,56 +507,33 @@ fn watch(args: CheckArgs) -> ExitCode {
 }
 
 fn run_check(args: CheckArgs) -> ExitCode {
-    let reads_stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
-    if reads_stdin && (args.fix || args.diff || args.add_noqa) {
-        eprintln!("error: --fix, --diff and --add-noqa edit files; they cannot be used with `-` (standard input)");
-        return ExitCode::from(2);
-    }
-    if let Some(error) = reads_stdin.then(cli::streams::stdin_error).flatten() {
-        eprintln!("error: {error}");
-        return ExitCode::from(2);
-    }
-    let resolver = match SettingsResolver::from_cli(
-        cli_overrides(&args),
-        args.config.as_deref(),
-        args.force_exclude,
-    ) {
-        Ok(resolver) => resolver.with_ignore_noqa(args.ignore_noqa),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+    let resolver = match check_settings(&args) {
+        Ok(resolver) => resolver,
+        Err(code) => return code,
     };
-    let human = matches!(
-        args.output_format,
-        OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped
-    );
+    let human = is_human(args.output_format);
     // Cached findings carry no subject layout, so `--verify` always analyses afresh; nor
     // what the analysis reached, so `--statistics` does too.
     let cache = (!args.no_cache && args.verify.verify.is_none() && !args.statistics).then(|| {
-        let dir = args
-            .cache_dir
-            .clone()
-            .or_else(|| std::env::var_os("STRIDELINT_CACHE_DIR").map(PathBuf::from))
-            .unwrap_or_else(|| resolver.project_root().join(stridelint::cache::DEFAULT_DIR));
         // JSON shows each finding's symbolic subject, which the cache does not store, and
         // every format but the concise one shows the notes, where a copy whose sizes are
-        // known states its size (computed from the subject after linting).
-        Cache::open(&dir)
-            .with_subjects_needed(!matches!(args.output_format, OutputFormat::Concise))
-            // Fix edits are recomputed, never taken from the cache file.
-            .with_fixes_needed(args.fix || args.diff)
+        // known states its size (computed from the subject after linting). Fix edits are
+        // recomputed, never taken from the cache file.
+        let subjects_needed = !matches!(args.output_format, OutputFormat::Concise);
+        let dir = args.cache_dir.clone();
+        pipeline::open_cache(dir, &resolver, subjects_needed, args.fix || args.diff)
     });
-
     if args.show_files || args.show_settings {
         return show_files_or_settings(&args, &resolver);
     }
-    let mut result = lint(
+    let stdin_filename = args.stdin_filename.as_deref();
+    let progress = human && !args.statistics;
+    let mut result = pipeline::lint(
         &args.paths,
-        args.stdin_filename.as_deref(),
+        stdin_filename,
         &resolver,
         cache.as_ref(),
-        human && !args.statistics,
+        progress,
     );
     if let Some(cache) = &cache {
         if let Err(e) = cache.save() {
@@ -653,80 +543,109 @@ fn run_check(args: CheckArgs) -> ExitCode {
     if args.add_noqa {
         return add_noqa(&result);
     }
-    let mut any_fixed = false;
+    let mut fixed_fails = false;
     if args.fix || args.diff {
-        let mode = if args.unsafe_fixes {
-            FixMode::Unsafe
-        } else {
-            FixMode::Safe
-        };
-        let (plans, unwritable) = stridelint::fix::plans_on_disk(
-            &result.diagnostics,
-            plan_fixes(&result.diagnostics, mode),
-        );
-        result.errors.extend(unwritable);
-        if args.diff {
-            return print_diff(&plans, &result.errors, args.exit_zero);
-        }
-        let mut fixed_count = 0;
-        let mut fixed_files = Vec::new();
-        for (path, original, fixed, n) in &plans {
-            match write_fixed(path, original, fixed) {
-                Ok(WriteOutcome::Written) => {
-                    fixed_count += n;
-                    fixed_files.push(path);
-                }
-                Ok(WriteOutcome::ChangedOnDisk) => {
-                    eprintln!(
-                        "warning: {} changed while it was being linted; not fixed",
-                        path.display()
-                    )
-                }
-                Err(e) => result.errors.push(stridelint::FileError {
-                    location: None,
-                    path: path.clone(),
-                    message: format!("cannot write fix: {e}"),
-                }),
-            }
-        }
-        if fixed_count > 0 {
-            // Report what remains after fixing.
-            let again = lint(&args.paths, None, &resolver, cache.as_ref(), false);
-            if let Some(cache) = &cache {
-                let _ = cache.save();
-            }
-            let applied = fixes_by_file(&result.diagnostics, mode, &fixed_files);
-            result.diagnostics = again.diagnostics;
-            if !args.quiet {
-                eprintln!(
-                    "Fixed {}{}",
-                    plural(fixed_count, "finding"),
-                    if args.show_fixes { ":" } else { "." }
-                );
-            }
-            if args.show_fixes {
-                eprint!("{applied}");
-            }
-            any_fixed = args.exit_non_zero_on_fix;
-        } else if args.show_fixes && !args.quiet {
-            eprintln!("No fixes applied.");
+        match fix(&args, &resolver, cache.as_ref(), &mut result) {
+            ControlFlow::Continue(fails) => fixed_fails = fails,
+            ControlFlow::Break(code) => return code,
         }
     }
     let mut diagnostics = std::mem::take(&mut result.diagnostics);
-    diagnostics.sort_by(|a, b| {
-        a.file
-            .path
-            .cmp(&b.file.path)
-            .then(a.span.start.cmp(&b.span.start))
-            .then(a.code.cmp(b.code))
-    });
+    pipeline::sort_findings(&mut diagnostics);
     match cli::verify::verify_check_findings(&mut diagnostics, &args.verify, &|path| {
         resolver.settings_for(path).ok()
     }) {
         Ok(refused) => result.errors.extend(refused),
         Err(code) => return code,
     }
+    print_check_report(&args, &resolver, &diagnostics, result, fixed_fails)
+}
 
+/// Is `format` one for people (so a progress bar and the summary line go with it)?
+fn is_human(format: OutputFormat) -> bool {
+    matches!(
+        format,
+        OutputFormat::Full | OutputFormat::Concise | OutputFormat::Grouped
+    )
+}
+
+/// The settings of a check run, after refusing what standard input cannot do.
+fn check_settings(args: &CheckArgs) -> Result<SettingsResolver, ExitCode> {
+    let reads_stdin = args.paths.iter().any(|p| pipeline::is_stdin(p));
+    if reads_stdin && (args.fix || args.diff || args.add_noqa) {
+        eprintln!("error: --fix, --diff and --add-noqa edit files; they cannot be used with `-` (standard input)");
+        return Err(ExitCode::from(2));
+    }
+    if let Some(error) = reads_stdin.then(cli::streams::stdin_error).flatten() {
+        eprintln!("error: {error}");
+        return Err(ExitCode::from(2));
+    }
+    let overrides = cli_overrides(args);
+    match SettingsResolver::from_cli(overrides, args.config.as_deref(), args.force_exclude) {
+        Ok(resolver) => Ok(resolver.with_ignore_noqa(args.ignore_noqa)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// `--fix` / `--diff` on `result`: the diff printed (the run ends: `Break`), or the fixes
+/// written and the files linted again; `Continue(true)` when the fixes fail the run
+/// (`--exit-non-zero-on-fix`).
+fn fix(
+    args: &CheckArgs,
+    resolver: &SettingsResolver,
+    cache: Option<&stridelint::cache::Cache>,
+    result: &mut CheckResult,
+) -> ControlFlow<ExitCode, bool> {
+    let mode = if args.unsafe_fixes {
+        FixMode::Unsafe
+    } else {
+        FixMode::Safe
+    };
+    let plans = pipeline::plan_fixes(result, mode);
+    if args.diff {
+        return ControlFlow::Break(print_diff(&plans, &result.errors, args.exit_zero));
+    }
+    let fixed = pipeline::write_plans(&plans, &mut result.errors, "cannot write fix");
+    for path in &fixed.changed_on_disk {
+        eprintln!(
+            "warning: {} changed while it was being linted; not fixed",
+            path.display()
+        )
+    }
+    if fixed.count == 0 {
+        if args.show_fixes && !args.quiet {
+            eprintln!("No fixes applied.");
+        }
+        return ControlFlow::Continue(false);
+    }
+    // Report what remains after fixing.
+    let applied =
+        pipeline::lint_again_after_fixing(result, &fixed, mode, &args.paths, resolver, cache);
+    if !args.quiet {
+        eprintln!(
+            "Fixed {}{}",
+            plural(fixed.count, "finding"),
+            if args.show_fixes { ":" } else { "." }
+        );
+    }
+    if args.show_fixes {
+        eprint!("{applied}");
+    }
+    ControlFlow::Continue(args.exit_non_zero_on_fix)
+}
+
+/// Print the report of a check run in its format (to `--output-file` or standard output),
+/// the summary line, the `--summary` file and the errors; the run's exit code.
+fn print_check_report(
+    args: &CheckArgs,
+    resolver: &SettingsResolver,
+    diagnostics: &[stridelint::diagnostic::Diagnostic],
+    mut result: CheckResult,
+    fixed_fails: bool,
+) -> ExitCode {
     let stdout = std::io::stdout();
     let color = match args.color {
         ColorChoice::Always => true,
@@ -738,16 +657,16 @@ fn run_check(args: CheckArgs) -> ExitCode {
         }
     };
     let fail_on = resolver.fail_on();
-    let rules = rule_infos();
-    let version = env!("CARGO_PKG_VERSION");
+    let rules = pipeline::rule_infos();
     let ctx = ReportContext {
         rules: &rules,
-        version,
+        version: env!("CARGO_PKG_VERSION"),
         color,
         show_fixes: true,
     };
     if let Some(path) = &args.summary {
-        if let Err(e) = append_summary(path, &diagnostics, &ctx, result.files_checked) {
+        let files = result.files_checked;
+        if let Err(e) = pipeline::append_summary(path, diagnostics, &ctx, files) {
             result.errors.push(stridelint::FileError {
                 location: None,
                 path: path.clone(),
@@ -765,81 +684,43 @@ fn run_check(args: CheckArgs) -> ExitCode {
         },
         None => Box::new(stdout.lock()),
     };
-    let json = matches!(
-        args.output_format,
-        OutputFormat::Json | OutputFormat::JsonLines
-    );
-    let written = if args.statistics && json {
-        report::write_statistics_json(&mut out, &diagnostics, &result.sites, &ctx)
-    } else if args.statistics {
-        report::write_statistics(&mut out, &diagnostics, &result.sites, &ctx)
-    } else {
-        report::write_report(&mut out, args.output_format, &diagnostics, &ctx)
-    };
-    if let Err(e) = written {
-        return cli::streams::write_failed(&e);
-    }
-    if human && !args.quiet && !args.statistics {
-        let line = summary_line(&diagnostics, &result, fail_on);
-        if let Err(e) = out.write_all(line.as_bytes()) {
-            return cli::streams::write_failed(&e);
-        }
-    }
-    if let Err(e) = out.flush() {
+    if let Err(e) = write_check_report(&mut out, args, diagnostics, &result, &ctx, fail_on) {
         return cli::streams::write_failed(&e);
     }
     drop(out);
     for e in &result.errors {
         eprintln!("error: {}: {}", e.place(), e.message);
     }
-    if !result.errors.is_empty() {
-        ExitCode::from(2)
-    } else if (diagnostics.iter().any(|d| fails(fail_on, d.severity)) && !args.exit_zero)
-        || any_fixed
-    {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    let status = pipeline::exit_status(&result, diagnostics, fail_on, args.exit_zero, fixed_fails);
+    ExitCode::from(status)
 }
 
-/// The line after a human-format report: `All checks passed! (3 files)` or `Found 2
-/// findings (…) in 3 files.`; none when a path or configuration could not be read (exit
-/// 2): that run has not passed. When warnings were found and none of the findings fails
-/// the run (`--fail-on error`), the line says so: the run passes with them.
-fn summary_line(
+/// The report (or the statistics) in `args`' format, then the summary line of a human
+/// format, flushed.
+fn write_check_report(
+    out: &mut dyn Write,
+    args: &CheckArgs,
     diagnostics: &[stridelint::diagnostic::Diagnostic],
     result: &CheckResult,
+    ctx: &ReportContext,
     fail_on: FailOn,
-) -> String {
-    let files = plural(result.files_checked, "file");
-    if diagnostics.is_empty() {
-        return match result.errors.is_empty() {
-            true => format!("All checks passed! ({files})\n"),
-            false => String::new(),
-        };
+) -> std::io::Result<()> {
+    let json = matches!(
+        args.output_format,
+        OutputFormat::Json | OutputFormat::JsonLines
+    );
+    if args.statistics && json {
+        report::write_statistics_json(out, diagnostics, &result.sites, ctx)?;
+    } else if args.statistics {
+        report::write_statistics(out, diagnostics, &result.sites, ctx)?;
+    } else {
+        report::write_report(out, args.output_format, diagnostics, ctx)?;
     }
-    let count = |severity: Severity| {
-        diagnostics
-            .iter()
-            .filter(|d| d.severity == severity)
-            .count()
-    };
-    let infos = match count(Severity::Info) {
-        0 => String::new(),
-        n => format!(", {}", plural(n, "info")),
-    };
-    let passes = !diagnostics.iter().any(|d| fails(fail_on, d.severity));
-    let gate = match passes && count(Severity::Warning) > 0 {
-        true => " Warnings do not fail the run (`--fail-on warning` makes them).",
-        false => "",
-    };
-    format!(
-        "Found {} ({}, {}{infos}) in {files}.{gate}\n",
-        plural(diagnostics.len(), "finding"),
-        plural(count(Severity::Error), "error"),
-        plural(count(Severity::Warning), "warning"),
-    )
+    if is_human(args.output_format) && !args.quiet && !args.statistics {
+        let line = pipeline::summary_line(diagnostics, result, fail_on);
+        out.write_all(line.as_bytes())?;
+    }
+    out.flush()
 }
 
 /// `--diff`: the fixes as a unified diff; exit 1 when there is one (unless `exit_zero`),
@@ -874,41 +755,11 @@ fn print_diff(
     }
 }
 
-/// `--summary FILE`: append the Markdown summary (GitHub's step summary file is shared by
-/// all steps of a job, so it is appended to, never truncated).
-fn append_summary(
-    path: &std::path::Path,
-    diagnostics: &[stridelint::diagnostic::Diagnostic],
-    ctx: &ReportContext,
-    files: usize,
-) -> std::io::Result<()> {
-    let mut text = Vec::new();
-    report::write_markdown_summary(&mut text, diagnostics, ctx, files)?;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    file.write_all(&text)
-}
-
 /// `--show-files` (the files a run would lint) and `--show-settings` (what the first of
 /// them is linted with); exit 2 if a path or a configuration cannot be read.
 fn show_files_or_settings(args: &CheckArgs, resolver: &SettingsResolver) -> ExitCode {
-    let paths: Vec<PathBuf> = args
-        .paths
-        .iter()
-        .filter(|p| p.as_os_str() != "-")
-        .cloned()
-        .collect();
-    let (mut files, mut errors) = discover_files(&paths, resolver);
-    if args.paths.iter().any(|p| p.as_os_str() == "-") {
-        files.push(
-            args.stdin_filename
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("stdin.py")),
-        );
-    }
-    files.sort();
+    let stdin_filename = args.stdin_filename.as_deref();
+    let (files, mut errors) = pipeline::files_to_lint(&args.paths, stdin_filename, resolver);
     let mut text = String::new();
     if args.show_files {
         for file in &files {
@@ -943,30 +794,17 @@ fn show_files_or_settings(args: &CheckArgs, resolver: &SettingsResolver) -> Exit
 
 /// `--add-noqa`: write a suppression for every finding, atomically, and report how many.
 fn add_noqa(result: &CheckResult) -> ExitCode {
-    let plans = stridelint::noqa::plan_add_noqa(&result.diagnostics);
-    let (plans, mut errors) = stridelint::fix::plans_on_disk(&result.diagnostics, plans);
-    errors.extend(result.errors.iter().cloned());
-    let mut added = 0;
-    for (path, original, edited, count) in &plans {
-        match write_fixed(path, original, edited) {
-            Ok(WriteOutcome::Written) => added += count,
-            Ok(WriteOutcome::ChangedOnDisk) => {
-                eprintln!(
-                    "warning: {} changed while it was being linted; no directive added",
-                    path.display()
-                )
-            }
-            Err(e) => errors.push(stridelint::FileError {
-                location: None,
-                path: path.clone(),
-                message: format!("cannot write: {e}"),
-            }),
-        }
+    let (added, errors) = pipeline::add_noqa(result);
+    for path in &added.changed_on_disk {
+        eprintln!(
+            "warning: {} changed while it was being linted; no directive added",
+            path.display()
+        )
     }
     eprintln!(
         "Added {} {}.",
-        added,
-        if added == 1 {
+        added.count,
+        if added.count == 1 {
             "noqa directive"
         } else {
             "noqa directives"
@@ -979,54 +817,5 @@ fn add_noqa(result: &CheckResult) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
-    }
-}
-
-/// `--show-fixes`: the fixes applied to `files`, per file and rule, as Ruff lists them.
-fn fixes_by_file(
-    diagnostics: &[stridelint::diagnostic::Diagnostic],
-    mode: FixMode,
-    files: &[&PathBuf],
-) -> String {
-    let mut counts: std::collections::BTreeMap<&Path, std::collections::BTreeMap<&str, usize>> =
-        Default::default();
-    for d in diagnostics {
-        if files.contains(&&d.file.path) && stridelint::fix::chosen_fix(d, mode).is_some() {
-            *counts
-                .entry(&d.file.path)
-                .or_default()
-                .entry(d.code)
-                .or_default() += 1;
-        }
-    }
-    let mut out = String::new();
-    for (path, codes) in counts {
-        out.push_str(&format!(
-            "- {}:\n",
-            stridelint::settings::display_path(path)
-        ));
-        for (code, n) in codes {
-            let name = stridelint::lints::rule(code).map_or("", |r| r.name);
-            out.push_str(&format!("    {n} × {code} ({name})\n"));
-        }
-    }
-    out
-}
-
-/// Does a finding of `severity` fail the run under the gate `fail_on` (`--fail-on`)?
-fn fails(fail_on: FailOn, severity: Severity) -> bool {
-    let least = match fail_on {
-        FailOn::Error => Severity::Error,
-        FailOn::Warning => Severity::Warning,
-        FailOn::Info => Severity::Info,
-    };
-    severity >= least
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
     }
 }
