@@ -506,12 +506,13 @@ fn watch(args: CheckArgs) -> ExitCode {
     cli::watch::watch(&paths, || run_check(args.clone()))
 }
 
+/// `stridelint check`: lint, then `--add-noqa`, `--fix` or `--diff` where asked, verify
+/// where asked, and print the report.
 fn run_check(args: CheckArgs) -> ExitCode {
     let resolver = match check_settings(&args) {
         Ok(resolver) => resolver,
         Err(code) => return code,
     };
-    let human = is_human(args.output_format);
     // Cached findings carry no subject layout, so `--verify` always analyses afresh; nor
     // what the analysis reached, so `--statistics` does too.
     let cache = (!args.no_cache && args.verify.verify.is_none() && !args.statistics).then(|| {
@@ -527,7 +528,8 @@ fn run_check(args: CheckArgs) -> ExitCode {
         return show_files_or_settings(&args, &resolver);
     }
     let stdin_filename = args.stdin_filename.as_deref();
-    let progress = human && !args.statistics;
+    // A progress bar on a terminal, for long runs in a human format.
+    let progress = is_human(args.output_format) && !args.statistics;
     let mut result = pipeline::lint(
         &args.paths,
         stdin_filename,
