@@ -757,7 +757,7 @@ fn apply_to_alt(
 fn result_of_alt(
     ctx: &mut ApplyCtx,
     call: &OpCall,
-    applied: AltApplied,
+    mut applied: AltApplied,
     outcomes: &[AltOutcome],
 ) -> Value {
     let (spec, span) = (call.spec, call.span);
@@ -765,7 +765,7 @@ fn result_of_alt(
         .last()
         .expect("the alternative's outcome is recorded");
     let input = &outcome.input;
-    let dim_arg = applied.dim_arg.clone();
+    let dim_arg = applied.dim_arg.take();
     let value = layout_result(ctx, call, applied, outcomes);
     let assumptions = &ctx.facts.assumptions;
     let value = super::copies::carry_copy(
