@@ -6,7 +6,8 @@
 
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::{format_shape, SymLayout};
-use crate::diagnostic::Subject;
+use crate::diagnostic::{Applicability, Edit, Fix, Subject};
+use crate::ir::Span;
 use crate::ops::Semantics;
 
 use super::explain::{copy_cause, describe_non_contiguous, name_non_adjacent, CopyCause};
@@ -15,7 +16,7 @@ use super::{describe_non_adjacent, Finding, LintContext};
 /// The tag `rules/*.toml` gives the ops that copy silently when no view exists.
 pub const HIDDEN_COPY_TAG: &str = "hidden-copy";
 
-pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
+pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     if !ev.tags.iter().any(|t| t == HIDDEN_COPY_TAG) {
         return None;
     }
@@ -70,6 +71,9 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
     };
     let cause = copy_cause(copied, shape, &ev.assumptions);
     finding.help = Some(help_for(cause, ev.semantics, copied));
+    if alt.copied_reshape.is_none() && ev.semantics == Semantics::Torch {
+        finding.fix = explicit_copy_fix(ev, ctx);
+    }
     // What is copied: the input, or for einops the permuted intermediate its final
     // reshape copies (what `--verify` replays).
     finding.subject = Some(match &alt.copied_reshape {
@@ -87,6 +91,32 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         },
     });
     Some(finding)
+}
+
+/// Insert `.contiguous()` before the copying method (`x.contiguous().reshape(…)`): the same
+/// values and the same one copy, now written where it happens, which marks it intended
+/// (SL002 is then silent: the reshape of a contiguous tensor is a view). Unsafe: whether the
+/// copy is intended is the author's call, and `--fix` would otherwise silence every SL002.
+/// An einops pattern copies after its own permute, which an earlier copy does not avoid.
+fn explicit_copy_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
+    let (dot, name) = ctx.source.method_call(ev.name_span)?;
+    if !matches!(
+        name.as_str(),
+        "reshape" | "reshape_as" | "flatten" | "ravel"
+    ) {
+        return None;
+    }
+    Some(Fix {
+        message: "Insert `.contiguous()` to make the copy explicit".into(),
+        applicability: Applicability::Unsafe,
+        edits: vec![Edit {
+            span: Span {
+                start: dot,
+                end: dot,
+            },
+            content: ".contiguous()".into(),
+        }],
+    })
 }
 
 /// What to do instead, by what makes the reshape copy.
