@@ -99,6 +99,8 @@ impl Interpreter<'_> {
         out
     }
 
+    /// A call expression, sorted by the form of its callee: `super().m(…)`, `recv.m(…)`,
+    /// `name(…)` or any other expression.
     pub fn eval_call(
         &mut self,
         call: &Expr,
@@ -121,143 +123,194 @@ impl Interpreter<'_> {
                 self.call_super(attr, a, call.span, env)
             }
             ExprKind::Attr { value, attr } => {
-                let recv = self.eval(value, env);
-                let learned = self.learned_count();
-                let a = self.eval_args(args, env);
-                // An argument may teach a size (`x.narrow(D::Minus1, 0, d / 2)` rewrites `d`
-                // as `2·q`): the receiver, read first, must see it too.
-                let recv = if self.learned_count() > learned {
-                    self.apply_subst(recv)
-                } else {
-                    recv
-                };
-                if self.language == Language::Rust {
-                    if let Some(v) = self.rust_special_call(&recv, attr, &a, call.span, env) {
-                        return v;
-                    }
-                }
-                if matches!(recv, Value::Tuple(_) | Value::Sequential(_))
-                    && LIST_MUTATORS.contains(&attr.as_str())
-                {
-                    // `self.layers.append(Block(dim))`: the list with one more item; any
-                    // other change (or one the analysis cannot follow) makes it unknown.
-                    let changed = appended(&recv, attr, &a);
-                    set_list(value, changed, env);
-                    return Value::NoneVal;
-                }
-                if self.is_unknown_in_place(attr)
-                    && (recv.is_tensor() || matches!(recv, Value::Named { param: Some(_), .. }))
-                {
-                    // `x.t_()`, `x.unsqueeze_(0)`, `x.set_(...)`: the receiver's layout may
-                    // have changed in place; forget it.
-                    forget_receiver(value, env);
-                    return Value::unknown_tensor(UnknownReason::Unmodelled);
-                }
-                match recv {
-                    Value::Import(path) => {
-                        self.call_qualified(&format!("{path}.{attr}"), a, call.span, nspan, env)
-                    }
-                    Value::Tensor(_) => self.tensor_method(attr, recv, a, call.span, nspan, env),
-                    Value::Named {
-                        ref name,
-                        param: Some(origin),
-                    } => {
-                        if self.tables.method(attr).is_some() {
-                            let t = param_as_tensor(
-                                name,
-                                Some(origin),
-                                value.span,
-                                self.frame.context.clone(),
-                            );
-                            self.tensor_method(attr, t, a, call.span, nspan, env)
-                        } else {
-                            Value::Unknown(UnknownReason::UnresolvedCall)
-                        }
-                    }
-                    Value::Instance(_) => {
-                        let target = self.eval_attr(value, attr, func.span, env);
-                        self.call_value(target, a, call.span, nspan, env)
-                    }
-                    Value::NnModule(m) if attr == "forward" || attr == "forward_t" => {
-                        self.call_module(&m, a, call.span, nspan, env)
-                    }
-                    // A value the analysis lost (`cache.update(k, v)`) that the code treats
-                    // as a tensor (`.reshape(...)`, `.transpose(...)`): the call is still
-                    // reached on this path, with an unknown input, so a finding about the
-                    // call on another path says which path it is on.
-                    // An attribute of an object the analysis does not know (`config.table`,
-                    // `self.cache` of a library base) used as a tensor: the same.
-                    Value::Named { param: None, .. } if self.names_layout_op(attr) => self
-                        .tensor_method(
-                            attr,
-                            Value::unknown_tensor(UnknownReason::UnknownObject),
-                            a,
-                            call.span,
-                            nspan,
-                            env,
-                        ),
-                    Value::Unknown(why) if self.names_layout_op(attr) => self.tensor_method(
-                        attr,
-                        Value::unknown_tensor(why),
-                        a,
-                        call.span,
-                        nspan,
-                        env,
-                    ),
-                    _ => Value::Unknown(UnknownReason::UnresolvedCall),
-                }
+                self.eval_method_call(call, func, value, attr, args, env)
             }
-            ExprKind::Name(n) => {
-                if n == "int" {
-                    // `int(a / b)` on sizes is the exact quotient (model code computes a head
-                    // size as `int(hidden / heads)` after checking the division is exact).
-                    if let [arg] = args {
-                        if let ExprKind::BinOp {
-                            op: BinOp::Div,
-                            left,
-                            right,
-                        } = &arg.value().kind
-                        {
-                            if arg.name().is_none() && !arg.is_star() && !arg.is_double_star() {
-                                let l = self.eval(left, env);
-                                let r = self.eval(right, env);
-                                if let (Value::Int(a), Value::Int(b)) =
-                                    (self.as_size(l), self.as_size(r))
-                                {
-                                    return self.size_quotient(&a, &b, call.span, env);
-                                }
-                                return Value::Unknown(UnknownReason::Unmodelled);
-                            }
-                        }
-                    }
-                }
-                let target = self.lookup(n, env);
-                if n == "map" && matches!(target, Value::Unknown(_)) {
-                    if let Some(mapped) = self.map_call(args, call.span, nspan, env) {
-                        return mapped;
-                    }
-                }
-                // The arguments may use the assigned variable's name for sizes of their own.
-                let hint = self.frame.name_hint.clone();
-                let a = self.eval_args(args, env);
-                if n == "int" {
-                    self.frame.name_hint = hint;
-                }
-                // `reveal_layout(x)` of no function of the analysed code: SL900's request.
-                if n == REVEAL_OP && matches!(target, Value::Unknown(_) | Value::Import(_)) {
-                    return self.reveal(a, call.span, nspan, env);
-                }
-                match target {
-                    Value::Unknown(_) if is_builtin(n) => self.builtin(n, a, call.span),
-                    other => self.call_value(other, a, call.span, nspan, env),
-                }
-            }
+            ExprKind::Name(n) => self.eval_name_call(call, n, args, nspan, env),
             _ => {
                 let target = self.eval(func, env);
                 let a = self.eval_args(args, env);
                 self.call_value(target, a, call.span, nspan, env)
             }
         }
+    }
+
+    /// `recv.attr(…)` (`func` is `recv.attr`): the call goes where the receiver's value
+    /// says — a module path, a tensor, a parameter, an object of the analysed code, a layer.
+    fn eval_method_call(
+        &mut self,
+        call: &Expr,
+        func: &Expr,
+        value: &Expr,
+        attr: &str,
+        args: &[ir::Arg],
+        env: &mut Env,
+    ) -> Value {
+        let (recv, a) = self.eval_receiver_and_args(value, args, env);
+        if let Some(done) = self.method_on_receiver_itself(value, attr, &recv, &a, call.span, env) {
+            return done;
+        }
+        let nspan = name_span(func, self.source);
+        match recv {
+            Value::Import(path) => {
+                self.call_qualified(&format!("{path}.{attr}"), a, call.span, nspan, env)
+            }
+            Value::Tensor(_) => self.tensor_method(attr, recv, a, call.span, nspan, env),
+            Value::Named {
+                ref name,
+                param: Some(origin),
+            } => {
+                if self.tables.method(attr).is_some() {
+                    let t =
+                        param_as_tensor(name, Some(origin), value.span, self.frame.context.clone());
+                    self.tensor_method(attr, t, a, call.span, nspan, env)
+                } else {
+                    Value::Unknown(UnknownReason::UnresolvedCall)
+                }
+            }
+            Value::Instance(_) => {
+                let target = self.eval_attr(value, attr, func.span, env);
+                self.call_value(target, a, call.span, nspan, env)
+            }
+            Value::NnModule(m) if attr == "forward" || attr == "forward_t" => {
+                self.call_module(&m, a, call.span, nspan, env)
+            }
+            // A value the analysis lost (`cache.update(k, v)`) that the code treats as a
+            // tensor (`.reshape(...)`, `.transpose(...)`): the call is still reached on this
+            // path, with an unknown input, so a finding about the call on another path says
+            // which path it is on. An attribute of an object the analysis does not know
+            // (`config.table`, `self.cache` of a library base) used as a tensor: the same.
+            Value::Named { param: None, .. } | Value::Unknown(_) if self.names_layout_op(attr) => {
+                let why = match recv {
+                    Value::Unknown(why) => why,
+                    _ => UnknownReason::UnknownObject,
+                };
+                let input = Value::unknown_tensor(why);
+                self.tensor_method(attr, input, a, call.span, nspan, env)
+            }
+            _ => Value::Unknown(UnknownReason::UnresolvedCall),
+        }
+    }
+
+    /// The receiver of a method call, then its arguments.
+    fn eval_receiver_and_args(
+        &mut self,
+        receiver: &Expr,
+        args: &[ir::Arg],
+        env: &mut Env,
+    ) -> (Value, CallArgs) {
+        let recv = self.eval(receiver, env);
+        let learned = self.learned_count();
+        let a = self.eval_args(args, env);
+        // An argument may teach a size (`x.narrow(D::Minus1, 0, d / 2)` rewrites `d` as
+        // `2·q`): the receiver, read first, must see it too.
+        let recv = if self.learned_count() > learned {
+            self.apply_subst(recv)
+        } else {
+            recv
+        };
+        (recv, a)
+    }
+
+    /// The method calls decided before the receiver's kind is: a Rust float method, a
+    /// list changed in place, an in-place tensor method no table knows. `None` for others.
+    fn method_on_receiver_itself(
+        &mut self,
+        receiver: &Expr,
+        attr: &str,
+        recv: &Value,
+        a: &CallArgs,
+        span: Span,
+        env: &mut Env,
+    ) -> Option<Value> {
+        if self.language == Language::Rust {
+            if let Some(v) = self.rust_special_call(recv, attr, a, span, env) {
+                return Some(v);
+            }
+        }
+        if matches!(recv, Value::Tuple(_) | Value::Sequential(_)) && LIST_MUTATORS.contains(&attr) {
+            // `self.layers.append(Block(dim))`: the list with one more item; any other
+            // change (or one the analysis cannot follow) makes it unknown.
+            let changed = appended(recv, attr, a);
+            set_list(receiver, changed, env);
+            return Some(Value::NoneVal);
+        }
+        if self.is_unknown_in_place(attr)
+            && (recv.is_tensor() || matches!(recv, Value::Named { param: Some(_), .. }))
+        {
+            // `x.t_()`, `x.unsqueeze_(0)`, `x.set_(...)`: the receiver's layout may have
+            // changed in place; forget it.
+            forget_receiver(receiver, env);
+            return Some(Value::unknown_tensor(UnknownReason::Unmodelled));
+        }
+        None
+    }
+
+    /// `name(…)`: an exact `int(a / b)`, `map(f, items)`, `reveal_layout(x)`, a builtin, or
+    /// whatever the name holds.
+    fn eval_name_call(
+        &mut self,
+        call: &Expr,
+        n: &str,
+        args: &[ir::Arg],
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        if n == "int" {
+            if let Some(q) = self.int_of_size_division(args, call.span, env) {
+                return q;
+            }
+        }
+        let target = self.lookup(n, env);
+        if n == "map" && matches!(target, Value::Unknown(_)) {
+            if let Some(mapped) = self.map_call(args, call.span, nspan, env) {
+                return mapped;
+            }
+        }
+        // The arguments may use the assigned variable's name for sizes of their own.
+        let hint = self.frame.name_hint.clone();
+        let a = self.eval_args(args, env);
+        if n == "int" {
+            self.frame.name_hint = hint;
+        }
+        // `reveal_layout(x)` of no function of the analysed code: SL900's request.
+        if n == REVEAL_OP && matches!(target, Value::Unknown(_) | Value::Import(_)) {
+            return self.reveal(a, call.span, nspan, env);
+        }
+        match target {
+            Value::Unknown(_) if is_builtin(n) => self.builtin(n, a, call.span),
+            other => self.call_value(other, a, call.span, nspan, env),
+        }
+    }
+
+    /// `int(a / b)` (one plain argument, a division): on sizes the exact quotient, as model
+    /// code computes a head size as `int(hidden / heads)` after checking the division is
+    /// exact; otherwise unknown. `None` when the argument is no division.
+    fn int_of_size_division(
+        &mut self,
+        args: &[ir::Arg],
+        span: Span,
+        env: &mut Env,
+    ) -> Option<Value> {
+        let [arg] = args else {
+            return None;
+        };
+        let ExprKind::BinOp {
+            op: BinOp::Div,
+            left,
+            right,
+        } = &arg.value().kind
+        else {
+            return None;
+        };
+        if arg.name().is_some() || arg.is_star() || arg.is_double_star() {
+            return None;
+        }
+        let l = self.eval(left, env);
+        let r = self.eval(right, env);
+        if let (Value::Int(a), Value::Int(b)) = (self.as_size(l), self.as_size(r)) {
+            return Some(self.size_quotient(&a, &b, span, env));
+        }
+        Some(Value::Unknown(UnknownReason::Unmodelled))
     }
 
     fn call_value(
