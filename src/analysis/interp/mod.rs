@@ -947,7 +947,9 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// [`Interpreter::call_function`] of a function of the running module.
+    /// [`Interpreter::call_function`] of a function of the running module: the summary of
+    /// an earlier call in the same context if there is one, else the body run in a frame of
+    /// its own, summarised for the next such call.
     fn call_function_here(
         &mut self,
         callee: Callee,
@@ -987,19 +989,7 @@ impl<'a> Interpreter<'a> {
             this.as_ref().map_or(0, |i| i.id),
             fingerprint(&args, attrs_in.as_ref()),
         );
-        if let Some(hit) = self.summaries.get(&key).and_then(|entries| {
-            entries
-                .iter()
-                .find(|s| {
-                    same_params(&s.args, &args)
-                        && match (&s.attrs_in, &attrs_in) {
-                            (None, None) => true,
-                            (Some(a), Some(b)) => same_bindings(a, b),
-                            _ => false,
-                        }
-                })
-                .cloned()
-        }) {
+        if let Some(hit) = self.memoised_summary(&key, &args, attrs_in.as_ref()) {
             return self.finish_call(hit, env);
         }
         let call_args = args.clone();
@@ -1009,12 +999,69 @@ impl<'a> Interpreter<'a> {
                 .map(|(k, v)| ((!k.is_empty()).then_some(k), v))
                 .collect(),
         );
-        let count = self.contexts.entry(key_ptr as usize).or_insert(0);
-        if *count >= MAX_CONTEXTS {
+        if !self.take_context(key_ptr as usize) {
             return Value::Unknown(UnknownReason::UnresolvedCall);
         }
-        *count += 1;
+        let (result, exits, callee) =
+            self.run_in_own_frame(f, this, class, call_span, &params, attrs_in.as_ref());
+        let summary = Summary {
+            args: call_args,
+            result,
+            learned: learned_about_args(&callee, &params),
+            facts: callee.facts,
+            self_attrs: if share_attrs { exits } else { None },
+            attrs_in,
+        };
+        self.summaries.entry(key).or_default().push(summary.clone());
+        self.finish_call(summary, env)
+    }
 
+    /// The summary of an earlier call of the same function in the same context: the same
+    /// arguments and, for a method of the caller's own object, the same attributes.
+    fn memoised_summary(
+        &self,
+        key: &SummaryKey,
+        args: &[(String, Value)],
+        attrs_in: Option<&Bindings>,
+    ) -> Option<Summary> {
+        self.summaries.get(key).and_then(|entries| {
+            entries
+                .iter()
+                .find(|s| {
+                    same_params(&s.args, args)
+                        && match (&s.attrs_in, attrs_in) {
+                            (None, None) => true,
+                            (Some(a), Some(b)) => same_bindings(a, b),
+                            _ => false,
+                        }
+                })
+                .cloned()
+        })
+    }
+
+    /// Counts one more context for the function at `key`; false once it has had
+    /// `MAX_CONTEXTS` (the call is then not followed, which bounds the work per function).
+    fn take_context(&mut self, key: usize) -> bool {
+        let count = self.contexts.entry(key).or_insert(0);
+        if *count >= MAX_CONTEXTS {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    /// Runs `f`'s body on its bound parameters in a new frame (the caller's frame is back
+    /// afterwards): its result, the receiver's attributes at its exits, and the callee's
+    /// frame, whose facts and learned sizes the summary keeps.
+    fn run_in_own_frame(
+        &mut self,
+        f: &Arc<Function>,
+        this: Option<Arc<Instance>>,
+        class: Option<Arc<ClassDef>>,
+        call_span: Span,
+        params: &[(String, Value)],
+        attrs_in: Option<&Bindings>,
+    ) -> (Value, Option<Bindings>, Frame) {
         let name = match &class {
             Some(c) => format!("{}.{}", c.name(), f.name),
             None => f.name.clone(),
@@ -1032,37 +1079,18 @@ impl<'a> Interpreter<'a> {
         callee.facts.absorb(&self.frame.facts);
         let caller = std::mem::replace(&mut self.frame, callee);
         let mut callee_env = Env::default();
-        for (n, v) in &params {
+        for (n, v) in params {
             callee_env.set(n, v.clone());
         }
-        if let Some(attrs) = &attrs_in {
+        if let Some(attrs) = attrs_in {
             callee_env.self_attrs = attrs.clone();
         }
         self.reached_from_callers.insert(f.span.start);
-        self.call_stack.push(key_ptr);
+        self.call_stack.push(Arc::as_ptr(f));
         let (result, exits) = self.run_body(f, callee_env);
         self.call_stack.pop();
         let callee = std::mem::replace(&mut self.frame, caller);
-        let mut arg_symbols = HashSet::default();
-        for (_, v) in &params {
-            super::value::collect_symbols(v, &mut arg_symbols, 0);
-        }
-        let learned = callee
-            .subst
-            .iter()
-            .filter(|(name, _)| arg_symbols.contains(name))
-            .cloned()
-            .collect();
-        let summary = Summary {
-            args: call_args,
-            result,
-            learned,
-            facts: callee.facts,
-            self_attrs: if share_attrs { exits } else { None },
-            attrs_in,
-        };
-        self.summaries.entry(key).or_default().push(summary.clone());
-        self.finish_call(summary, env)
+        (result, exits, callee)
     }
 
     /// Take a call's summary into the caller: its facts, its result, its attributes.
@@ -1181,6 +1209,21 @@ fn param_tensor(
         layout.clone(),
         Some(Arc::new(Step::parameter(span, what, layout, context))),
     )]))
+}
+
+/// The equalities a callee learned about sizes of its arguments (`C := n_embd`): the ones
+/// whose symbol occurs in a parameter's value.
+fn learned_about_args(callee: &Frame, params: &[(String, Value)]) -> Vec<(String, Dim)> {
+    let mut arg_symbols = HashSet::default();
+    for (_, v) in params {
+        super::value::collect_symbols(v, &mut arg_symbols, 0);
+    }
+    callee
+        .subst
+        .iter()
+        .filter(|(name, _)| arg_symbols.contains(name))
+        .cloned()
+        .collect()
 }
 
 fn same_params(a: &[(String, Value)], b: &[(String, Value)]) -> bool {
