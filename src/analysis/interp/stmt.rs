@@ -263,65 +263,18 @@ impl Interpreter<'_> {
         }
     }
 
-    /// A statement that does not split paths.
+    /// A statement that does not split paths: the path after it, `None` where it ends the
+    /// path (`return`, `raise`).
     fn exec_simple(&mut self, s: &Stmt, mut env: Env) -> Option<Env> {
         self.burn();
         match s {
-            Stmt::Assign { targets, value, .. } => {
-                if let Some(refined) = self.try_size_unpacking(targets, value, &mut env) {
-                    return Some(refined);
-                }
-                if let Some(refined) = self.try_mixed_size_unpacking(targets, value, &mut env) {
-                    return Some(refined);
-                }
-                self.frame.name_hint = match targets.as_slice() {
-                    // `height = width = …` names the value after the first.
-                    [Target::Name(n, _), ..] => Some((n.to_string(), value.span)),
-                    [Target::Attr {
-                        value: obj, attr, ..
-                    }] if matches!(&obj.kind, ExprKind::Name(s) if s == "self") => {
-                        Some((format!("self.{attr}"), value.span))
-                    }
-                    _ => None,
-                };
-                let v = match &value.kind {
-                    // `norm_fn = lambda d: …`: a lambda kept under a name, to be called.
-                    ExprKind::Lambda { params, body } => self.lambda_value(params, body),
-                    _ => self.eval(value, &mut env),
-                };
-                self.frame.name_hint = None;
-                for t in targets {
-                    self.assign(t, v.clone(), &mut env);
-                    self.note_item_write(t, None, &mut env);
-                }
-                Some(env)
-            }
+            Stmt::Assign { targets, value, .. } => self.exec_assign(targets, value, env),
             Stmt::AugAssign {
                 target,
                 op,
                 value,
                 span,
-            } => {
-                let cur = match &**target {
-                    Target::Name(n, _) => self.lookup(n, &env),
-                    Target::Attr {
-                        value: obj, attr, ..
-                    } => self.eval_attr(obj, attr, *span, &mut env),
-                    _ => Value::Unknown(UnknownReason::Unmodelled),
-                };
-                self.note_item_write(target, Some(*op), &mut env);
-                let rhs = self.eval(value, &mut env);
-                let result = self.binop(*op, cur.clone(), rhs, *span, &mut env);
-                self.note_aug_write(target, *op, &cur, &mut env);
-                // On a tensor, `x op= y` runs in place (`__iadd__`, `__itruediv__`, ...): `x`
-                // keeps its storage, shape and strides, whatever the result of `x op y` would be.
-                let v = match cur {
-                    Value::Tensor(_) => cur,
-                    _ => result,
-                };
-                self.assign(target, v, &mut env);
-                Some(env)
-            }
+            } => self.exec_aug_assign(target, *op, value, *span, env),
             Stmt::Expr(e) => {
                 let mark = self.events.len();
                 self.eval(e, &mut env);
@@ -331,61 +284,8 @@ impl Interpreter<'_> {
             Stmt::If { .. } | Stmt::Loop { .. } | Stmt::With { .. } => {
                 unreachable!("split by exec_stmt")
             }
-            Stmt::Return { value, .. } => {
-                let v = match value {
-                    Some(e) => self.eval(e, &mut env),
-                    None => Value::NoneVal,
-                };
-                // The caller has no sizes of this path's tensors of unknown shape.
-                let v = super::super::apply::resolve_value(&env.shapes, v);
-                // A constructor's own `return` (not one inside a function it calls) leaves
-                // the object it built; `return Err(..)` builds none.
-                let is_error = value.as_ref().is_some_and(|e| matches!(&e.kind,
-                    ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "Err")));
-                if let Some(exits) = self.frame.constructor_exits.as_mut() {
-                    if !is_error {
-                        exits.push(env);
-                        return None;
-                    }
-                }
-                self.frame.returns = Some(match self.frame.returns.take() {
-                    Some(r) => join(&r, &v),
-                    None => v,
-                });
-                self.frame.exit_attrs = Some(match self.frame.exit_attrs.take() {
-                    Some(a) => super::super::env::join_attrs(&a, &env.self_attrs),
-                    None => env.self_attrs.clone(),
-                });
-                None
-            }
-            Stmt::Try(t) => {
-                let ir::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finalbody,
-                    ..
-                } = &**t;
-                let before = env.clone();
-                let after_body = self.exec_block(body, Some(env));
-                // A handler may start after any prefix of the body: approximate its entry
-                // state by the join of the states before and after the body.
-                let handler_entry =
-                    join_opt(Some(before.clone()), after_body.clone()).unwrap_or(before);
-                let mut out = self.exec_block(orelse, after_body);
-                for h in handlers {
-                    let hend = self.exec_block(h, Some(handler_entry.clone()));
-                    out = join_opt(out, hend);
-                }
-                if finalbody.is_empty() {
-                    out
-                } else {
-                    let fin_entry = out.clone().unwrap_or(handler_entry);
-                    let fin = self.exec_block(finalbody, Some(fin_entry));
-                    // If every path ended, finally does not revive it.
-                    out.and(fin)
-                }
-            }
+            Stmt::Return { value, .. } => self.exec_return(value.as_ref(), env),
+            Stmt::Try(t) => self.exec_try(t, env),
             Stmt::Assert { test, .. } => {
                 self.eval(test, &mut env);
                 self.learn_from_test(test, &mut env);
@@ -414,6 +314,128 @@ impl Interpreter<'_> {
             Stmt::Jump { .. } => Some(env),
             Stmt::Other { .. } => Some(env),
         }
+    }
+
+    /// `a = b = value`: an unpacking of sizes refines the path; otherwise the value,
+    /// named after its first target, is assigned to each target.
+    fn exec_assign(&mut self, targets: &[Target], value: &Expr, mut env: Env) -> Option<Env> {
+        if let Some(refined) = self.try_size_unpacking(targets, value, &mut env) {
+            return Some(refined);
+        }
+        if let Some(refined) = self.try_mixed_size_unpacking(targets, value, &mut env) {
+            return Some(refined);
+        }
+        self.frame.name_hint = match targets {
+            // `height = width = …` names the value after the first.
+            [Target::Name(n, _), ..] => Some((n.to_string(), value.span)),
+            [Target::Attr {
+                value: obj, attr, ..
+            }] if matches!(&obj.kind, ExprKind::Name(s) if s == "self") => {
+                Some((format!("self.{attr}"), value.span))
+            }
+            _ => None,
+        };
+        let v = match &value.kind {
+            // `norm_fn = lambda d: …`: a lambda kept under a name, to be called.
+            ExprKind::Lambda { params, body } => self.lambda_value(params, body),
+            _ => self.eval(value, &mut env),
+        };
+        self.frame.name_hint = None;
+        for t in targets {
+            self.assign(t, v.clone(), &mut env);
+            self.note_item_write(t, None, &mut env);
+        }
+        Some(env)
+    }
+
+    /// `target op= value`.
+    fn exec_aug_assign(
+        &mut self,
+        target: &Target,
+        op: ir::BinOp,
+        value: &Expr,
+        span: ir::Span,
+        mut env: Env,
+    ) -> Option<Env> {
+        let cur = match target {
+            Target::Name(n, _) => self.lookup(n, &env),
+            Target::Attr {
+                value: obj, attr, ..
+            } => self.eval_attr(obj, attr, span, &mut env),
+            _ => Value::Unknown(UnknownReason::Unmodelled),
+        };
+        self.note_item_write(target, Some(op), &mut env);
+        let rhs = self.eval(value, &mut env);
+        let result = self.binop(op, cur.clone(), rhs, span, &mut env);
+        self.note_aug_write(target, op, &cur, &mut env);
+        // On a tensor, `x op= y` runs in place (`__iadd__`, `__itruediv__`, ...): `x` keeps
+        // its storage, shape and strides, whatever the result of `x op y` would be.
+        let v = match cur {
+            Value::Tensor(_) => cur,
+            _ => result,
+        };
+        self.assign(target, v, &mut env);
+        Some(env)
+    }
+
+    /// `return value`: the path ends; its value joins the function's result and its `self`
+    /// attributes the function's exit attributes (a constructor keeps the path instead).
+    fn exec_return(&mut self, value: Option<&Expr>, mut env: Env) -> Option<Env> {
+        let v = match value {
+            Some(e) => self.eval(e, &mut env),
+            None => Value::NoneVal,
+        };
+        // The caller has no sizes of this path's tensors of unknown shape.
+        let v = super::super::apply::resolve_value(&env.shapes, v);
+        // A constructor's own `return` (not one inside a function it calls) leaves the
+        // object it built; `return Err(..)` builds none.
+        let is_error = value.is_some_and(|e| {
+            matches!(&e.kind,
+            ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "Err"))
+        });
+        if let Some(exits) = self.frame.constructor_exits.as_mut() {
+            if !is_error {
+                exits.push(env);
+                return None;
+            }
+        }
+        self.frame.returns = Some(match self.frame.returns.take() {
+            Some(r) => join(&r, &v),
+            None => v,
+        });
+        self.frame.exit_attrs = Some(match self.frame.exit_attrs.take() {
+            Some(a) => super::super::env::join_attrs(&a, &env.self_attrs),
+            None => env.self_attrs.clone(),
+        });
+        None
+    }
+
+    /// `try: … except: … else: … finally: …`.
+    fn exec_try(&mut self, t: &ir::Try, env: Env) -> Option<Env> {
+        let ir::Try {
+            body,
+            handlers,
+            orelse,
+            finalbody,
+            ..
+        } = t;
+        let before = env.clone();
+        let after_body = self.exec_block(body, Some(env));
+        // A handler may start after any prefix of the body: approximate its entry state by
+        // the join of the states before and after the body.
+        let handler_entry = join_opt(Some(before.clone()), after_body.clone()).unwrap_or(before);
+        let mut out = self.exec_block(orelse, after_body);
+        for h in handlers {
+            let hend = self.exec_block(h, Some(handler_entry.clone()));
+            out = join_opt(out, hend);
+        }
+        if finalbody.is_empty() {
+            return out;
+        }
+        let fin_entry = out.clone().unwrap_or(handler_entry);
+        let fin = self.exec_block(finalbody, Some(fin_entry));
+        // If every path ended, finally does not revive it.
+        out.and(fin)
     }
 
     /// `assert a == b` (and `a == b and c == d`): the program continues only if it holds.
