@@ -55,14 +55,12 @@ impl Interpreter<'_> {
         v
     }
 
+    /// One expression, by its kind; the longer kinds have helpers of their own.
     fn eval_inner(&mut self, e: &Expr, env: &mut Env) -> Value {
         match &e.kind {
             ExprKind::Name(n) => {
                 let v = self.lookup(n, env);
-                if self.probes.is_some() {
-                    self.probe(e.span, &v, false, env);
-                }
-                v
+                self.probed(e.span, v, env)
             }
             ExprKind::Int(v) => Value::int(*v),
             ExprKind::Float(_) => Value::Float,
@@ -89,17 +87,11 @@ impl Interpreter<'_> {
             }
             ExprKind::Attr { value, attr } => {
                 let v = self.eval_attr(value, attr, e.span, env);
-                if self.probes.is_some() {
-                    self.probe(e.span, &v, false, env);
-                }
-                v
+                self.probed(e.span, v, env)
             }
             ExprKind::Call { func, args } => {
                 let v = self.eval_call(e, func, args, env);
-                if self.probes.is_some() {
-                    self.probe(e.span, &v, false, env);
-                }
-                v
+                self.probed(e.span, v, env)
             }
             ExprKind::Subscript { value, index } => {
                 if let Some(v) = self.size_of_unknown_shape(e, value, index, env) {
@@ -108,17 +100,7 @@ impl Interpreter<'_> {
                 let base = self.eval(value, env);
                 self.subscript(e, base, index, env)
             }
-            ExprKind::Slice { lower, upper, step } => {
-                let parts = [lower, upper, step].map(|part| match part {
-                    Some(x) => self.eval(x, env),
-                    None => Value::NoneVal,
-                });
-                match self.language {
-                    // A Rust range is a value: `x.i((.., 0..2))` passes it to an op.
-                    Language::Rust => Value::Slice(Box::new(parts)),
-                    Language::Python => Value::Unknown(UnknownReason::Unmodelled),
-                }
-            }
+            ExprKind::Slice { lower, upper, step } => self.eval_slice([lower, upper, step], env),
             ExprKind::BinOp { op, left, right } => {
                 let l = self.eval(left, env);
                 let r = self.eval(right, env);
@@ -130,45 +112,95 @@ impl Interpreter<'_> {
                 v @ Value::Tensor(_) => self.tensor_unary("neg", v, e.span, env),
                 _ => Value::Unknown(UnknownReason::Unmodelled),
             },
-            ExprKind::IfExp { test, body, orelse } => match self.eval_condition(test, env) {
-                Some(true) => {
-                    self.hand_name_hint(e.span, body.span);
-                    self.eval(body, env)
-                }
-                Some(false) => {
-                    self.hand_name_hint(e.span, orelse.span);
-                    self.eval(orelse, env)
-                }
-                None => {
-                    let condition = self.nameable_condition(test, env);
-                    let a = self.eval(body, env);
-                    let b = self.eval(orelse, env);
-                    let tagged = condition.and_then(|c| {
-                        join_tagged(&a, &b, &branch_taken(&c, true), &branch_taken(&c, false))
-                    });
-                    tagged.unwrap_or_else(|| join(&a, &b))
-                }
-            },
+            ExprKind::IfExp { test, body, orelse } => {
+                self.eval_if_exp(e.span, test, body, orelse, env)
+            }
             ExprKind::Compare { left, op, right } => {
-                let l = self.eval(left, env);
-                let r = if *op == CmpOp::Not {
-                    Value::Unknown(UnknownReason::Unmodelled)
-                } else {
-                    self.eval(right, env)
-                };
-                if (l.is_tensor() || r.is_tensor())
-                    && !matches!(
-                        op,
-                        CmpOp::Is | CmpOp::IsNot | CmpOp::And | CmpOp::Or | CmpOp::Not
-                    )
-                {
-                    // `mask == 0`: an element-wise op producing a bool tensor.
-                    return self.binop(BinOp::Other, l, r, e.span, env);
-                }
-                Value::Bool(self.compare_values(*op, &l, &r))
+                self.eval_compare(e.span, left, *op, right, env)
             }
             ExprKind::Unknown => Value::Unknown(UnknownReason::Unmodelled),
         }
+    }
+
+    /// `v`, the value of the expression at `span`, recorded first where the editor asked
+    /// for probes.
+    fn probed(&mut self, span: Span, v: Value, env: &mut Env) -> Value {
+        if self.probes.is_some() {
+            self.probe(span, &v, false, env);
+        }
+        v
+    }
+
+    /// `lower:upper:step`, its parts evaluated in that order.
+    fn eval_slice(&mut self, parts: [&Option<Box<Expr>>; 3], env: &mut Env) -> Value {
+        let parts = parts.map(|part| match part {
+            Some(x) => self.eval(x, env),
+            None => Value::NoneVal,
+        });
+        match self.language {
+            // A Rust range is a value: `x.i((.., 0..2))` passes it to an op.
+            Language::Rust => Value::Slice(Box::new(parts)),
+            Language::Python => Value::Unknown(UnknownReason::Unmodelled),
+        }
+    }
+
+    /// `body if test else orelse` (at `span`): the branch the condition decides, else the
+    /// join of both, tagged by the branch where the condition can be named.
+    fn eval_if_exp(
+        &mut self,
+        span: Span,
+        test: &Expr,
+        body: &Expr,
+        orelse: &Expr,
+        env: &mut Env,
+    ) -> Value {
+        match self.eval_condition(test, env) {
+            Some(true) => {
+                self.hand_name_hint(span, body.span);
+                self.eval(body, env)
+            }
+            Some(false) => {
+                self.hand_name_hint(span, orelse.span);
+                self.eval(orelse, env)
+            }
+            None => {
+                let condition = self.nameable_condition(test, env);
+                let a = self.eval(body, env);
+                let b = self.eval(orelse, env);
+                let tagged = condition.and_then(|c| {
+                    join_tagged(&a, &b, &branch_taken(&c, true), &branch_taken(&c, false))
+                });
+                tagged.unwrap_or_else(|| join(&a, &b))
+            }
+        }
+    }
+
+    /// `left op right` of a comparison or boolean operator (at `span`): on a tensor an
+    /// element-wise op, otherwise the truth where the analysis knows it.
+    fn eval_compare(
+        &mut self,
+        span: Span,
+        left: &Expr,
+        op: CmpOp,
+        right: &Expr,
+        env: &mut Env,
+    ) -> Value {
+        let l = self.eval(left, env);
+        let r = if op == CmpOp::Not {
+            Value::Unknown(UnknownReason::Unmodelled)
+        } else {
+            self.eval(right, env)
+        };
+        if (l.is_tensor() || r.is_tensor())
+            && !matches!(
+                op,
+                CmpOp::Is | CmpOp::IsNot | CmpOp::And | CmpOp::Or | CmpOp::Not
+            )
+        {
+            // `mask == 0`: an element-wise op producing a bool tensor.
+            return self.binop(BinOp::Other, l, r, span, env);
+        }
+        Value::Bool(self.compare_values(op, &l, &r))
     }
 
     /// The truth of a condition when the analysis knows it (`n_rep == 1` with `n_rep`
