@@ -572,6 +572,8 @@ impl Interpreter<'_> {
         self.with_apply_ctx(env, |ctx| applying::reveal(ctx, arg, span, nspan))
     }
 
+    /// A layer called on its input (`self.proj(x)`, `layer.forward(x)`): the layer's
+    /// transfer applied to each alternative of the input, the results joined.
     fn call_module(
         &mut self,
         m: &Arc<NnModuleVal>,
@@ -588,24 +590,7 @@ impl Interpreter<'_> {
         }
         let input =
             applying::resolve_value(&env.shapes, as_tensor(input, span, &self.frame.context));
-        // A module whose constructor fixes sizes of its input (`nn.Linear(in_features, …)`,
-        // `nn.LayerNorm(normalized_shape)`, rules/*.toml `input_sizes`) tells us those sizes:
-        // the call fails otherwise.
-        let mut input = input;
-        if let Value::Tensor(TensorVal::Alts(alts)) = &input {
-            if let [TensorAlt {
-                layout: Some(l), ..
-            }] = alts.as_slice()
-            {
-                let pairs = fixed_input_sizes(m, &l.shape);
-                if !pairs.is_empty() {
-                    for (have, want) in &pairs {
-                        self.learn_equal(have, want, env);
-                    }
-                    input = self.apply_subst(input);
-                }
-            }
-        }
+        let input = self.learn_fixed_input_sizes(m, input, env);
         let fresh = m.spec.call.kind.output_always_contiguous();
         let Value::Tensor(TensorVal::Alts(alts)) = &input else {
             let result = if fresh {
@@ -619,64 +604,117 @@ impl Interpreter<'_> {
         };
         let mut results = Vec::new();
         for alt in alts {
-            if alt
-                .layout
-                .as_ref()
-                .is_some_and(|l| super::super::prefix::unsafe_layer_on_packed(m.spec.call.kind, l))
-            {
-                results.push(Value::unknown_tensor(UnknownReason::UnknownRank));
-                continue;
-            }
-            let d = crate::layout::Decider::new(&self.frame.facts.assumptions);
-            let arg = ArgValue::Tensor(alt.layout.clone());
-            let transfer = ops::apply_module(m.spec, &m.args, arg, &d);
-            let what = format!("`{}(…)`", m.spec.name);
-            let keeps_shape = matches!(
-                m.spec.call.kind,
-                OpKind::Elementwise | OpKind::ContiguousResult | OpKind::Alias
-            ) || (m.spec.call.kind == OpKind::Dropout
-                && m.spec.call.variant.is_none());
-            let value = match transfer.result {
-                ops::OpResult::Unknown | ops::OpResult::UnknownTensor
-                    if alt.layout.is_none() && keeps_shape =>
-                {
-                    // A contiguous tensor of unknown shape in, the same shape out.
-                    let mut out = TensorAlt::new(None, alt.chain.clone());
-                    out.origin = alt.origin;
-                    Value::Tensor(TensorVal::Alts(vec![out]))
-                }
-                // A convolution or pooling layer writes its output in its input's memory
-                // format: contiguous in, contiguous out (as `F.conv2d`).
-                ops::OpResult::UnknownTensor
-                    if applying::follows_contiguous_input(&self.frame.facts, &m.spec.call, alt) =>
-                {
-                    let out =
-                        applying::contiguous_from_input(&mut self.apply_ctx(env), alt, span, &what);
-                    self.size_layer_output(m, alt, &out, env);
-                    out
-                }
-                ops::OpResult::Unknown | ops::OpResult::UnknownTensor if fresh => {
-                    self.contiguous_unknown(span)
-                }
-                r => applying::result_value(
-                    &mut self.apply_ctx(env),
-                    alt,
-                    r,
-                    span,
-                    &what,
-                    applying::ResultOf {
-                        same_shape: false,
-                        writes_new_tensor: fresh,
-                    },
-                    applying::result_unknown(&m.spec.call),
-                ),
-            };
-            // The layer is the op that computed the result (`self.attn_drop(attn)`).
-            let producer = Producer::new(&m.spec.call, span, vec![alt.made_by.clone()], true, None);
-            results.push(with_producer(value, &Arc::new(producer)));
+            results.push(self.module_on_alt(m, alt, fresh, span, env));
         }
         let _ = nspan;
         lstm_states(m, applying::join_all(results))
+    }
+
+    /// A module whose constructor fixes sizes of its input (`nn.Linear(in_features, …)`,
+    /// `nn.LayerNorm(normalized_shape)`, rules/*.toml `input_sizes`) tells us those sizes
+    /// of an input of one known layout (the call fails otherwise): the input with them.
+    fn learn_fixed_input_sizes(
+        &mut self,
+        m: &Arc<NnModuleVal>,
+        input: Value,
+        env: &mut Env,
+    ) -> Value {
+        let Value::Tensor(TensorVal::Alts(alts)) = &input else {
+            return input;
+        };
+        let [TensorAlt {
+            layout: Some(l), ..
+        }] = alts.as_slice()
+        else {
+            return input;
+        };
+        let pairs = fixed_input_sizes(m, &l.shape);
+        if pairs.is_empty() {
+            return input;
+        }
+        for (have, want) in &pairs {
+            self.learn_equal(have, want, env);
+        }
+        self.apply_subst(input)
+    }
+
+    /// The layer applied to one alternative of its input, with the layer as the op that
+    /// computed the result (`self.attn_drop(attn)`). `fresh`: the layer's output is always
+    /// a new contiguous tensor.
+    fn module_on_alt(
+        &mut self,
+        m: &Arc<NnModuleVal>,
+        alt: &TensorAlt,
+        fresh: bool,
+        span: Span,
+        env: &mut Env,
+    ) -> Value {
+        if alt
+            .layout
+            .as_ref()
+            .is_some_and(|l| super::super::prefix::unsafe_layer_on_packed(m.spec.call.kind, l))
+        {
+            return Value::unknown_tensor(UnknownReason::UnknownRank);
+        }
+        let d = crate::layout::Decider::new(&self.frame.facts.assumptions);
+        let arg = ArgValue::Tensor(alt.layout.clone());
+        let transfer = ops::apply_module(m.spec, &m.args, arg, &d);
+        let value = self.module_result(m, alt, transfer.result, fresh, span, env);
+        let producer = Producer::new(&m.spec.call, span, vec![alt.made_by.clone()], true, None);
+        with_producer(value, &Arc::new(producer))
+    }
+
+    /// The value of a layer's transfer `result` on the input alternative `alt`.
+    fn module_result(
+        &mut self,
+        m: &Arc<NnModuleVal>,
+        alt: &TensorAlt,
+        result: ops::OpResult<Dim>,
+        fresh: bool,
+        span: Span,
+        env: &mut Env,
+    ) -> Value {
+        let what = format!("`{}(…)`", m.spec.name);
+        let keeps_shape = matches!(
+            m.spec.call.kind,
+            OpKind::Elementwise | OpKind::ContiguousResult | OpKind::Alias
+        ) || (m.spec.call.kind == OpKind::Dropout
+            && m.spec.call.variant.is_none());
+        match result {
+            ops::OpResult::Unknown | ops::OpResult::UnknownTensor
+                if alt.layout.is_none() && keeps_shape =>
+            {
+                // A contiguous tensor of unknown shape in, the same shape out.
+                let mut out = TensorAlt::new(None, alt.chain.clone());
+                out.origin = alt.origin;
+                Value::Tensor(TensorVal::Alts(vec![out]))
+            }
+            // A convolution or pooling layer writes its output in its input's memory
+            // format: contiguous in, contiguous out (as `F.conv2d`).
+            ops::OpResult::UnknownTensor
+                if applying::follows_contiguous_input(&self.frame.facts, &m.spec.call, alt) =>
+            {
+                let out =
+                    applying::contiguous_from_input(&mut self.apply_ctx(env), alt, span, &what);
+                self.size_layer_output(m, alt, &out, env);
+                out
+            }
+            ops::OpResult::Unknown | ops::OpResult::UnknownTensor if fresh => {
+                self.contiguous_unknown(span)
+            }
+            r => applying::result_value(
+                &mut self.apply_ctx(env),
+                alt,
+                r,
+                span,
+                &what,
+                applying::ResultOf {
+                    same_shape: false,
+                    writes_new_tensor: fresh,
+                },
+                applying::result_unknown(&m.spec.call),
+            ),
+        }
     }
 
     /// An einops layer (`Rearrange(pattern, **lengths)`, `Reduce(…)`) called on a tensor:
