@@ -972,17 +972,7 @@ impl<'a> Interpreter<'a> {
         {
             return Value::Unknown(UnknownReason::UnresolvedCall);
         }
-        // The context is the arguments as the caller has them (binding gives the unknown ones
-        // fresh names, which would make equal contexts look different).
-        let args: Vec<(String, Value)> = args
-            .into_iter()
-            .map(|(k, v)| {
-                (
-                    k.unwrap_or_default(),
-                    super::apply::resolve_value(&env.shapes, v),
-                )
-            })
-            .collect();
+        let args = context_args(args, env);
         let attrs_in = share_attrs.then(|| env.self_attrs.clone());
         let key = (
             key_ptr as usize,
@@ -1209,6 +1199,20 @@ fn param_tensor(
         layout.clone(),
         Some(Arc::new(Step::parameter(span, what, layout, context))),
     )]))
+}
+
+/// A call's arguments as the caller has them (`""` names a positional one), the context
+/// its summary is kept for: binding gives the unknown ones fresh names, which would make
+/// equal contexts look different.
+fn context_args(args: Vec<(Option<String>, Value)>, env: &Env) -> Vec<(String, Value)> {
+    args.into_iter()
+        .map(|(k, v)| {
+            (
+                k.unwrap_or_default(),
+                super::apply::resolve_value(&env.shapes, v),
+            )
+        })
+        .collect()
 }
 
 /// The equalities a callee learned about sizes of its arguments (`C := n_embd`): the ones
