@@ -73,12 +73,7 @@ impl Interpreter<'_> {
                 element,
                 target,
                 iter,
-            } => {
-                let items = self.eval(iter, env);
-                self.for_each_item(target, items, env, |interp, scope| {
-                    interp.eval(element, scope)
-                })
-            }
+            } => self.eval_comprehension(element, target, iter, env),
             // Run in place by `map(lambda t: …, xs)`, or when called after an assignment
             // kept it (`Interpreter::lambda_value`); an argument (`key=lambda …`) is not.
             ExprKind::Lambda { .. } => Value::Unknown(UnknownReason::Unmodelled),
@@ -120,6 +115,20 @@ impl Interpreter<'_> {
             }
             ExprKind::Unknown => Value::Unknown(UnknownReason::Unmodelled),
         }
+    }
+
+    /// `[element for target in iter]`: the element for each item of `iter`.
+    fn eval_comprehension(
+        &mut self,
+        element: &Expr,
+        target: &ir::Target,
+        iter: &Expr,
+        env: &mut Env,
+    ) -> Value {
+        let items = self.eval(iter, env);
+        self.for_each_item(target, items, env, |interp, scope| {
+            interp.eval(element, scope)
+        })
     }
 
     /// `v`, the value of the expression at `span`, recorded first where the editor asked
