@@ -1,14 +1,15 @@
 //! The output shape of a convolution, pooling or resampling layer (a module entry's
 //! `output_shape` in rules/*.toml): the input's shape with the channel dim and the trailing
 //! spatial dims replaced. Only the shape: the layout is the input's memory format, which
-//! the analysis knows only for a contiguous input (`OpKind::FormatFollowing`).
+//! the analysis knows only for a contiguous input (`OpKind::FormatFollowing`). The layer's
+//! constructor arguments come in as a lookup by parameter name (the loader, `table`, knows
+//! this module; binding, `bind`, knows the loader).
 //!
 //! Only sizes the arguments fix are given: a spatial size kept (a 1×1 convolution, stride 1
 //! with "same" padding) or set (an adaptive pool's `output_size`), a convolution's
 //! `out_channels`. A layer whose output needs any other size gets none: a size made up for
 //! it could be 1, and `squeeze` or a merge would then be decided wrongly.
 
-use super::bind::BoundArgs;
 use super::value::ArgValue;
 use crate::layout::Dim;
 
@@ -57,18 +58,22 @@ impl OutputShape {
     /// The output's sizes for an input of `shape` (batched or not), built with constructor
     /// arguments `args`. `None` when the input's rank does not fit the layer (it raises),
     /// the call may return a tuple (`return_indices=True`) or a size is not fixed.
-    pub fn output(&self, args: &BoundArgs<Dim>, shape: &[Dim]) -> Option<Vec<Dim>> {
+    pub fn output<'a>(
+        &self,
+        args: &dyn Fn(&str) -> Option<&'a ArgValue<Dim>>,
+        shape: &[Dim],
+    ) -> Option<Vec<Dim>> {
         let rank = shape.len();
         if rank != self.spatial + 1 && rank != self.spatial + 2 {
             return None;
         }
-        if matches!(args.get("return_indices"), Some(a) if a.as_bool() != Some(false)) {
+        if matches!(args("return_indices"), Some(a) if a.as_bool() != Some(false)) {
             return None;
         }
         let mut out = shape.to_vec();
         let first_spatial = rank - self.spatial;
         if self.rule == ShapeRule::Conv {
-            out[first_spatial - 1] = args.get("out_channels")?.as_size()?;
+            out[first_spatial - 1] = args("out_channels")?.as_size()?;
         }
         for i in 0..self.spatial {
             let at = first_spatial + i;
@@ -78,9 +83,14 @@ impl OutputShape {
     }
 
     /// Spatial dim `i`'s output size when the arguments give it exactly.
-    fn kept_or_given(&self, args: &BoundArgs<Dim>, i: usize, input: &Dim) -> Option<Dim> {
+    fn kept_or_given<'a>(
+        &self,
+        args: &dyn Fn(&str) -> Option<&'a ArgValue<Dim>>,
+        i: usize,
+        input: &Dim,
+    ) -> Option<Dim> {
         match self.rule {
-            ShapeRule::Adaptive => match per_dim(args.get("output_size")?, i, self.spatial)? {
+            ShapeRule::Adaptive => match per_dim(args("output_size")?, i, self.spatial)? {
                 ArgValue::None => Some(input.clone()),
                 size => size.as_size(),
             },
@@ -91,8 +101,8 @@ impl OutputShape {
 
     /// Does spatial dim `i` keep its size: stride 1, dilation 1 and padding `(k - 1) / 2`
     /// of an odd kernel `k` (or `padding="same"`)?
-    fn keeps_size(&self, args: &BoundArgs<Dim>, i: usize) -> bool {
-        let lit = |name: &str, default: Option<i64>| match args.get(name) {
+    fn keeps_size<'a>(&self, args: &dyn Fn(&str) -> Option<&'a ArgValue<Dim>>, i: usize) -> bool {
+        let lit = |name: &str, default: Option<i64>| match args(name) {
             None | Some(ArgValue::None) => default,
             Some(v) => per_dim(v, i, self.spatial).and_then(|v| v.as_i64()),
         };
@@ -101,7 +111,7 @@ impl OutputShape {
         };
         // A pool's stride defaults to its kernel size.
         let stride_default = if self.rule == ShapeRule::Pool { k } else { 1 };
-        let same_padding = matches!(args.get("padding"), Some(ArgValue::Str(s)) if s == "same");
+        let same_padding = matches!(args("padding"), Some(ArgValue::Str(s)) if s == "same");
         let padding = if same_padding {
             Some((k - 1) / 2)
         } else {
@@ -153,7 +163,7 @@ mod tests {
         let args = bind_module_init(m, positional, kw).unwrap();
         let shape: Vec<Dim> = shape.iter().map(|s| sym(s)).collect();
         m.output_shape?
-            .output(&args, &shape)
+            .output(&|name| args.get(name), &shape)
             .map(|v| v.iter().map(|d| d.to_string()).collect())
     }
 

@@ -1323,7 +1323,7 @@ impl Interpreter<'_> {
         let Some(origin) = alts.first().and_then(|a| a.origin) else {
             return;
         };
-        if let Some(shape) = rule.output(&m.args, &input.shape) {
+        if let Some(shape) = rule.output(&|name| m.args.get(name), &input.shape) {
             env.shapes
                 .insert(origin, crate::layout::Layout::contiguous(shape));
         }
