@@ -159,6 +159,9 @@ pub struct Subject {
     /// The library rules the op follows (candle's `reshape` copies on every non-contiguous
     /// input; PyTorch's and tch-rs's only where no view exists).
     pub semantics: crate::ops::Semantics,
+    /// Names the analysis unified with a size of the layout (`C`, now `n_embd`): a value
+    /// given for one (`--dim C=4096`) sizes the other.
+    pub aliases: Vec<(String, crate::layout::Dim)>,
 }
 
 impl Diagnostic {

@@ -113,8 +113,32 @@ pub enum Concretization {
     TooLarge(String),
 }
 
+/// `dims` plus the values they give through the subject's aliases: `C = 4096` sizes
+/// `n_embd` when the analysis made `C` into `n_embd` (an alias of an alias too).
+fn with_aliases(subject: &Subject, dims: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+    let mut dims = dims.clone();
+    for _ in 0..subject.aliases.len() {
+        let mut changed = false;
+        for (name, now) in &subject.aliases {
+            let symbols = now.symbols();
+            let (Some(&v), [symbol]) = (dims.get(name), symbols.as_slice()) else {
+                continue;
+            };
+            if *now == Dim::sym(symbol) && !dims.contains_key(symbol) {
+                dims.insert(symbol.clone(), v);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    dims
+}
+
 /// Evaluates the subject's sizes with `dims`.
 pub fn concretize(subject: &Subject, dims: &BTreeMap<String, i64>) -> Concretization {
+    let dims = &with_aliases(subject, dims);
     let target = subject.target.as_deref().unwrap_or(&[]);
     let sizes: Vec<&Dim> = subject
         .layout
@@ -818,6 +842,7 @@ mod tests {
             layout: transposed,
             target,
             semantics: Semantics::Torch,
+            aliases: Vec::new(),
         }
     }
 
@@ -888,6 +913,7 @@ mod tests {
             layout: Layout::contiguous(vec![sym("B"), quotient]),
             target: None,
             semantics: Semantics::Torch,
+            aliases: Vec::new(),
         };
         match concretize(&subject, &dims(&[("B", 2), ("C", 100), ("h", 12)])) {
             Concretization::NotIntegral(why) => {
@@ -904,6 +930,7 @@ mod tests {
             layout: Layout::contiguous(vec![Dim::opaque("x.shape[2]"), Dim::lit(3)]),
             target: None,
             semantics: Semantics::Torch,
+            aliases: Vec::new(),
         };
         assert_eq!(
             concretize(&subject, &BTreeMap::new()),
@@ -1175,6 +1202,7 @@ mod tests {
             layout: Layout::contiguous(vec![b, t, h, d]),
             target: Some(merge_target()),
             semantics: Semantics::Torch,
+            aliases: Vec::new(),
         };
         let v = verifier
             .verify(

@@ -1181,3 +1181,39 @@ fn watch_refuses_standard_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--watch"), "{}", stderr(&out));
 }
+
+/// `--dim C=…` sizes a copy whose sizes the analysis named after another name it unified
+/// with `C` (`nn.Linear(n_embd, …)` reads `x`'s `C`, which is `n_embd` from then on): the
+/// nanoGPT merge of heads at B = 16, T = C = 4096, 32 heads, bf16 is 512 MiB.
+#[test]
+fn a_dim_given_under_a_unified_name_sizes_the_copy() {
+    let source = "\
+import torch
+from torch import nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.n_head = n_head
+        self.n_embd = n_embd
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        y = att @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+";
+    let dir = project(&[("attn.py", source)]);
+    let mut args = vec!["check", "attn.py", "--dtype", "bf16", "--select", "SL002"];
+    for d in ["B=16", "T=4096", "C=4096", "n_head=32"] {
+        args.extend(["--dim", d]);
+    }
+    let text = stdout(&stridelint(dir.path(), &args));
+    assert!(text.contains("512.0 MiB in bf16"), "{text}");
+}

@@ -43,6 +43,8 @@ pub struct OpEvent {
     /// The assumptions the decisions were made under (settings + exact quotients), so a
     /// lint can ask further questions (e.g. to explain a finding) under the same ones.
     pub assumptions: Arc<Assumptions>,
+    /// Sizes the path unified, each under the name that went (see `Facts::aliases`).
+    pub aliases: Arc<Vec<(String, crate::layout::Dim)>>,
     /// The library rules the op follows (its table's `semantics`): the same name can
     /// behave differently (candle's `reshape` copies every non-contiguous input).
     pub semantics: Semantics,

@@ -28,6 +28,9 @@ pub struct Facts {
     pub assumptions: Arc<Assumptions>,
     /// Divisibility assumptions made by `//` on sizes.
     pub divisibility: Arc<Vec<Assumption>>,
+    /// Sizes the path made one (`C` := `n_embd` when `nn.Linear(n_embd, …)` read `x`'s `C`):
+    /// the name that went, and what it is now. `--dim C=…` then sizes `n_embd`.
+    pub aliases: Arc<Vec<(String, Dim)>>,
 }
 
 impl Facts {
@@ -50,6 +53,14 @@ impl Facts {
         }
         for d in other.divisibility.iter() {
             self.add_divisibility(d.clone());
+        }
+        for (name, now) in other.aliases.iter() {
+            self.add_alias(name, now);
+        }
+    }
+    pub fn add_alias(&mut self, name: &str, now: &Dim) {
+        if !self.aliases.iter().any(|(n, _)| n == name) {
+            Arc::make_mut(&mut self.aliases).push((name.to_string(), now.clone()));
         }
     }
 }

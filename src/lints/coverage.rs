@@ -150,6 +150,7 @@ mod tests {
             unknown_input: unknown,
             divisibility: Default::default(),
             assumptions: Default::default(),
+            aliases: Default::default(),
             semantics: crate::ops::Semantics::Torch,
             from_caller: false,
             context: None,

@@ -120,6 +120,9 @@ fn reported(
         help: finding.help,
         fix: finding.fix,
         unsafe_fix: finding.unsafe_fix,
-        subject: finding.subject,
+        subject: finding.subject.map(|mut s| {
+            s.aliases = ev.aliases.to_vec();
+            s
+        }),
     }
 }

@@ -52,6 +52,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         layout: input.clone(),
         target: alt.target.clone(),
         semantics: ev.semantics,
+        aliases: Vec::new(),
     });
     Some(finding)
 }

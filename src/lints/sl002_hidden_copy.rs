@@ -82,12 +82,14 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
             layout: copied.clone(),
             target: Some(shape.clone()),
             semantics: ev.semantics,
+            aliases: Vec::new(),
         },
         None => Subject {
             op: ev.op.to_string(),
             layout: input.clone(),
             target: alt.target.clone(),
             semantics: ev.semantics,
+            aliases: Vec::new(),
         },
     });
     Some(finding)

@@ -83,6 +83,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         layout: lhs.clone(),
         target: None,
         semantics: ev.semantics,
+        aliases: Vec::new(),
     });
     Some(finding)
 }
@@ -147,6 +148,7 @@ mod tests {
             unknown_input: None,
             divisibility: Default::default(),
             assumptions: Default::default(),
+            aliases: Default::default(),
             semantics: crate::ops::Semantics::Candle,
             from_caller: false,
             context: None,

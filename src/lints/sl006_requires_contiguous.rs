@@ -47,6 +47,7 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         layout: input.clone(),
         target: None,
         semantics: ev.semantics,
+        aliases: Vec::new(),
     });
     Some(finding)
 }
@@ -89,6 +90,7 @@ mod tests {
                 .then_some(crate::analysis::event::UnknownReason::UnknownRank),
             divisibility: Default::default(),
             assumptions: Default::default(),
+            aliases: Default::default(),
             semantics: crate::ops::Semantics::Candle,
             from_caller: false,
             context: None,

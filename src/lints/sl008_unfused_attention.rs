@@ -139,6 +139,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         layout: l,
         target: None,
         semantics: ev.semantics,
+        aliases: Vec::new(),
     });
     Some(finding)
 }

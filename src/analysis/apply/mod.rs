@@ -265,6 +265,7 @@ pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Valu
         unknown_input,
         divisibility: ctx.facts.divisibility.clone(),
         assumptions: ctx.facts.assumptions.clone(),
+        aliases: ctx.facts.aliases.clone(),
         semantics: ops::Semantics::Torch,
         from_caller: ctx.context.is_some(),
         context: ctx.context.clone(),

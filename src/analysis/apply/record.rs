@@ -31,6 +31,7 @@ impl ApplyCtx<'_> {
             unknown_input,
             divisibility: self.facts.divisibility.clone(),
             assumptions: self.facts.assumptions.clone(),
+            aliases: self.facts.aliases.clone(),
             semantics: spec.semantics,
             from_caller: self.context.is_some(),
             context: self.context.clone(),

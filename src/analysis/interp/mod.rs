@@ -327,7 +327,7 @@ impl<'a> Interpreter<'a> {
     ) -> Frame {
         let mut facts = Facts {
             assumptions: Arc::new(self.base_assumptions.clone()),
-            divisibility: Arc::default(),
+            ..Facts::default()
         };
         if let Some(i) = &this {
             for q in &i.exact_quotients {
@@ -575,6 +575,7 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
+        self.frame.facts.add_alias(&name, &with);
         self.frame.subst.push((name, with));
     }
 
