@@ -32,6 +32,7 @@ use crate::ops::OpKind;
 
 pub mod coverage;
 mod explain;
+mod fixes;
 pub mod prefilter;
 mod run;
 pub mod sl001_view_incompatible;

@@ -8,7 +8,6 @@
 use crate::analysis::event::{OpEvent, Outcome};
 use crate::analysis::value::format_shape;
 use crate::diagnostic::{Applicability, Edit, Fix, Subject};
-use crate::ir::Span;
 use crate::ops::OpErrorKind;
 
 use super::explain::name_non_adjacent;
@@ -59,22 +58,13 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
 
 /// Insert `.contiguous()` before the `.view` of a method call: same values, an explicit copy.
 pub(super) fn contiguous_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
-    // The `.` that precedes the method name (it may be followed by whitespace/newlines).
-    let (dot, name) = ctx.source.method_call(ev.name_span)?;
-    if name != "view" && name != "view_as" {
-        return None;
-    }
-    Some(Fix {
-        message: "Insert `.contiguous()` before the view".into(),
-        applicability: Applicability::Safe,
-        edits: vec![Edit {
-            span: Span {
-                start: dot,
-                end: dot,
-            },
-            content: ".contiguous()".into(),
-        }],
-    })
+    super::fixes::insert_contiguous(
+        ev,
+        ctx,
+        &["view", "view_as"],
+        "Insert `.contiguous()` before the view",
+        Applicability::Safe,
+    )
 }
 
 /// The unsafe alternative (`--unsafe-fixes`): rewrite the method `view` to `reshape`. Here

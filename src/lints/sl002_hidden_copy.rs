@@ -6,8 +6,7 @@
 
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::{format_shape, SymLayout};
-use crate::diagnostic::{Applicability, Edit, Fix, Subject};
-use crate::ir::Span;
+use crate::diagnostic::{Applicability, Fix, Subject};
 use crate::ops::Semantics;
 
 use super::explain::{copy_cause, describe_non_contiguous, name_non_adjacent, CopyCause};
@@ -101,24 +100,13 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
 /// copy is intended is the author's call, and `--fix` would otherwise silence every SL002.
 /// An einops pattern copies after its own permute, which an earlier copy does not avoid.
 fn explicit_copy_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
-    let (dot, name) = ctx.source.method_call(ev.name_span)?;
-    if !matches!(
-        name.as_str(),
-        "reshape" | "reshape_as" | "flatten" | "ravel"
-    ) {
-        return None;
-    }
-    Some(Fix {
-        message: "Insert `.contiguous()` to make the copy explicit".into(),
-        applicability: Applicability::Unsafe,
-        edits: vec![Edit {
-            span: Span {
-                start: dot,
-                end: dot,
-            },
-            content: ".contiguous()".into(),
-        }],
-    })
+    super::fixes::insert_contiguous(
+        ev,
+        ctx,
+        &["reshape", "reshape_as", "flatten", "ravel"],
+        "Insert `.contiguous()` to make the copy explicit",
+        Applicability::Unsafe,
+    )
 }
 
 /// What to do instead, by what makes the reshape copy.
