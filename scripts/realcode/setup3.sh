@@ -19,6 +19,7 @@
 # Nothing of the tree is committed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/realcode/tree_lib.sh
 TREE=${1:-target/realcode/src3}
 PY=${REALCODE_PY:-.venv-realcode/bin/python}
 HOST_PY=${HOST_PY:-python3}
@@ -39,37 +40,16 @@ if [ -d "$TREE/sam2" ] && [ -d "$TREE/speechbrain" ] && [ -d "$TREE/torch_geomet
   echo "tree: reusing $TREE"
 else
   mkdir -p "$D" "$TREE"
-  "$HOST_PY" -m pip download --no-deps -q "${WHEELS[@]}" -d "$D"
-  for spec in "${WHEELS[@]}"; do
-    name=${spec%%==*}; ver=${spec##*==}
-    "$HOST_PY" -m zipfile -e "$D/${name//-/_}-$ver"-*.whl "$TREE"
-  done
+  unpack_wheels "$HOST_PY" "$D" "$TREE" "${WHEELS[@]}"
   rm -rf "$TREE/docs" "$TREE/examples"
   for s in "${SDISTS[@]}"; do
     spec=${s%%:*}; pkg=${s##*:}
     # pip prepares an sdist's metadata by running its setup.py, which imports torch: use the
     # interpreter that has it, without build isolation, and without sam2's CUDA extension
     SAM2_BUILD_CUDA=0 "$PY" -m pip download --no-deps --no-binary :all: --no-build-isolation -q "$spec" -d "$D"
-    name=${spec%%==*}; ver=${spec##*==}
-    tmp=$(mktemp -d)
-    tar xzf "$D/${name//-/_}-$ver.tar.gz" -C "$tmp" 2>/dev/null || tar xzf "$D/$name-$ver.tar.gz" -C "$tmp"
-    cp -r "$tmp"/*/"$pkg" "$TREE/"
-    mkdir -p "$TREE/${name//-/_}-$ver.dist-info"
-    cp "$tmp"/*/PKG-INFO "$TREE/${name//-/_}-$ver.dist-info/METADATA"
-    rm -rf "$tmp"
+    unpack_sdist "$D" "$TREE" "$spec" "$pkg"
   done
   echo "tree: $TREE ($(find "$TREE" -name '*.py' | wc -l) Python files)"
 fi
 "$PY" -m pip install -q "${DEP_PINS[@]}"
-PYTHONPATH="$TREE" "$PY" - "$TREE" <<'PY'
-import os, sys, warnings
-warnings.filterwarnings("ignore")
-sys.path.insert(0, os.path.join(os.getcwd(), "scripts/realcode"))
-import zoo3
-tree = os.path.abspath(sys.argv[1])
-for name in zoo3.PACKAGES:
-    zoo3.before_import(name)
-    f = os.path.abspath(__import__(name).__file__)
-    assert f.startswith(tree + os.sep), f"{name} imported from {f}, not from the tree {tree}"
-print("the %d packages import from" % len(zoo3.PACKAGES), tree)
-PY
+check_imports "$PY" "$TREE" zoo3
