@@ -191,6 +191,9 @@ pub struct Class {
     pub methods: Vec<Arc<Function>>,
     /// Names of base classes as written (`nn.Module`, `torch.nn.Module`), for information.
     pub bases: Vec<String>,
+    /// Class-level `name = value` statements (`rnn_class = nn.GRU`), in order; a subclass
+    /// overrides them (`ClassDef::class_attr`).
+    pub attrs: Vec<(String, Expr)>,
     pub span: Span,
 }
 

@@ -41,6 +41,12 @@ impl Facts {
                 .push(fact);
         }
     }
+    pub fn add_loop_index(&mut self, symbol: &str, stop: Dim) {
+        let fact = (symbol.to_string(), stop);
+        if !self.assumptions.loop_indices.contains(&fact) {
+            Arc::make_mut(&mut self.assumptions).loop_indices.push(fact);
+        }
+    }
     pub fn add_divisibility(&mut self, a: Assumption) {
         if !self.divisibility.contains(&a) {
             Arc::make_mut(&mut self.divisibility).push(a);

@@ -376,6 +376,11 @@ pub enum Value {
     Slice(Box<[Value; 3]>),
     /// `...` in a subscript.
     Ellipsis,
+    /// `range(...)` whose bounds are not literals: integers, how many unknown; with the
+    /// bound `stop` they stay below when they start at 0 or more. A loop over it binds its
+    /// target to one integer symbol, the same in every iteration, so `pred[b]` keeps its
+    /// layout.
+    IntRange(Option<Dim>),
     /// Nothing is known, for this reason.
     Unknown(UnknownReason),
 }
@@ -494,6 +499,14 @@ impl ClassDef {
             return Some((m.clone(), self));
         }
         self.bases.iter().find_map(|b| b.method(name))
+    }
+    /// The class-level value `name = …` by the same lookup order as [`ClassDef::method`]
+    /// (`rnn_class = nn.GRU` in a base, `rnn_class = nn.LSTM` in a subclass).
+    pub fn class_attr(&self, name: &str) -> Option<&crate::ir::Expr> {
+        if let Some((_, e)) = self.class.attrs.iter().rev().find(|(n, _)| n == name) {
+            return Some(e);
+        }
+        self.bases.iter().find_map(|b| b.class_attr(name))
     }
     /// The first base (in lookup order) that defines `name`, for `super().name(…)` in a
     /// method of this class.

@@ -1192,6 +1192,10 @@ pub struct Assumptions {
     /// Decide an equality of two sizes that differ as expressions (`T` and `C`) as false,
     /// recording [`Assumption::Distinct`]: a finding then holds "unless T == C".
     pub distinct_sizes: bool,
+    /// Loop variables of `range(stop)` / `range(start, stop)` with `start ≥ 0`, as
+    /// `(symbol, stop)`: the symbol lies in `[0, stop)`, so indexing a dim of size `stop`
+    /// with it is in range.
+    pub loop_indices: Vec<(String, Dim)>,
 }
 
 impl Default for Assumptions {
@@ -1200,6 +1204,7 @@ impl Default for Assumptions {
             min_symbolic_size: 2,
             exact_quotients: Vec::new(),
             distinct_sizes: false,
+            loop_indices: Vec::new(),
         }
     }
 }

@@ -360,8 +360,9 @@ pub fn select<S: Size>(
     }
     let d = wrap_dim(dim, layout.rank())?;
     let size = &layout.shape[d];
-    let too_low = known(dec.le(size, &S::lit(-1).sub(index)))?;
-    if too_low || known(dec.le(size, index))? {
+    let in_range = dec.index_in_range(index, size);
+    let too_low = !in_range && known(dec.le(size, &S::lit(-1).sub(index)))?;
+    if too_low || (!in_range && known(dec.le(size, index))?) {
         return Err(LayoutError::index_out_of_range(format!(
             "select(): index {index} out of range for tensor of size {} at dimension {d}",
             torch_list(&layout.shape)

@@ -35,6 +35,11 @@ pub trait Size:
     /// Does `self` divide `dividend` whatever the sizes are (`2` divides `4`, `H·W` divides
     /// `B·H·W·C`)? `false` when that is not certain.
     fn divides_by_construction(&self, dividend: &Self) -> bool;
+    /// For a loop index the assumptions bound (`b` of `for b in range(B)`): the bound it
+    /// stays below, `B`. Never for a concrete size.
+    fn index_bound(&self, _assumptions: &Assumptions) -> Option<Self> {
+        None
+    }
 }
 
 thread_local! {
@@ -127,6 +132,11 @@ impl Size for Dim {
     fn divides_by_construction(&self, dividend: &Self) -> bool {
         Dim::divides_by_construction(self, dividend)
     }
+    fn index_bound(&self, assumptions: &Assumptions) -> Option<Self> {
+        let name = self.as_symbol()?;
+        let (_, stop) = assumptions.loop_indices.iter().find(|(n, _)| n == name)?;
+        Some(stop.clone())
+    }
 }
 /// Decides comparisons and remembers every assumption it used, so a finding can list them.
 #[derive(Debug)]
@@ -139,6 +149,7 @@ static CONCRETE: Assumptions = Assumptions {
     min_symbolic_size: 2,
     exact_quotients: Vec::new(),
     distinct_sizes: false,
+    loop_indices: Vec::new(),
 };
 
 impl<'a> Decider<'a> {
@@ -156,6 +167,14 @@ impl<'a> Decider<'a> {
 
     pub fn assumptions(&self) -> &Assumptions {
         self.assumptions
+    }
+
+    /// Is `index` a loop index known to lie in `[0, size)` (`pred[b]` in `for b in
+    /// range(B)` where `pred` has `B` rows)?
+    pub fn index_in_range<S: Size>(&self, index: &S, size: &S) -> bool {
+        index
+            .index_bound(self.assumptions)
+            .is_some_and(|stop| self.le(&stop, size) == Tri::Yes)
     }
 
     pub fn cmp<S: Size>(&self, a: &S, b: &S) -> Option<Ordering> {

@@ -234,6 +234,15 @@ impl Interpreter<'_> {
             set_list(receiver, changed, env);
             return Some(Value::NoneVal);
         }
+        if let (Value::Str(text), [], "upper" | "lower") = (recv, a.positional.as_slice(), attr) {
+            // `cell.upper()` of a known string: `getattr(nn, cell.upper())` names a layer.
+            let cased = if attr == "upper" {
+                text.to_uppercase()
+            } else {
+                text.to_lowercase()
+            };
+            return Some(Value::Str(cased));
+        }
         if self.is_unknown_in_place(attr)
             && (recv.is_tensor() || matches!(recv, Value::Named { param: Some(_), .. }))
         {
@@ -1127,6 +1136,10 @@ impl Interpreter<'_> {
                     _ => Value::Unknown(UnknownReason::Unmodelled),
                 }
             }
+            // `getattr(nn, "GRU")`: the class `nn.GRU`, as the attribute reads it.
+            ("getattr", [Value::Import(path), Value::Str(attr)]) if is_identifier(attr) => {
+                Value::Import(format!("{path}.{attr}"))
+            }
             ("getattr", [_, Value::Str(_), Value::Int(_)]) => {
                 // The attribute or the default: some size, fixed for the object.
                 Value::Int(self.mint_for(span))
@@ -1152,8 +1165,43 @@ fn literal_range(bounds: &[Value]) -> Value {
         (Some(a), Some(b)) if b.saturating_sub(a) <= super::MAX_UNROLL as i64 => {
             Value::Tuple((a..b.max(a)).map(Value::int).collect())
         }
+        _ if !bounds.is_empty()
+            && bounds
+                .iter()
+                .all(|b| matches!(b, Value::Int(_) | Value::Named { .. })) =>
+        {
+            Value::IntRange(range_bound(bounds))
+        }
         _ => Value::Unknown(UnknownReason::Unmodelled),
     }
+}
+
+/// The bound below which every integer of `range(bounds…)` lies, when they are all at
+/// least 0: `range(stop)` and `range(start, stop[, step])` with a literal start ≥ 0 and a
+/// literal step ≥ 1.
+fn range_bound(bounds: &[Value]) -> Option<Dim> {
+    let lit = |v: &Value| match v {
+        Value::Int(d) => d.as_lit(),
+        _ => None,
+    };
+    let stop = match bounds {
+        [stop] => stop,
+        [start, stop] if lit(start)? >= 0 => stop,
+        [start, stop, step] if lit(start)? >= 0 && lit(step)? >= 1 => stop,
+        _ => return None,
+    };
+    match stop {
+        Value::Int(d) => Some(d.clone()),
+        _ => None,
+    }
+}
+
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `math.sqrt(d)` and friends: floats; `math.prod(sizes)` a size.

@@ -416,6 +416,10 @@ impl Interpreter<'_> {
                 if let Some((f, _)) = obj.class.method(attr) {
                     return Value::Function(f, Some(obj.clone()));
                 }
+                if let Some(e) = obj.class.class_attr(attr).filter(|e| is_constant_expr(e)) {
+                    // Read where the class body runs: at module level.
+                    return self.eval(&e.clone(), &mut Env::default());
+                }
                 let receiver = if own {
                     "self".to_string()
                 } else {
@@ -963,6 +967,22 @@ impl Interpreter<'_> {
             })
             .collect();
         Value::Tuple(items)
+    }
+}
+
+/// A class-level value the analysis reads without running anything: names, attribute
+/// paths, literals and tuples of them (`nn.GRU`, `(0, 2, 3, 1)`), not calls.
+fn is_constant_expr(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Name(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::None => true,
+        ExprKind::Attr { value, .. } => is_constant_expr(value),
+        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().all(is_constant_expr),
+        _ => false,
     }
 }
 

@@ -245,7 +245,11 @@ impl Interpreter<'_> {
                         return self.exec_paths(orelse, after);
                     }
                 }
-                let after = self.exec_loop(target.as_deref(), body, env);
+                let item = match (target.as_deref(), &items) {
+                    (Some(t), Some(Value::IntRange(stop))) => self.loop_index(t, stop.clone()),
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
+                };
+                let after = self.exec_loop(target.as_deref(), item, body, env);
                 self.exec_paths(orelse, vec![after])
             }
             Stmt::With { items, body, .. } => {
@@ -485,9 +489,23 @@ impl Interpreter<'_> {
         paths
     }
 
-    /// Run a loop body to a fixpoint. Events are only kept from the final, stable run so
-    /// a finding holds for every iteration.
-    fn exec_loop(&mut self, target: Option<&Target>, body: &[Stmt], env: Env) -> Env {
+    /// The integer a loop over `range(...)` of unknown bounds binds to its target: one
+    /// symbol named after it, the same in every iteration (so the loop converges).
+    /// With the range's bound, the symbol is known to lie below it (`Facts::add_loop_index`).
+    fn loop_index(&mut self, target: &Target, stop: Option<Dim>) -> Value {
+        let Target::Name(name, _) = target else {
+            return Value::Unknown(UnknownReason::Unmodelled);
+        };
+        let index = self.mint(name);
+        if let (Some(stop), Some(symbol)) = (stop, index.as_symbol()) {
+            self.frame.facts.add_loop_index(symbol, stop);
+        }
+        Value::Int(index)
+    }
+
+    /// Run a loop body to a fixpoint, its target bound to `item` each time. Events are only
+    /// kept from the final, stable run so a finding holds for every iteration.
+    fn exec_loop(&mut self, target: Option<&Target>, item: Value, body: &[Stmt], env: Env) -> Env {
         let mut head = env;
         for iteration in 0..=MAX_LOOP_ITERATIONS {
             let mark = self.events.len();
@@ -495,7 +513,7 @@ impl Interpreter<'_> {
             self.spend_on_paths(3 * head.weight());
             let mut entry = head.clone();
             if let Some(t) = target {
-                self.assign(t, Value::Unknown(UnknownReason::Unmodelled), &mut entry);
+                self.assign(t, item.clone(), &mut entry);
             }
             let end = self.exec_block(body, Some(entry));
             let next = match &end {

@@ -291,6 +291,7 @@ fn tensor_attribute_stored_in_a_method() {
     );
 }
 
+// A class-level constant is read as its value (`heads = 4`).
 #[test]
 fn class_attribute() {
     check(
@@ -308,7 +309,7 @@ fn class_attribute() {
         x.shape: size
           (B, T, C) strides (C·T, C, 1) -> ok
         x.view(B, T, self.heads, -1): view
-          (B, T, C) strides (C·T, C, 1) -> (B, T, self.heads, C/self.heads) strides (C·T, C, C/self.heads, 1)
+          (B, T, C) strides (C·T, C, 1) -> (B, T, 4, C/4) strides (C·T, C, C/4, 1)
         "#,
     );
 }
@@ -396,6 +397,57 @@ fn module_list_filled_by_append() {
           (B, C, dim) strides (C·dim, dim, 1) -> (B·C·dim,) strides (1,)
         z.view(-1): view [unknown input: input from a call the analysis cannot follow]
           contiguous, shape unknown -> undecided, may copy
+        "#,
+    );
+}
+
+// A layer class read from a class attribute (`rnn_class = nn.GRU`, overridden by a
+// subclass) or named by a string (`getattr(nn, cell.upper())` with the caller's "lstm").
+#[test]
+fn layer_class_from_a_class_attribute_or_a_string() {
+    check(
+        r#"
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            rnn_class = nn.GRU
+
+            def __init__(self, dim):
+                super().__init__()
+                self.rnn = self.rnn_class(dim, dim, batch_first=True)
+
+            def forward(self, x):
+                B, T, C = x.shape
+                return self.rnn(x)[0].view(B * T, C)
+
+        class ByName(nn.Module):
+            def __init__(self, dim, cell="gru"):
+                super().__init__()
+                self.rnn = getattr(nn, cell.upper())(dim, dim, batch_first=True)
+
+            def forward(self, x):
+                B, T, C = x.shape
+                return self.rnn(x)[0].view(B * T, C)
+
+        class Model(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.enc = ByName(dim, cell="lstm")
+
+            def forward(self, x):
+                return self.enc(x)
+        "#,
+        r#"
+        x.shape: size
+          (B, T, C) strides (C·T, C, 1) -> ok
+        self.rnn(x)[0].view(B * T, C): view
+          (B, T, dim) strides (dim, B·dim, 1) -> fails ViewIncompatible, target (B·T, dim)
+        x.shape: size
+          (B, T, C) strides (C·T, C, 1) -> ok
+        self.rnn(x)[0].view(B * T, C): view [unknown input: input from a construct the analysis does not model]
+          contiguous, shape unknown -> undecided, may copy
+        self.rnn(x)[0].view(B * T, C): view [from caller `self.enc(x)`]
+          (B, T, dim) strides (dim, B·dim, 1) -> fails ViewIncompatible, target (B·T, dim)
         "#,
     );
 }

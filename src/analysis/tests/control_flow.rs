@@ -375,3 +375,51 @@ fn loop_over_a_list_of_tensors() {
         "#,
     );
 }
+
+// `for b in range(B)`: `b` is one integer in every iteration, so `pred[b]` is a row of
+// known layout (its offset `b`·N·C), and the loop body's ops are decided.
+#[test]
+fn loop_index_over_a_range_of_unknown_length() {
+    check(
+        r#"
+        def f(pred):
+            B, N, C = pred.shape
+            for b in range(B):
+                pred[b].transpose(0, 1).view(-1)
+        "#,
+        r#"
+        pred.shape: size
+          (B, N, C) strides (C·N, C, 1) -> ok
+        pred[b]: getitem
+          (B, N, C) strides (C·N, C, 1) -> (N, C) strides (C, 1)
+        pred[b].transpose(0, 1): transpose
+          (N, C) strides (C, 1) -> (C, N) strides (1, C)
+        pred[b].transpose(0, 1).view(-1): view
+          (C, N) strides (1, C) -> fails ViewIncompatible, target (-1,)
+        "#,
+    );
+}
+
+// Over `range(n)` with `n` unrelated to the indexed dim, `pred[i]` may be out of range:
+// undecided, never assumed in range.
+#[test]
+fn loop_index_over_another_range_stays_undecided() {
+    check(
+        r#"
+        def f(pred, n):
+            B, N, C = pred.shape
+            for i in range(n):
+                pred[i].transpose(0, 1).view(-1)
+        "#,
+        r#"
+        pred.shape: size
+          (B, N, C) strides (C·N, C, 1) -> ok
+        pred[i]: getitem
+          (B, N, C) strides (C·N, C, 1) -> undecided, may copy
+        pred[i].transpose(0, 1): transpose [unknown input: input from an op whose outcome is undecided]
+          contiguous, shape unknown -> undecided, may copy
+        pred[i].transpose(0, 1).view(-1): view [unknown input: input from an op whose outcome is undecided]
+          contiguous, shape unknown -> undecided, may copy
+        "#,
+    );
+}

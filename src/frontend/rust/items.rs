@@ -65,6 +65,7 @@ impl ModuleBuilder {
                         name: c.name,
                         methods: c.methods,
                         bases: c.bases,
+                        attrs: Vec::new(),
                         span: c.span,
                     })
                 })

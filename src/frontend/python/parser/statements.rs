@@ -1454,13 +1454,14 @@ impl Parser<'_> {
         };
         let mut bases = Vec::new();
         let header = self.class_header(&mut bases);
+        let mut attrs = Vec::new();
         let (methods, end) = match header {
-            Ok(()) => self.class_body(&name)?,
+            Ok(()) => self.class_body(&name, &mut attrs)?,
             Err(Fail) => {
                 self.recovering = true;
                 self.skip_rest_of_line();
                 if self.at(Tok::Indent) {
-                    self.class_body(&name)?
+                    self.class_body(&name, &mut attrs)?
                 } else {
                     (Vec::new(), self.prev_end)
                 }
@@ -1470,6 +1471,7 @@ impl Parser<'_> {
             name,
             methods,
             bases,
+            attrs,
             span: Span { start, end },
         })
     }
@@ -1506,7 +1508,11 @@ impl Parser<'_> {
     }
 
     /// The methods of a class body, and where the body ends.
-    fn class_body(&mut self, name: &str) -> PResult<(Vec<Arc<Function>>, u32)> {
+    fn class_body(
+        &mut self,
+        name: &str,
+        attrs: &mut Vec<(String, Expr)>,
+    ) -> PResult<(Vec<Arc<Function>>, u32)> {
         let mut methods = Vec::new();
         if self.at(Tok::Indent) || self.at(Tok::Newline) {
             if self.eat(Tok::Newline) && !self.at(Tok::Indent) {
@@ -1542,7 +1548,7 @@ impl Parser<'_> {
                         stray_blocks += 1;
                         self.bump();
                     }
-                    _ => self.class_member(name, &mut methods),
+                    _ => self.class_member(name, &mut methods, attrs),
                 }
             }
         }
@@ -1554,8 +1560,14 @@ impl Parser<'_> {
         Ok((methods, end?))
     }
 
-    /// One statement of a class body: a method, a nested class, or something not kept.
-    fn class_member(&mut self, class_name: &str, methods: &mut Vec<Arc<Function>>) {
+    /// One statement of a class body: a method, a nested class, a `name = value` attribute,
+    /// or something not kept.
+    fn class_member(
+        &mut self,
+        class_name: &str,
+        methods: &mut Vec<Arc<Function>>,
+        attrs: &mut Vec<(String, Expr)>,
+    ) {
         if !self.enter() {
             self.too_deep();
             self.skim_statement();
@@ -1574,10 +1586,18 @@ impl Parser<'_> {
                 _ => false,
             };
             if !is_definition {
+                let attribute = self.at(Tok::Name) && self.peek().kind == Tok::Assign;
+                let mode = if attribute { Mode::Build } else { Mode::Ignore };
                 let mut scratch = Vec::new();
                 self.discard += 1;
-                self.in_mode(Mode::Ignore, |p| p.statement(&mut scratch, false));
+                self.in_mode(mode, |p| p.statement(&mut scratch, false));
                 self.discard -= 1;
+                self.take_walrus();
+                if let [Stmt::Assign { targets, value, .. }] = scratch.as_slice() {
+                    if let [Target::Name(name, _)] = targets.as_slice() {
+                        attrs.push((name.to_string(), value.clone()));
+                    }
+                }
                 return Ok(());
             }
             match self.tok.kind {
