@@ -270,6 +270,11 @@ impl Interpreter<'_> {
             }
         }
         let target = self.lookup(n, env);
+        if n == "isinstance" && matches!(target, Value::Unknown(_)) {
+            if let Some(answer) = self.isinstance_call(args, env) {
+                return answer;
+            }
+        }
         if n == "map" && matches!(target, Value::Unknown(_)) {
             if let Some(mapped) = self.map_call(args, call.span, nspan, env) {
                 return mapped;
@@ -1093,6 +1098,36 @@ impl Interpreter<'_> {
         out
     }
 
+    /// `isinstance(value, types)` where the value's kind decides it (`isinstance::isinstance`):
+    /// builtin type names are read as written, other types as the paths they evaluate to.
+    fn isinstance_call(&mut self, args: &[ir::Arg], env: &mut Env) -> Option<Value> {
+        use super::isinstance::{isinstance, TypeRef};
+        let [value, types] = args else { return None };
+        if !value.is_positional() || !types.is_positional() {
+            return None;
+        }
+        let entries: Vec<&Expr> = match &types.value().kind {
+            ExprKind::Tuple(items) => items.iter().collect(),
+            _ => vec![types.value()],
+        };
+        let mut refs = Vec::with_capacity(entries.len());
+        for e in entries {
+            refs.push(match &e.kind {
+                ExprKind::Name(n)
+                    if BUILTIN_TYPES.contains(&n.as_str()) && env.get(n).is_none() =>
+                {
+                    TypeRef::Builtin(n.to_string())
+                }
+                _ => match self.eval(e, env) {
+                    Value::Import(path) => TypeRef::Path(path),
+                    _ => return None,
+                },
+            });
+        }
+        let v = self.eval(value.value(), env);
+        isinstance(&v, &refs).map(|b| Value::Bool(Some(b)))
+    }
+
     /// The few builtins that matter for sizes.
     fn builtin(&mut self, name: &str, a: CallArgs, span: Span) -> Value {
         match (name, a.positional.as_slice()) {
@@ -1322,6 +1357,9 @@ fn set_list(list: &Expr, now: Value, env: &mut Env) {
         _ => {}
     }
 }
+
+/// Builtin types `isinstance` reads by name.
+const BUILTIN_TYPES: [&str; 6] = ["int", "float", "bool", "str", "tuple", "list"];
 
 fn is_builtin(name: &str) -> bool {
     matches!(

@@ -416,9 +416,10 @@ impl Interpreter<'_> {
                 if let Some((f, _)) = obj.class.method(attr) {
                     return Value::Function(f, Some(obj.clone()));
                 }
-                if let Some(e) = obj.class.class_attr(attr).filter(|e| is_constant_expr(e)) {
-                    // Read where the class body runs: at module level.
-                    return self.eval(&e.clone(), &mut Env::default());
+                if let Some(e) = obj.class.class_attr(attr) {
+                    if let Some(v) = self.class_constant(&e.clone()) {
+                        return v;
+                    }
                 }
                 let receiver = if own {
                     "self".to_string()
@@ -967,6 +968,24 @@ impl Interpreter<'_> {
             })
             .collect();
         Value::Tuple(items)
+    }
+}
+
+impl Interpreter<'_> {
+    /// A class-level value (`rnn_class = nn.GRU`, `default_act = nn.SiLU()`), read where the
+    /// class body runs, at module level: names, attribute paths, literals and tuples of them,
+    /// and calls of library callables with such arguments; not calls of the analysed code.
+    fn class_constant(&mut self, e: &Expr) -> Option<Value> {
+        if is_constant_expr(e) {
+            return Some(self.eval(e, &mut Env::default()));
+        }
+        let ExprKind::Call { func, args } = &e.kind else {
+            return None;
+        };
+        let library = is_constant_expr(func)
+            && args.iter().all(|a| is_constant_expr(a.value()))
+            && matches!(self.eval(func, &mut Env::default()), Value::Import(_));
+        library.then(|| self.eval(e, &mut Env::default()))
     }
 }
 

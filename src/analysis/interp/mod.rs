@@ -33,6 +33,7 @@
 mod call;
 mod class;
 mod expr;
+mod isinstance;
 mod stmt;
 mod writes;
 
