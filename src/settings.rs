@@ -395,14 +395,9 @@ fn parse_dtype(text: &str) -> Result<DType, String> {
 }
 
 fn parse_candle_backend(text: &str) -> Result<CandleBackend, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "cuda" => Ok(CandleBackend::Cuda),
-        "mkl" | "accelerate" => Ok(CandleBackend::Mkl),
-        "cpu" => Ok(CandleBackend::Cpu),
-        _ => Err(format!(
-            "unknown backend `{text}`, expected one of cuda, mkl, accelerate, cpu"
-        )),
-    }
+    CandleBackend::parse(text).ok_or_else(|| {
+        format!("unknown backend `{text}`, expected one of cuda, mkl, accelerate, cpu, metal")
+    })
 }
 
 /// `pyproject.toml`, of which only `[tool.stridelint]` is ours: other tables are not

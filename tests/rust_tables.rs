@@ -4,8 +4,10 @@
 //! message), which copies are tagged for SL002, and that tch-rs's `view` fails exactly
 //! like PyTorch's.
 
-use stridelint::layout::{Decider, Layout};
-use stridelint::ops::{apply, bind, ArgValue, OpErrorKind, OpKind, OpTable, Semantics};
+use stridelint::layout::{CandleBackend, Decider, Layout, MatmulRules};
+use stridelint::ops::{
+    apply, bind, ArgValue, ContractCheck, OpErrorKind, OpKind, OpTable, Semantics,
+};
 
 const CANDLE: (&str, &str) = ("rules/candle.toml", include_str!("../rules/candle.toml"));
 const TCH: (&str, &str) = ("rules/tch.toml", include_str!("../rules/tch.toml"));
@@ -242,6 +244,133 @@ fn candle_fused_ops_require_contiguous_inputs() {
             .call
             .requires_contiguous
     );
+}
+
+/// Spec §10.5: the contract rows. matmul's rows give each backend exactly the checks the
+/// stride algebra's `MatmulRules::of` builds in (candle 0.11.1), `Linear`'s are matmul's
+/// applied to what `Linear::forward` runs, every row cites `crate version path:line`, and
+/// every op that checks tensors per backend is in the table with rows for the backends
+/// the sources show.
+#[test]
+fn candle_contract_rows_agree_with_the_algebra_and_cite_the_sources() {
+    let table = candle();
+    let matmul = table.op("matmul").unwrap();
+    let linear = &table.module("candle_nn.linear").unwrap().call;
+    for backend in CandleBackend::ALL {
+        let (rules, how) = matmul.matmul_rules(backend).unwrap();
+        assert_eq!(
+            (rules, how),
+            (MatmulRules::of(backend), "matmul"),
+            "{backend}"
+        );
+        let (rules, how) = linear.matmul_rules(backend).unwrap();
+        assert_eq!(
+            (rules, how),
+            (MatmulRules::of(backend), "linear"),
+            "{backend}"
+        );
+    }
+    for spec in table
+        .all()
+        .iter()
+        .chain(table.modules().iter().map(|m| &m.call))
+    {
+        for row in &spec.contract {
+            let mut words = row.at.split_whitespace();
+            let (krate, version, place) = (words.next(), words.next(), words.next());
+            assert!(
+                krate.is_some_and(|k| k.starts_with("candle-"))
+                    && version == Some("0.11.1")
+                    && place.is_some_and(|p| p.starts_with("src/") && p.contains(".rs:")),
+                "{}: {}",
+                spec.name,
+                row.at
+            );
+        }
+    }
+    // The ops whose kernels check layouts, and the backends that reject a non-contiguous
+    // tensor in each (index_select and gather: Metal reads a strided source).
+    let rejecting = |name: &str, param: &str| -> Vec<CandleBackend> {
+        let spec = table.op(name).unwrap_or_else(|| panic!("{name}"));
+        let mut on: Vec<CandleBackend> = spec
+            .contract
+            .iter()
+            .filter(|c| c.check == ContractCheck::Contiguous && c.params.iter().any(|p| p == param))
+            .flat_map(|c| c.backends.iter().copied())
+            .collect();
+        on.sort();
+        on
+    };
+    let mut cpu_cuda = vec![CandleBackend::Cuda, CandleBackend::Mkl, CandleBackend::Cpu];
+    cpu_cuda.sort();
+    let mut all = CandleBackend::ALL.to_vec();
+    all.sort();
+    assert_eq!(rejecting("index_select", "input"), cpu_cuda);
+    assert_eq!(rejecting("index_select", "index"), [CandleBackend::Metal]);
+    assert_eq!(rejecting("gather", "input"), cpu_cuda);
+    for (op, param) in [
+        ("gather", "index"),
+        ("scatter", "index"),
+        ("scatter", "source"),
+        ("scatter_add", "source"),
+        ("index_add", "source"),
+        ("index_add", "index"),
+        ("slice_set", "input"),
+        ("slice_set", "src"),
+        ("arg_sort_last_dim", "input"),
+        ("sort_last_dim", "input"),
+        ("softmax_last_dim", "input"),
+        ("rms_norm", "alpha"),
+        ("layer_norm", "beta"),
+        ("rope", "cos"),
+        ("rope_i", "input"),
+        ("rope_thd", "sin"),
+    ] {
+        assert_eq!(rejecting(op, param), all, "{op} {param}");
+    }
+    // Scatter's self is copied before the kernel: it may have any layout.
+    assert!(rejecting("scatter", "input").is_empty());
+    let flash = table.op("flash_attn").unwrap();
+    assert_eq!(flash.contract[0].backends, [CandleBackend::Cuda]);
+    assert_eq!(flash.contract[0].check, ContractCheck::LastDimStride1);
+    // No error, a cost: the norms' slow path, cat's transposed route, conv's kernel copy.
+    for (name, check) in [
+        ("cat", ContractCheck::SlowPath),
+        ("conv", ContractCheck::SilentCopy),
+        ("broadcast_matmul", ContractCheck::SilentCopy),
+    ] {
+        let spec = table.op(name).unwrap();
+        assert!(
+            spec.contract
+                .iter()
+                .all(|c| c.check == check && !c.check.rejects()),
+            "{name}"
+        );
+        assert!(!spec.requires_contiguous, "{name}");
+    }
+    let norm = &table.module("candle_nn.rms_norm").unwrap().call;
+    assert_eq!(norm.contract[0].check, ContractCheck::SlowPath);
+}
+
+/// A contract row that names an unknown backend, check or parameter is a table error.
+#[test]
+fn malformed_contract_rows_are_table_errors() {
+    let entry = |row: &str| {
+        format!(
+            "[table]\nlibrary = 'candle'\nsemantics = 'candle'\n[[op]]\nname = 'k'\nkind = 'contiguous_result'\nmethods = ['k']\nparams = ['input: tensor']\ncontract = [{row}]\n"
+        )
+    };
+    for (row, wanted) in [
+        ("{ backends = ['tpu'], check = 'contiguous', params = ['input'], at = 'candle-core 0.11.1 src/x.rs:1' }", "unknown backend `tpu`"),
+        ("{ backends = ['cpu'], check = 'fast', params = ['input'], at = 'candle-core 0.11.1 src/x.rs:1' }", "unknown check `fast`"),
+        ("{ backends = ['cpu'], check = 'contiguous', params = ['ids'], at = 'candle-core 0.11.1 src/x.rs:1' }", "`ids` is not a parameter"),
+        ("{ backends = ['cpu'], check = 'contiguous', at = 'candle-core 0.11.1 src/x.rs:1' }", "needs the tensors it checks"),
+        ("{ backends = ['cpu'], check = 'contiguous', params = ['input'], at = 'x.rs:1' }", "expected `crate version path:line`"),
+    ] {
+        let text: &'static str = Box::leak(entry(row).into_boxed_str());
+        let error = OpTable::from_sources(&[("t.toml", text)]).unwrap_err();
+        assert!(error.to_string().contains(wanted), "{row}: {error}");
+    }
 }
 
 /// Spec §9: tch-rs's `view` is libtorch's, so it fails on a transposed tensor whose merged

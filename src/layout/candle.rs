@@ -15,8 +15,9 @@ use super::reshape::MaybeCopy;
 use super::size::{Decider, Size};
 use super::tri::Tri;
 
-/// Which matmul implementation candle was built with (§10.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Which candle build runs the code: the backends whose layout checks differ (§10.3, and
+/// the contract table of `rules/candle.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CandleBackend {
     /// cuBLAS (`cuda` feature).
     Cuda,
@@ -24,6 +25,40 @@ pub enum CandleBackend {
     Mkl,
     /// The default CPU build (the `gemm` crate, arbitrary matrix strides).
     Cpu,
+    /// Apple's Metal (`metal` feature; MLX's gemm kernels).
+    Metal,
+}
+
+impl CandleBackend {
+    /// Every backend, in the order findings name them.
+    pub const ALL: [CandleBackend; 4] = [
+        CandleBackend::Cuda,
+        CandleBackend::Metal,
+        CandleBackend::Mkl,
+        CandleBackend::Cpu,
+    ];
+
+    /// The backend a table or a configuration names: `cpu`, `mkl` (or `accelerate`),
+    /// `cuda`, `metal`.
+    pub fn parse(text: &str) -> Option<CandleBackend> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "cuda" => Some(CandleBackend::Cuda),
+            "mkl" | "accelerate" => Some(CandleBackend::Mkl),
+            "cpu" => Some(CandleBackend::Cpu),
+            "metal" => Some(CandleBackend::Metal),
+            _ => None,
+        }
+    }
+
+    /// How a finding names the backend to a reader.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CandleBackend::Cuda => "CUDA",
+            CandleBackend::Mkl => "mkl/accelerate",
+            CandleBackend::Cpu => "CPU (gemm crate)",
+            CandleBackend::Metal => "Metal",
+        }
+    }
 }
 
 impl fmt::Display for CandleBackend {
@@ -32,7 +67,54 @@ impl fmt::Display for CandleBackend {
             CandleBackend::Cuda => "cuda",
             CandleBackend::Mkl => "mkl/accelerate",
             CandleBackend::Cpu => "cpu",
+            CandleBackend::Metal => "metal",
         })
+    }
+}
+
+/// The matrix-stride test a matmul backend applies to each operand (§10.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatrixRule {
+    /// Any strides (the `gemm` crate takes a row and a column stride).
+    Any,
+    /// Row-major or column-major with the exact leading dimension, a size-1 dim excusing
+    /// the condition on it (cuBLAS `gemm_config`, MLX `call_mlx_gemm`).
+    Lenient,
+    /// As `Lenient`, but the column-major test has no size-1 escapes (mkl/accelerate).
+    Strict,
+}
+
+/// What one backend's matmul checks: the batch-dim rule (`ab_skip`) and a matrix rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MatmulRules {
+    /// The batch dims must merge into one batch stride (rank ≤ 4 and mergeable).
+    pub batch: bool,
+    pub matrix: MatrixRule,
+}
+
+impl MatmulRules {
+    /// The rules built into candle 0.11.1 for `backend` (`rules/candle.toml` holds the same
+    /// as data; `tests/rust_tables.rs` checks the two agree).
+    pub fn of(backend: CandleBackend) -> MatmulRules {
+        match backend {
+            CandleBackend::Cpu => MatmulRules {
+                batch: true,
+                matrix: MatrixRule::Any,
+            },
+            CandleBackend::Mkl => MatmulRules {
+                batch: true,
+                matrix: MatrixRule::Strict,
+            },
+            CandleBackend::Cuda => MatmulRules {
+                batch: true,
+                matrix: MatrixRule::Lenient,
+            },
+            // MLX's kernel reads one batch stride (stride[-3]) and never rejects batch dims.
+            CandleBackend::Metal => MatmulRules {
+                batch: false,
+                matrix: MatrixRule::Lenient,
+            },
+        }
     }
 }
 
@@ -310,6 +392,9 @@ pub struct MatmulCheck {
     /// For `ok == No`: the operand whose strides the check rejects (`"lhs"` or `"rhs"`);
     /// `None` when the shapes do not match.
     pub rejected: Option<&'static str>,
+    /// For `ok == No` on strides: whether the batch-dim rule (rather than the matrix
+    /// rule) is the one that fails.
+    pub batch_rule: bool,
 }
 
 /// candle's `matmul` (§10.3): shape checks, then the backend's stride checks.
@@ -327,14 +412,65 @@ pub fn candle_matmul_ok<S: Size>(
     backend: CandleBackend,
     dec: &Decider,
 ) -> MatmulCheck {
-    match check_matmul(lhs, rhs, backend, dec) {
+    candle_matmul_check(
+        lhs,
+        rhs,
+        MatmulRules::of(backend),
+        &backend.to_string(),
+        dec,
+    )
+}
+
+/// [`candle_matmul_ok`] with the rules given: `label` names the backend in the reason.
+pub fn candle_matmul_check<S: Size>(
+    lhs: &Layout<S>,
+    rhs: &Layout<S>,
+    rules: MatmulRules,
+    label: &str,
+    dec: &Decider,
+) -> MatmulCheck {
+    verdict(check_matmul(lhs, rhs, rules, label, dec))
+}
+
+/// Whether one operand alone makes `matmul` fail under `rules`, whatever the other operand
+/// (of any layout, of the shape that makes the call's shapes agree): its batch dims do not
+/// merge, or its matrix is neither row- nor column-major. `side` is `"lhs"` (its matrix is
+/// `m × k`) or `"rhs"` (`k × n`); both sizes are read from the operand itself. (A partner
+/// giving an empty result, where candle returns zeros before any check, is excluded by the
+/// caller's assumption that sizes are at least 1.)
+pub fn candle_matmul_operand_check<S: Size>(
+    operand: &Layout<S>,
+    side: &'static str,
+    rules: MatmulRules,
+    label: &str,
+    dec: &Decider,
+) -> MatmulCheck {
+    let rank = operand.rank();
+    if rank < 2 {
+        return verdict(Err(Undecided));
+    }
+    let (rows, cols) = (&operand.shape[rank - 2], &operand.shape[rank - 1]);
+    let empty = dec.eq_lit(&product(&operand.shape), 0);
+    let result = known(empty).and_then(|empty| {
+        if empty {
+            return Ok(None);
+        }
+        operand_failure(operand, side, rows, cols, rules, label, dec)
+    });
+    verdict(result)
+}
+
+fn verdict(result: Result<Option<(Option<&'static str>, String)>, Undecided>) -> MatmulCheck {
+    match result {
         Ok(None) => MatmulCheck {
             ok: Tri::Yes,
             reason: None,
             rejected: None,
+            batch_rule: false,
         },
         Ok(Some((rejected, reason))) => MatmulCheck {
             ok: Tri::No,
+            batch_rule: reason.contains(BATCH_RULE_WORDS),
             reason: Some(reason),
             rejected,
         },
@@ -342,6 +478,7 @@ pub fn candle_matmul_ok<S: Size>(
             ok: Tri::Unknown,
             reason: None,
             rejected: None,
+            batch_rule: false,
         },
     }
 }
@@ -351,7 +488,8 @@ pub fn candle_matmul_ok<S: Size>(
 fn check_matmul<S: Size>(
     lhs: &Layout<S>,
     rhs: &Layout<S>,
-    backend: CandleBackend,
+    rules: MatmulRules,
+    backend: &str,
     dec: &Decider,
 ) -> Result<Option<(Option<&'static str>, String)>, Undecided> {
     let rank = lhs.rank();
@@ -379,29 +517,85 @@ fn check_matmul<S: Size>(
     )? {
         return Ok(shape_mismatch());
     }
-    let mut failures = Vec::new();
-    for (side, layout) in [("lhs", lhs), ("rhs", rhs)] {
-        if !known(batch_strides_ok(layout, dec))? {
-            failures.push((Some(side), format!(
-                "non-contiguous {side}: candle's {backend} matmul needs the batch dims of {side} to merge into one batch stride, got shape {} strides {}",
-                candle_shape(&layout.shape),
-                candle_shape(&layout.strides)
-            )));
+    for (side, layout, rows, cols) in [("lhs", lhs, m, k), ("rhs", rhs, k, n)] {
+        if let Some(failure) = operand_failure(layout, side, rows, cols, rules, backend, dec)? {
+            return Ok(Some(failure));
         }
     }
-    if backend != CandleBackend::Cpu {
-        let lenient = backend == CandleBackend::Cuda;
-        let matrices = [("lhs", lhs, m, k), ("rhs", rhs, k, n)];
-        for (side, layout, rows, cols) in matrices {
-            if !known(matrix_strides_ok(layout, rows, cols, lenient, dec))? {
-                failures.push((Some(side), format!(
-                    "non-contiguous {side}: candle's {backend} matmul needs the last two strides of {side} to be row-major ({cols}, 1) or column-major (1, {rows}), got {}",
-                    candle_shape(&layout.strides[rank - 2..])
-                )));
-            }
-        }
+    Ok(None)
+}
+
+/// How a reason words the batch-dim rule (and how [`MatmulCheck::batch_rule`] knows it).
+const BATCH_RULE_WORDS: &str = "to merge into one batch stride";
+
+/// The first check of `rules` that `layout` (a `rows × cols` operand) fails, in words.
+fn operand_failure<S: Size>(
+    layout: &Layout<S>,
+    side: &'static str,
+    rows: &S,
+    cols: &S,
+    rules: MatmulRules,
+    backend: &str,
+    dec: &Decider,
+) -> Result<Option<(Option<&'static str>, String)>, Undecided> {
+    let rank = layout.rank();
+    if rules.batch && !known(batch_strides_ok(layout, dec))? {
+        return Ok(Some((Some(side), format!(
+            "non-contiguous {side}: candle's {backend} matmul needs the batch dims of {side} {BATCH_RULE_WORDS}, got shape {} strides {}",
+            candle_shape(&layout.shape),
+            candle_shape(&layout.strides)
+        ))));
     }
-    Ok(failures.into_iter().next())
+    let lenient = match rules.matrix {
+        MatrixRule::Any => return Ok(None),
+        MatrixRule::Lenient => true,
+        MatrixRule::Strict => false,
+    };
+    if !known(matrix_strides_ok(layout, rows, cols, lenient, dec))? {
+        return Ok(Some((Some(side), format!(
+            "non-contiguous {side}: candle's {backend} matmul needs the last two strides of {side} to be row-major ({cols}, 1) or column-major (1, {rows}), got {}",
+            candle_shape(&layout.strides[rank - 2..])
+        ))));
+    }
+    Ok(None)
+}
+
+/// The operands of the matmul that `candle_nn::Linear::forward` runs on `input`
+/// (candle-nn 0.11.1 `linear.rs` l.43–73), its weight `(n, k)` contiguous (as a
+/// `VarBuilder` gives it): a contiguous 3-d or 4-d input is reshaped to `(b·m, k)`; a
+/// non-contiguous one meets the weight broadcast over its batch dims and transposed,
+/// strides `(0…, 1, k)`; any other rank is the lhs as it is, against `w.t()`, strides
+/// `(1, k)` (a rank other than 2 then fails the matmul's shape check). `None` when the
+/// input's contiguity cannot be decided.
+pub fn candle_linear_operands<S: Size>(
+    input: &Layout<S>,
+    out_features: &S,
+    dec: &Decider,
+) -> Option<(Layout<S>, Layout<S>)> {
+    let rank = input.rank();
+    if rank == 0 {
+        return None;
+    }
+    let k = input.shape[rank - 1].clone();
+    let weight_t = |batch: &[S]| {
+        let mut shape = batch.to_vec();
+        shape.extend([k.clone(), out_features.clone()]);
+        let mut strides = vec![S::lit(0); batch.len()];
+        strides.extend([S::lit(1), k.clone()]);
+        Layout::new(shape, strides, S::lit(0))
+    };
+    if rank == 3 || rank == 4 {
+        let batch = &input.shape[..rank - 2];
+        if known(candle_is_contiguous(input, dec)).ok()? {
+            let rows = product(&input.shape[..rank - 1]);
+            let shape = vec![rows, k.clone()];
+            let strides = candle_contiguous_strides(&shape);
+            let lhs = Layout::new(shape, strides, input.offset.clone());
+            return Some((lhs, weight_t(&[])));
+        }
+        return Some((input.clone(), weight_t(batch)));
+    }
+    Some((input.clone(), weight_t(&[])))
 }
 
 /// `MatMul::ab_skip` / `gemm_config`'s batch-stride rule.

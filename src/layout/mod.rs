@@ -37,7 +37,8 @@ pub use tri::Tri;
 
 pub use candle::{
     candle_broadcast_as, candle_chunk, candle_contiguous_strides, candle_is_contiguous,
-    candle_matmul_ok, candle_narrow, candle_reshape, candle_t, CandleBackend, MatmulCheck,
+    candle_linear_operands, candle_matmul_check, candle_matmul_ok, candle_matmul_operand_check,
+    candle_narrow, candle_reshape, candle_t, CandleBackend, MatmulCheck, MatmulRules, MatrixRule,
 };
 pub use contiguity::{strides_for_format, MemoryFormat};
 pub use dense::{clone_with_format, infer_dense_strides, to_with_format};

@@ -11,7 +11,9 @@ use super::LintContext;
 use crate::analysis::value::{chain_steps, format_layout, rests_on_assumption, Step, SymLayout};
 use crate::diagnostic::Label;
 use crate::layout::dim::with_display_order;
-use crate::layout::{blocks_of_two_or_more, infer_size, Assumptions, Decider, Dim, Tri};
+use crate::layout::{
+    blocks_of_two_or_more, infer_size, Assumptions, CandleBackend, Decider, Dim, Tri,
+};
 
 /// Runs `f`, which words a finding about `ev`, with its sizes printed in the order the
 /// code introduced them: the order they first occur in the shapes of the event's chains,
@@ -430,4 +432,37 @@ fn merged_groups(shape: &[Dim], target: &[Dim], d: &Decider) -> Vec<Vec<usize>> 
         j = nj;
     }
     groups
+}
+
+/// Which candle backends reject a call and which accept it, as a note: `rejecting` from a
+/// contract of `rules/candle.toml`, `at` the place in candle's source of the check that
+/// fails on the configured backend.
+pub fn backend_verdicts(rejecting: &[CandleBackend], at: &str) -> String {
+    let names = |pass: bool| -> Vec<String> {
+        CandleBackend::ALL
+            .iter()
+            .filter(|b| rejecting.contains(b) != pass)
+            .map(|b| b.describe().to_string())
+            .collect()
+    };
+    let (fails, passes) = (names(false), names(true));
+    let mut note = format!("fails on {}", fails.join(", "));
+    if !passes.is_empty() {
+        note.push_str(&format!("; no error on {}", passes.join(", ")));
+    }
+    format!("{note} (the check on the configured backend: {at})")
+}
+
+/// Where a finding's first line names the backends: nothing when every backend rejects
+/// the call, else " on <backends>".
+pub fn backends_clause(rejecting: &[CandleBackend]) -> String {
+    if CandleBackend::ALL.iter().all(|b| rejecting.contains(b)) {
+        return String::new();
+    }
+    let names: Vec<String> = CandleBackend::ALL
+        .iter()
+        .filter(|b| rejecting.contains(b))
+        .map(|b| b.describe().to_string())
+        .collect();
+    format!(" on {}", names.join(", "))
 }

@@ -19,7 +19,11 @@
 use crate::analysis::event::{AltOutcome, Holds, OpEvent, Outcome};
 use crate::analysis::value::{format_shape, SymLayout};
 use crate::diagnostic::Subject;
-use crate::layout::{candle_matmul_ok, Decider, Dim, Tri};
+use crate::layout::{
+    candle_linear_operands, candle_matmul_check, candle_matmul_operand_check, CandleBackend,
+    Decider, Dim, MatmulCheck, MatmulRules, Tri,
+};
+use crate::ops::{ContractCheck, OpTable};
 
 use super::{Finding, LintContext};
 
@@ -29,50 +33,112 @@ pub const CANDLE_MATMUL_TAG: &str = "candle-matmul";
 /// The table parameter of the right-hand operand (`lhs.matmul(&rhs)`: `rhs` is `other`).
 const RHS_PARAM: &str = "other";
 
+/// The operands one alternative hands the kernel: the lhs, and the rhs when known.
+struct Operands {
+    lhs: SymLayout,
+    rhs: Option<SymLayout>,
+}
+
+/// One alternative's verdict on one backend.
+struct Verdict {
+    check: MatmulCheck,
+    operands: Operands,
+}
+
 pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     if !ev.tags.iter().any(|t| t == CANDLE_MATMUL_TAG) || ev.unknown_input.is_some() {
         return None;
     }
+    let spec = OpTable::candle().call_named(ev.op)?;
     let d = Decider::new(&ev.assumptions);
-    let mut first: Option<(&AltOutcome, Option<&str>, String)> = None;
-    for alt in &ev.outcomes {
-        // A call that fails anyway, or is undecided, is another lint's business.
-        if !matches!(alt.outcome, Outcome::Ok(_)) {
-            return None;
+    // Every backend's verdict, alternative by alternative: a backend rejects the call
+    // when every alternative fails its checks.
+    let mut rejecting = Vec::new();
+    let mut shown: Option<(&AltOutcome, Verdict)> = None;
+    for backend in CandleBackend::ALL {
+        let (rules, how) = spec.matmul_rules(backend)?;
+        let mut first = None;
+        let mut all_fail = !ev.outcomes.is_empty();
+        for alt in &ev.outcomes {
+            match verdict(alt, how, rules, backend, &d) {
+                Some(v) if v.check.ok == Tri::No => {
+                    first.get_or_insert((alt, v));
+                }
+                _ => {
+                    all_fail = false;
+                    break;
+                }
+            }
         }
-        let lhs = alt.input.layout.as_ref()?;
-        let rhs = rhs_operand(alt)?;
-        if shapes_agree(lhs, rhs, &d) != Tri::Yes {
-            return None;
+        if all_fail {
+            rejecting.push(backend);
+            if backend == ctx.candle_backend {
+                shown = first;
+            }
         }
-        let verdict = candle_matmul_ok(lhs, rhs, ctx.candle_backend, &d);
-        if verdict.ok != Tri::No {
-            return None;
-        }
-        let reason = verdict.reason.unwrap_or_default();
-        first.get_or_insert((alt, verdict.rejected, reason));
     }
-    let (alt, rejected, reason) = first?;
-    let lhs = alt.input.layout.as_ref()?;
-    let rhs = rhs_operand(alt)?;
-    // The first line names the backend and the operand; the layouts and candle's own
-    // words are notes.
-    let operand = rejected.map_or("an operand".into(), |side| format!("its {side}"));
-    let message = format!(
-        "`{}` fails on candle's {} backend: {operand} has a layout its kernel rejects",
-        ev.op, ctx.candle_backend,
-    );
+    let (alt, verdict) = shown?;
+    let Verdict { check, operands } = verdict;
+    let reason = check.reason.unwrap_or_default();
+    let operand = check
+        .rejected
+        .map_or("an operand".into(), |side| format!("its {side}"));
+    let names = |pass: bool| -> Vec<&str> {
+        CandleBackend::ALL
+            .iter()
+            .filter(|b| rejecting.contains(b) != pass)
+            .map(|b| b.describe())
+            .collect()
+    };
+    let (failing, passing) = (names(false), names(true));
+    let message = if passing.is_empty() {
+        format!(
+            "`{}` fails on every candle backend: {operand} has a layout the kernels reject",
+            ev.op
+        )
+    } else {
+        format!(
+            "`{}` fails on {}, passes on {}: {operand} has a layout those kernels reject",
+            ev.op,
+            failing.join(", "),
+            passing.join(", ")
+        )
+    };
     let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    let batch_rule = check.batch_rule;
+    let at = spec
+        .contract
+        .iter()
+        .filter(|c| c.backends.contains(&ctx.candle_backend))
+        .find(|c| match c.check {
+            ContractCheck::MatmulBatch => batch_rule,
+            ContractCheck::MatmulMatrix(_) => !batch_rule,
+            _ => false,
+        })
+        .map_or("", |c| c.at.as_str());
+    let rhs_text = match &operands.rhs {
+        Some(rhs) => format!(
+            "rhs {} strides {}",
+            format_shape(&rhs.shape),
+            format_shape(&rhs.strides)
+        ),
+        None => "rhs unknown: no rhs of matching shape makes the lhs acceptable".into(),
+    };
     finding.details = vec![
         format!(
-            "lhs {} strides {}, rhs {} strides {}",
-            format_shape(&lhs.shape),
-            format_shape(&lhs.strides),
-            format_shape(&rhs.shape),
-            format_shape(&rhs.strides),
+            "lhs {} strides {}, {rhs_text}",
+            format_shape(&operands.lhs.shape),
+            format_shape(&operands.lhs.strides),
         ),
         reason,
+        super::explain::backend_verdicts(&rejecting, at),
     ];
+    let (_, how) = spec.matmul_rules(ctx.candle_backend)?;
+    if how == "linear" {
+        finding.details.push(
+            "`candle_nn::Linear::forward` runs `x.matmul(&w.t()?)` on this input (candle-nn 0.11.1 linear.rs:43-73; a contiguous 3-d/4-d input is reshaped to 2-d first)".into(),
+        );
+    }
     // The decisions above used assumptions of their own (sizes >= 2): list them too.
     finding.extra_assumptions = d.used();
     finding.help = Some(
@@ -80,12 +146,63 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         );
     finding.subject = Some(Subject {
         op: ev.op.to_string(),
-        layout: lhs.clone(),
+        layout: operands.lhs,
         target: None,
         semantics: ev.semantics,
         aliases: Vec::new(),
     });
     Some(finding)
+}
+
+/// One alternative on one backend: `None` when the call fails for another reason, is
+/// undecided, or the operands are not known well enough.
+fn verdict(
+    alt: &AltOutcome,
+    how: &str,
+    rules: MatmulRules,
+    backend: CandleBackend,
+    d: &Decider,
+) -> Option<Verdict> {
+    let input = alt.input.layout.as_ref()?;
+    let label = backend.to_string();
+    let operands = match how {
+        "linear" => {
+            let Outcome::Ok(Some(out)) = &alt.outcome else {
+                return None;
+            };
+            let n = out.shape.last()?;
+            let (lhs, rhs) = candle_linear_operands(input, n, d)?;
+            Operands {
+                lhs,
+                rhs: Some(rhs),
+            }
+        }
+        _ => Operands {
+            lhs: input.clone(),
+            rhs: rhs_operand(alt).cloned(),
+        },
+    };
+    let check = match &operands.rhs {
+        Some(rhs) => {
+            // A call that fails anyway, or is undecided, is another lint's business.
+            if !matches!(alt.outcome, Outcome::Ok(_)) {
+                return None;
+            }
+            if shapes_agree(&operands.lhs, rhs, d) != Tri::Yes {
+                return None;
+            }
+            candle_matmul_check(&operands.lhs, rhs, rules, &label, d)
+        }
+        // The rhs is unknown (`w.t()` of a `w` of unknown rank): the lhs alone decides
+        // when it fails for every partner.
+        None => {
+            if matches!(alt.outcome, Outcome::Error(_)) {
+                return None;
+            }
+            candle_matmul_operand_check(&operands.lhs, "lhs", rules, &label, d)
+        }
+    };
+    Some(Verdict { check, operands })
 }
 
 /// The right-hand operand's layout, when the analysis knows it.
@@ -131,7 +248,7 @@ mod tests {
         OpEvent {
             span: Default::default(),
             name_span: Default::default(),
-            op: "matmul",
+            op: &crate::ops::OpTable::candle().op("matmul").unwrap().name,
             kind: "matmul",
             tags: Vec::leak(vec![CANDLE_MATMUL_TAG.into()]),
             outcomes: vec![AltOutcome {
@@ -211,11 +328,44 @@ mod tests {
         assert!(check(&matmul_event(q, k_t), &context(CandleBackend::Cuda)).is_none());
     }
 
+    /// An unknown rhs (`w.t()` of a `w` of unknown rank): the narrowed lhs fails for every
+    /// partner, so it is reported (its note says the rhs is unknown); a contiguous lhs is
+    /// not, whatever the rhs may be.
     #[test]
-    fn unknown_rhs_or_mismatched_shapes_are_not_reported() {
+    fn an_unknown_rhs_leaves_the_decision_to_the_lhs() {
         let mut ev = narrowed_q_times_contiguous_k();
         ev.outcomes[0].operands = vec![(RHS_PARAM.into(), None)];
+        ev.outcomes[0].outcome = Outcome::Unknown;
+        let found = check(&ev, &context(CandleBackend::Cuda)).expect("the lhs decides");
+        assert!(
+            found.details[0].contains("rhs unknown"),
+            "{:?}",
+            found.details
+        );
+        assert!(check(&ev, &context(CandleBackend::Cpu)).is_none());
+        let q = sym(&["t", "h"], &[Dim::sym("h"), Dim::lit(1)]);
+        let mut ev = matmul_event(q.clone(), q);
+        ev.outcomes[0].operands = vec![(RHS_PARAM.into(), None)];
+        ev.outcomes[0].outcome = Outcome::Unknown;
         assert!(check(&ev, &context(CandleBackend::Cuda)).is_none());
+    }
+
+    /// The message names the backends that reject the call and those that do not.
+    #[test]
+    fn the_finding_names_the_rejecting_backends() {
+        let ev = narrowed_q_times_contiguous_k();
+        let found = check(&ev, &context(CandleBackend::Cuda)).expect("cuBLAS rejects it");
+        assert!(
+            found
+                .message
+                .contains("fails on CUDA, Metal, mkl/accelerate, passes on CPU (gemm crate)"),
+            "{}",
+            found.message
+        );
+    }
+
+    #[test]
+    fn mismatched_shapes_are_not_reported() {
         let mut ev = narrowed_q_times_contiguous_k();
         let wrong_k = sym(&["k", "t"], &[Dim::sym("t"), Dim::lit(1)]);
         ev.outcomes[0].operands = vec![(RHS_PARAM.into(), Some(wrong_k))];

@@ -13,13 +13,14 @@
 //! every layout that reaches the call fails, for every size satisfying the assumptions.
 
 use crate::analysis::event::{AltOutcome, Holds, OpEvent, Outcome};
-use crate::analysis::value::format_shape;
+use crate::analysis::value::{format_shape, SymLayout};
 use crate::diagnostic::Subject;
-use crate::ops::OpErrorKind;
+use crate::layout::{CandleBackend, Decider};
+use crate::ops::{tensor_rejections, OpErrorKind, OpTable, Rejection};
 
 use super::{Finding, LintContext};
 
-pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
+pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     let rejected = |o: &AltOutcome| matches!(&o.outcome, Outcome::Error(e) if e.kind == OpErrorKind::NonContiguousInput);
     if !ev.all(rejected) {
         return None;
@@ -29,7 +30,59 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         return None;
     };
     let input = alt.input.layout.as_ref()?;
-    let message = format!("`{}` rejects its input: it is not contiguous", ev.op);
+    // A candle op with a contract: which backends reject the call, decided on every
+    // alternative; the finding needs the configured backend among them.
+    let contract = OpTable::candle()
+        .call_named(ev.op)
+        .filter(|spec| spec.contract.iter().any(|c| c.check.is_tensor_check()));
+    let mut backends_note = None;
+    let mut on = String::new();
+    let mut tensor = "its input".to_string();
+    let mut requirement = "contiguous";
+    if let Some(spec) = contract {
+        let d = Decider::new(&ev.assumptions);
+        let mut common: Option<Vec<CandleBackend>> = None;
+        let mut first: Option<Rejection> = None;
+        for alt in &ev.outcomes {
+            let layout_of = |name: &str| -> Option<&SymLayout> {
+                if name == "input" {
+                    return alt.input.layout.as_ref();
+                }
+                alt.operands
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .and_then(|(_, l)| l.as_ref())
+            };
+            let (rejections, _) = tensor_rejections(spec, layout_of, &d);
+            let mut on: Vec<CandleBackend> = rejections.iter().map(|r| r.backend).collect();
+            on.sort();
+            on.dedup();
+            common = Some(match common {
+                None => on,
+                Some(prev) => prev.into_iter().filter(|b| on.contains(b)).collect(),
+            });
+            if first.is_none() {
+                first = rejections
+                    .into_iter()
+                    .find(|r| r.backend == ctx.candle_backend);
+            }
+        }
+        let common = common.unwrap_or_default();
+        if !common.contains(&ctx.candle_backend) {
+            return None;
+        }
+        let first = first?;
+        if first.param != "input" {
+            tensor = format!("its `{}`", first.param);
+        }
+        requirement = first.clause.check.requirement();
+        backends_note = Some(super::explain::backend_verdicts(
+            &common,
+            first.clause.at.as_str(),
+        ));
+        on = super::explain::backends_clause(&common);
+    }
+    let message = format!("`{}` rejects {tensor}{on}: it is not {requirement}", ev.op);
     let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
     finding.details = vec![
         format!(
@@ -39,6 +92,7 @@ pub fn check<'e>(ev: &'e OpEvent, _ctx: &LintContext) -> Option<Finding<'e>> {
         ),
         format!("candle: {}", error.message),
     ];
+    finding.details.extend(backends_note);
     finding.help = Some(
         "call `.contiguous()?` on the tensor before the kernel (one explicit copy), or use a composed form that takes any layout (`candle_nn::ops::softmax(&x, D::Minus1)`, the `RmsNorm`/`LayerNorm` modules)".into(),
     );
@@ -72,7 +126,10 @@ mod tests {
         OpEvent {
             span: Default::default(),
             name_span: Default::default(),
-            op: "softmax_last_dim",
+            op: &crate::ops::OpTable::candle()
+                .op("softmax_last_dim")
+                .unwrap()
+                .name,
             kind: "contiguous_result",
             tags: &[],
             outcomes: vec![AltOutcome {

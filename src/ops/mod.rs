@@ -76,7 +76,9 @@ pub use crate::layout::{Decider, Layout, Size, Tri};
 pub use bind::{bind, bind_module_call, bind_module_init, BindError, BoundArgs};
 pub use kind::{OpKind, Semantics};
 pub use schema::{DefaultValue, ParamSpec, ParamType, Variadic};
-pub use table::{InputDims, InputSize, ModuleSpec, OpSpec, OpTable, TableError};
+pub use table::{
+    ContractCheck, ContractClause, InputDims, InputSize, ModuleSpec, OpSpec, OpTable, TableError,
+};
 pub use transfer::{OpError, OpErrorKind, OpResult, Transfer};
 pub use value::{ArgValue, SliceArg};
 
@@ -246,6 +248,22 @@ fn reject_non_contiguous<S: Size>(
     args: &BoundArgs<S>,
     d: &Decider,
 ) -> Option<Transfer<S>> {
+    if spec.contract.iter().any(|c| c.check.is_tensor_check()) {
+        let (rejections, input_undecided) =
+            tensor_rejections(spec, |name| args.get(name).and_then(ArgValue::as_layout), d);
+        if let Some(first) = rejections.first() {
+            return Some(Transfer::error(
+                OpErrorKind::NonContiguousInput,
+                format!(
+                    "{}: {} has to be {}",
+                    spec.name,
+                    first.param,
+                    first.clause.check.requirement(),
+                ),
+            ));
+        }
+        return input_undecided.then(Transfer::unknown);
+    }
     let contiguous = |layout: &Layout<S>| match spec.semantics {
         Semantics::Torch => layout.is_contiguous(d),
         Semantics::Candle => crate::layout::candle_is_contiguous(layout, d),
@@ -270,6 +288,65 @@ fn reject_non_contiguous<S: Size>(
         }
     }
     input_undecided.then(Transfer::unknown)
+}
+
+/// One backend's refusal of a call by its contract (`rules/candle.toml`): `param` fails the
+/// row `clause`, which `backend` checks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection<'s> {
+    pub backend: crate::layout::CandleBackend,
+    pub param: &'s str,
+    pub clause: &'s ContractClause,
+}
+
+/// The rows of `spec`'s contract that check named tensors (contiguity, a unit last
+/// stride), decided on the layouts `layout_of` gives by parameter name: every backend that
+/// certainly rejects the call and for which tensor, in the contract's order; and whether
+/// an undecidable `input` leaves the answer open.
+pub fn tensor_rejections<'s, 'l, S: Size + 'l>(
+    spec: &'s OpSpec,
+    layout_of: impl Fn(&str) -> Option<&'l Layout<S>>,
+    d: &Decider,
+) -> (Vec<Rejection<'s>>, bool) {
+    let mut rejections = Vec::new();
+    let mut input_undecided = false;
+    for clause in spec
+        .contract
+        .iter()
+        .filter(|c| c.check.is_tensor_check() && c.check.rejects())
+    {
+        for param in &clause.params {
+            let Some(layout) = layout_of(param) else {
+                continue;
+            };
+            let holds = match clause.check {
+                ContractCheck::LastDimStride1 => match layout.strides.last() {
+                    Some(stride) => d.eq_lit(stride, 1),
+                    None => Tri::Yes,
+                },
+                _ => crate::layout::candle_is_contiguous(layout, d),
+            };
+            match holds {
+                Tri::Yes => {}
+                Tri::No => {
+                    for &backend in &clause.backends {
+                        if !rejections
+                            .iter()
+                            .any(|r: &Rejection| r.backend == backend && r.param == param)
+                        {
+                            rejections.push(Rejection {
+                                backend,
+                                param,
+                                clause,
+                            });
+                        }
+                    }
+                }
+                Tri::Unknown => input_undecided |= param == "input",
+            }
+        }
+    }
+    (rejections, input_undecided)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use super::kind::{OpKind, Semantics};
 use super::schema::{parse_params, ParamSpec, ParamType, Variadic};
+use crate::layout::{CandleBackend, MatmulRules, MatrixRule};
 
 /// One table file: its path (for messages) and its text.
 pub type TableSource = (&'static str, &'static str);
@@ -48,10 +49,85 @@ pub struct OpSpec {
     pub requires_contiguous: bool,
     /// Free-form labels lints may select ops by (`tags = ["attention"]`).
     pub tags: Vec<String>,
+    /// Which backends check which layouts (`contract = [...]`, candle's table): the rows
+    /// SL005 and SL006 decide per backend, and the slow paths and silent copies besides.
+    pub contract: Vec<ContractClause>,
     /// What the op does, for `stridelint explain` and table readers.
     pub doc: String,
     /// The table file the entry came from.
     pub source: &'static str,
+}
+
+/// One row of an op's backend contract: what `backends` check of the tensors `params`,
+/// and where the library does it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContractClause {
+    pub backends: Vec<CandleBackend>,
+    pub check: ContractCheck,
+    /// The tensor parameters checked (canonical names); empty for the matmul checks, which
+    /// concern both operands.
+    pub params: Vec<String>,
+    /// How the matmul's operands are formed: `"matmul"` (the call's `input` and `other`)
+    /// or `"linear"` (`candle_nn::Linear::forward`: the input and the transposed weight,
+    /// by the input's rank; `layout::candle_linear_operands`).
+    pub operands: String,
+    /// `crate version path:line` of the check in the library's source.
+    pub at: String,
+}
+
+/// What a contract row checks. The first four make the call return an error; the last two
+/// are facts about cost (a slower path, a copy the caller did not ask for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContractCheck {
+    /// The tensor is contiguous by the library's own test (`is_contiguous`,
+    /// `contiguous_offsets`: a start offset is fine).
+    Contiguous,
+    /// The last dim has stride 1 (flash-attn's q, k, v).
+    LastDimStride1,
+    /// matmul: batch dims merge into one stride (`ab_skip`).
+    MatmulBatch,
+    /// matmul: each matrix row- or column-major with the exact leading dimension.
+    MatmulMatrix(MatrixRule),
+    /// A non-contiguous tensor takes a slower path (no error).
+    SlowPath,
+    /// A non-contiguous tensor is copied silently.
+    SilentCopy,
+}
+
+impl ContractCheck {
+    fn parse(text: &str) -> Option<ContractCheck> {
+        Some(match text {
+            "contiguous" => ContractCheck::Contiguous,
+            "last-dim-stride-1" => ContractCheck::LastDimStride1,
+            "matmul-batch" => ContractCheck::MatmulBatch,
+            "matmul-matrix" => ContractCheck::MatmulMatrix(MatrixRule::Lenient),
+            "matmul-matrix-strict" => ContractCheck::MatmulMatrix(MatrixRule::Strict),
+            "slow-path" => ContractCheck::SlowPath,
+            "copy" => ContractCheck::SilentCopy,
+            _ => return None,
+        })
+    }
+
+    /// Does failing the check make the call return an error?
+    pub fn rejects(self) -> bool {
+        !matches!(self, ContractCheck::SlowPath | ContractCheck::SilentCopy)
+    }
+
+    /// What the check asks of a tensor, in words.
+    pub fn requirement(self) -> &'static str {
+        match self {
+            ContractCheck::LastDimStride1 => "of unit stride in its last dim",
+            _ => "contiguous",
+        }
+    }
+
+    /// A layout check of named tensors (rather than of a matmul's operand pair)?
+    pub fn is_tensor_check(self) -> bool {
+        matches!(
+            self,
+            ContractCheck::Contiguous | ContractCheck::LastDimStride1
+        )
+    }
 }
 
 impl OpSpec {
@@ -111,6 +187,36 @@ impl OpSpec {
     /// The parameter answering to `name` (its name or an alias).
     pub fn param(&self, name: &str) -> Option<&ParamSpec> {
         self.params.iter().find(|p| p.answers_to(name))
+    }
+
+    /// The matmul checks the contract gives `backend`, and how the operands are formed
+    /// (`None`: the contract has no matmul row).
+    pub fn matmul_rules(&self, backend: CandleBackend) -> Option<(MatmulRules, &str)> {
+        let rows: Vec<&ContractClause> = self
+            .contract
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.check,
+                    ContractCheck::MatmulBatch | ContractCheck::MatmulMatrix(_)
+                )
+            })
+            .collect();
+        let operands = rows.first()?.operands.as_str();
+        let on: Vec<&ContractClause> = rows
+            .iter()
+            .copied()
+            .filter(|c| c.backends.contains(&backend))
+            .collect();
+        let batch = on.iter().any(|c| c.check == ContractCheck::MatmulBatch);
+        let matrix = on
+            .iter()
+            .find_map(|c| match c.check {
+                ContractCheck::MatmulMatrix(rule) => Some(rule),
+                _ => None,
+            })
+            .unwrap_or(MatrixRule::Any);
+        Some((MatmulRules { batch, matrix }, operands))
     }
 }
 
@@ -228,7 +334,70 @@ struct RawOp {
     #[serde(default)]
     tags: Vec<String>,
     #[serde(default)]
+    contract: Vec<RawClause>,
+    #[serde(default)]
     doc: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClause {
+    backends: Vec<String>,
+    check: String,
+    #[serde(default)]
+    params: Vec<String>,
+    #[serde(default)]
+    operands: Option<String>,
+    at: String,
+}
+
+/// A `contract` list checked against the entry's parameters.
+fn build_contract(raw: &[RawClause], params: &[ParamSpec]) -> Result<Vec<ContractClause>, String> {
+    raw.iter()
+        .map(|c| {
+            let backends = c
+                .backends
+                .iter()
+                .map(|b| CandleBackend::parse(b).ok_or_else(|| format!("unknown backend `{b}`")))
+                .collect::<Result<Vec<_>, _>>()?;
+            if backends.is_empty() {
+                return Err("a contract row needs at least one backend".into());
+            }
+            let check = ContractCheck::parse(&c.check)
+                .ok_or_else(|| format!("unknown check `{}`", c.check))?;
+            let mut names = Vec::new();
+            for name in &c.params {
+                let p = params
+                    .iter()
+                    .find(|p| p.answers_to(name))
+                    .ok_or_else(|| format!("`{name}` is not a parameter of the call"))?;
+                names.push(p.name.clone());
+            }
+            if check.is_tensor_check() && names.is_empty() {
+                return Err(format!(
+                    "check `{}` needs the tensors it checks in `params`",
+                    c.check
+                ));
+            }
+            let operands = c.operands.clone().unwrap_or_else(|| "matmul".into());
+            if !matches!(operands.as_str(), "matmul" | "linear") {
+                return Err(format!("unknown operands `{operands}` (matmul or linear)"));
+            }
+            if c.at.split_whitespace().count() < 3 {
+                return Err(format!(
+                    "`at = \"{}\"`: expected `crate version path:line`",
+                    c.at
+                ));
+            }
+            Ok(ContractClause {
+                backends,
+                check,
+                params: names,
+                operands,
+                at: c.at.clone(),
+            })
+        })
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -253,6 +422,8 @@ struct RawModule {
     input_sizes: Vec<String>,
     #[serde(default)]
     output_shape: Option<String>,
+    #[serde(default)]
+    contract: Vec<RawClause>,
     #[serde(default)]
     doc: String,
 }
@@ -451,7 +622,12 @@ impl OpTable {
                 ));
             }
         }
-        if raw.requires_contiguous
+        let contract = build_contract(&raw.contract, &params).map_err(|m| err("contract", m))?;
+        let requires_contiguous = raw.requires_contiguous
+            || contract
+                .iter()
+                .any(|c| c.check.is_tensor_check() && c.check.rejects());
+        if requires_contiguous
             && receiver.is_none()
             && !params.iter().any(|p| p.answers_to("input"))
         {
@@ -482,8 +658,9 @@ impl OpTable {
             receiver,
             semantics,
             variant: raw.variant,
-            requires_contiguous: raw.requires_contiguous,
+            requires_contiguous,
             tags: raw.tags,
+            contract,
             doc: raw.doc,
             source: file,
         })
@@ -521,6 +698,11 @@ impl OpTable {
                 ),
             ));
         }
+        let contract = build_contract(&raw.contract, &forward).map_err(|m| err("contract", m))?;
+        let requires_contiguous = raw.requires_contiguous
+            || contract
+                .iter()
+                .any(|c| c.check.is_tensor_check() && c.check.rejects());
         let call = OpSpec {
             name: format!("{}.forward", raw.name),
             kind,
@@ -531,8 +713,9 @@ impl OpTable {
             receiver: None,
             semantics,
             variant: raw.variant,
-            requires_contiguous: raw.requires_contiguous,
+            requires_contiguous,
             tags: raw.tags,
+            contract,
             doc: raw.doc.clone(),
             source: file,
         };
@@ -678,6 +861,17 @@ impl OpTable {
     /// The entry named `name` (the table's own `name`, not a spelling).
     pub fn op(&self, name: &str) -> Option<&OpSpec> {
         self.ops.iter().find(|o| o.name == name)
+    }
+
+    /// The op or module call of this table whose `name` an event carries: the very
+    /// string of the entry (events name their op by the table's own `&'static str`), so
+    /// an entry of another table with the same name is not found.
+    pub fn call_named(&self, name: &str) -> Option<&OpSpec> {
+        let same = |spec: &&OpSpec| std::ptr::eq(spec.name.as_str(), name);
+        self.ops
+            .iter()
+            .find(same)
+            .or_else(|| self.modules.iter().map(|m| &m.call).find(same))
     }
 
     pub fn all(&self) -> &[OpSpec] {

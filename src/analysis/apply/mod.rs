@@ -236,6 +236,25 @@ pub fn unknown_result(spec: &OpSpec, why: UnknownReason) -> Value {
     }
 }
 
+/// A layer call whose table entry carries a backend contract (`candle_nn::Linear`: the
+/// matmul it runs, rules/candle.toml): one event with an outcome per input alternative,
+/// each the layer's transfer on it, so that the lints judge what the layer runs.
+pub fn record_module_call(
+    ctx: &mut ApplyCtx,
+    spec: &'static OpSpec,
+    span: Span,
+    nspan: Span,
+    applied: Vec<(TensorAlt, ops::Transfer<Dim>)>,
+) {
+    let outcomes = applied
+        .into_iter()
+        .map(|(input, transfer)| {
+            record::alt_outcome(ctx, input, &transfer, None, Vec::new(), Vec::new())
+        })
+        .collect();
+    record::op_event(ctx, spec, span, nspan, outcomes, Vec::new());
+}
+
 /// A `reveal_layout(x)` call (lint SL900): one event whose outcomes are `x`'s alternatives
 /// as the path holds them; the value is returned unchanged, as `reveal_type` does.
 pub fn reveal(ctx: &mut ApplyCtx, value: Value, span: Span, nspan: Span) -> Value {

@@ -617,10 +617,19 @@ impl Interpreter<'_> {
             return with_producer(result, &Arc::new(producer));
         };
         let mut results = Vec::new();
+        let mut applied = Vec::new();
         for alt in alts {
-            results.push(self.module_on_alt(m, alt, fresh, span, env));
+            let (value, transfer) = self.module_on_alt(m, alt, fresh, span, env);
+            results.push(value);
+            applied.extend(transfer.map(|t| (alt.clone(), t)));
         }
-        let _ = nspan;
+        if !m.spec.call.contract.is_empty() && applied.len() == alts.len() {
+            let spec = &m.spec.call;
+            self.with_apply_ctx(env, |ctx| {
+                applying::record_module_call(ctx, spec, span, nspan, applied);
+                Value::Unknown(UnknownReason::Unmodelled)
+            });
+        }
         lstm_states(m, applying::join_all(results))
     }
 
@@ -662,20 +671,22 @@ impl Interpreter<'_> {
         fresh: bool,
         span: Span,
         env: &mut Env,
-    ) -> Value {
+    ) -> (Value, Option<ops::Transfer<Dim>>) {
         if alt
             .layout
             .as_ref()
             .is_some_and(|l| super::super::prefix::unsafe_layer_on_packed(m.spec.call.kind, l))
         {
-            return Value::unknown_tensor(UnknownReason::UnknownRank);
+            return (Value::unknown_tensor(UnknownReason::UnknownRank), None);
         }
         let d = crate::layout::Decider::new(&self.frame.facts.assumptions);
         let arg = ArgValue::Tensor(alt.layout.clone());
         let transfer = ops::apply_module(m.spec, &m.args, arg, &d);
+        // Only a layer with a backend contract records its call (see `call_module`).
+        let kept = (!m.spec.call.contract.is_empty()).then(|| transfer.clone());
         let value = self.module_result(m, alt, transfer.result, fresh, span, env);
         let producer = Producer::new(&m.spec.call, span, vec![alt.made_by.clone()], true, None);
-        with_producer(value, &Arc::new(producer))
+        (with_producer(value, &Arc::new(producer)), kept)
     }
 
     /// The value of a layer's transfer `result` on the input alternative `alt`.
