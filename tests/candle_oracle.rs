@@ -22,7 +22,7 @@
 //! `// expect: SL006` must fail with candle's "has to be contiguous" error, every other
 //! function must succeed.
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device, IndexOp, Tensor};
 use stridelint::layout::{
     candle_broadcast_as, candle_contiguous_strides, candle_is_contiguous, candle_matmul_ok,
     candle_narrow, candle_reshape, candle_t, permute, squeeze_dim, transpose, unsqueeze,
@@ -527,6 +527,12 @@ mod candle_narrow_matmul;
 #[rustfmt::skip]
 #[path = "../fixtures/rust/candle_rope_softmax.rs"]
 mod candle_rope_softmax;
+#[rustfmt::skip]
+#[path = "../fixtures/rust/candle_lm_head.rs"]
+mod candle_lm_head;
+#[rustfmt::skip]
+#[path = "../fixtures/rust/candle_index_kernels.rs"]
+mod candle_index_kernels;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -625,4 +631,131 @@ fn sl005_fixture_layouts_fail_the_blas_stride_rule_only() {
         candle_matmul_ok(&q, &k_t, CandleBackend::Cpu, &d).ok,
         Tri::Yes
     );
+}
+
+/// `candle_lm_head.rs`: every function runs on the default CPU build (the gemm crate takes
+/// any matrix strides), and the operands the SL005 markers point at are exactly the ones
+/// the cuBLAS, Metal and mkl rules reject while the unmarked ones pass them (spec §10.3,
+/// §10.5).
+#[test]
+fn sl005_lm_head_fixture_runs_on_cpu_and_its_marked_operands_fail_the_gpu_rules() {
+    use candle_lm_head::*;
+    let (b, seq, hidden, vocab) = (2, 5, 4, 7);
+    let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+    let head = Head::new(hidden, vocab, vb).expect("Head::new");
+    let xs = input(&[b, seq, hidden]);
+    for (name, out) in [
+        ("last_logits", head.last_logits(&xs)),
+        ("last_logits_contiguous", head.last_logits_contiguous(&xs)),
+        ("last_logits_narrow", head.last_logits_narrow(&xs)),
+    ] {
+        assert_eq!(out.expect(name).dims(), [b, vocab], "{name}");
+    }
+    head.all_logits(&xs).expect("all_logits");
+    head.pooled(&xs).expect("pooled");
+    tied_logits(&xs, &input(&[vocab, hidden])).expect("tied_logits");
+    halves(&input(&[4, hidden]), &input(&[hidden + 1, 3])).expect("halves");
+    unpadded_values(&input(&[3, 4, 5]), &input(&[3, 5, 2])).expect("unpadded_values");
+    let d = Decider::concrete();
+    let w_t = |n: usize| actual_layout(&input(&[n, hidden]).t().unwrap());
+    // The marked operands: the last row, the first row, the narrowed scores.
+    let last = actual_layout(&xs.i((.., seq - 1, ..)).unwrap());
+    let first = actual_layout(&xs.get_on_dim(1, 0).unwrap());
+    let scores = input(&[3, 4, 5]).narrow(2, 0, 4).unwrap();
+    let values = actual_layout(&input(&[3, 5, 2]).narrow(1, 0, 4).unwrap());
+    let marked = [
+        (last.clone(), w_t(vocab)),
+        (first, w_t(hidden)),
+        (actual_layout(&scores), values),
+    ];
+    for (lhs, rhs) in &marked {
+        for backend in [
+            CandleBackend::Cuda,
+            CandleBackend::Metal,
+            CandleBackend::Mkl,
+        ] {
+            assert_eq!(
+                candle_matmul_ok(lhs, rhs, backend, &d).ok,
+                Tri::No,
+                "{backend}: {lhs:?} x {rhs:?}"
+            );
+        }
+        assert_eq!(
+            candle_matmul_ok(lhs, rhs, CandleBackend::Cpu, &d).ok,
+            Tri::Yes
+        );
+    }
+    // The fixed and unmarked ones: a contiguous row, a narrowed 1-row batch against the
+    // broadcast weight (Linear's non-contiguous 3-d path).
+    let fixed = actual_layout(&xs.i((.., seq - 1, ..)).unwrap().contiguous().unwrap());
+    let narrow = actual_layout(&xs.narrow(1, seq - 1, 1).unwrap());
+    let broadcast_w = actual_layout(
+        &input(&[vocab, hidden])
+            .broadcast_left(b)
+            .unwrap()
+            .t()
+            .unwrap(),
+    );
+    for backend in CandleBackend::ALL {
+        assert_eq!(
+            candle_matmul_ok(&fixed, &w_t(vocab), backend, &d).ok,
+            Tri::Yes
+        );
+        assert_eq!(
+            candle_matmul_ok(&narrow, &broadcast_w, backend, &d).ok,
+            Tri::Yes
+        );
+    }
+}
+
+/// `candle_index_kernels.rs`: every `// expect: SL006` function fails on the CPU build with
+/// candle's `RequiresContiguous` ("… only supports contiguous tensors"), and the unmarked
+/// ones run.
+#[test]
+fn sl006_index_kernel_fixture_markers_fail_in_candle_and_the_fixed_versions_run() {
+    use candle_index_kernels::*;
+    let ids = Tensor::new(&[2u32, 0, 1], &Device::Cpu).unwrap();
+    let table = input(&[4, 3]);
+    let refused = |result: candle_core::Result<Tensor>, what: &str| {
+        let error = error_text(&result.expect_err(what));
+        assert!(
+            error.contains("only supports contiguous tensors"),
+            "{what}: {error}"
+        );
+    };
+    refused(columns_by_id(&table, &ids), "columns_by_id");
+    columns_by_id_contiguous(&table, &ids).expect("columns_by_id_contiguous");
+    let tokens = Tensor::new(&[[1u32, 2, 3, 0], [0, 1, 2, 3]], &Device::Cpu).unwrap();
+    refused(
+        next_token_logprobs(&input(&[2, 4, 5]), &tokens),
+        "next_token_logprobs",
+    );
+    let rows = Tensor::new(&[1u32, 0], &Device::Cpu).unwrap();
+    refused(
+        combine_experts(&input(&[3, 4]), &rows, &input(&[4, 2])),
+        "combine_experts",
+    );
+    let scatter_ids = Tensor::new(&[[0u32, 1], [1, 0]], &Device::Cpu).unwrap();
+    refused(
+        scatter_counts(&input(&[2, 2]), &scatter_ids, &input(&[2, 3])),
+        "scatter_counts",
+    );
+    let cache = Tensor::zeros((1, 2, 6, 3), DType::F32, &Device::Cpu).unwrap();
+    let k = input(&[1, 2, 2, 3]);
+    let error = error_text(&append_keys(&cache, &k, 1).expect_err("append_keys"));
+    assert!(
+        error.contains("only supports contiguous tensors"),
+        "{error}"
+    );
+    append_keys_contiguous(&cache, &k, 1).expect("append_keys_contiguous");
+    refused(
+        last_position_order(&input(&[2, 3, 4])),
+        "last_position_order",
+    );
+    let error = error_text(&sorted_columns(&input(&[3, 4])).expect_err("sorted_columns"));
+    assert!(
+        error.contains("only supports contiguous tensors"),
+        "{error}"
+    );
+    first_sequence_order(&input(&[2, 3, 4])).expect("first_sequence_order");
 }
