@@ -435,13 +435,18 @@ fn merged_groups(shape: &[Dim], target: &[Dim], d: &Decider) -> Vec<Vec<usize>> 
 }
 
 /// Which candle backends reject a call and which accept it, as a note: `rejecting` from a
-/// contract of `rules/candle.toml`, `at` the place in candle's source of the check that
-/// fails on the configured backend.
-pub fn backend_verdicts(rejecting: &[CandleBackend], at: &str) -> String {
+/// contract of `rules/candle.toml`, among the backends the op runs on (`runs_on`: a
+/// CUDA-only kernel accepts nothing elsewhere), `at` the place in candle's source of the
+/// check that fails on the configured backend.
+pub fn backend_verdicts(
+    rejecting: &[CandleBackend],
+    runs_on: &[CandleBackend],
+    at: &str,
+) -> String {
     let names = |pass: bool| -> Vec<String> {
         CandleBackend::ALL
             .iter()
-            .filter(|b| rejecting.contains(b) != pass)
+            .filter(|b| runs_on.contains(b) && rejecting.contains(b) != pass)
             .map(|b| b.describe().to_string())
             .collect()
     };
@@ -453,10 +458,10 @@ pub fn backend_verdicts(rejecting: &[CandleBackend], at: &str) -> String {
     format!("{note} (the check on the configured backend: {at})")
 }
 
-/// Where a finding's first line names the backends: nothing when every backend rejects
-/// the call, else " on <backends>".
-pub fn backends_clause(rejecting: &[CandleBackend]) -> String {
-    if CandleBackend::ALL.iter().all(|b| rejecting.contains(b)) {
+/// Where a finding's first line names the backends: nothing when every backend the op
+/// runs on rejects the call, else " on <backends>".
+pub fn backends_clause(rejecting: &[CandleBackend], runs_on: &[CandleBackend]) -> String {
+    if runs_on.iter().all(|b| rejecting.contains(b)) {
         return String::new();
     }
     let names: Vec<String> = CandleBackend::ALL

@@ -131,7 +131,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
             format_shape(&operands.lhs.strides),
         ),
         reason,
-        super::explain::backend_verdicts(&rejecting, at),
+        super::explain::backend_verdicts(&rejecting, &CandleBackend::ALL, at),
     ];
     let (_, how) = spec.matmul_rules(ctx.candle_backend)?;
     if how == "linear" {

@@ -76,11 +76,16 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
             tensor = format!("its `{}`", first.param);
         }
         requirement = first.clause.check.requirement();
+        let runs_on: Vec<CandleBackend> = CandleBackend::ALL
+            .into_iter()
+            .filter(|b| spec.contract.iter().any(|c| c.backends.contains(b)))
+            .collect();
         backends_note = Some(super::explain::backend_verdicts(
             &common,
+            &runs_on,
             first.clause.at.as_str(),
         ));
-        on = super::explain::backends_clause(&common);
+        on = super::explain::backends_clause(&common, &runs_on);
     }
     let message = format!("`{}` rejects {tensor}{on}: it is not {requirement}", ev.op);
     let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
