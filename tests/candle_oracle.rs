@@ -656,6 +656,7 @@ fn sl005_lm_head_fixture_runs_on_cpu_and_its_marked_operands_fail_the_gpu_rules(
     tied_logits(&xs, &input(&[vocab, hidden])).expect("tied_logits");
     halves(&input(&[4, hidden]), &input(&[hidden + 1, 3])).expect("halves");
     unpadded_values(&input(&[3, 4, 5]), &input(&[3, 5, 2])).expect("unpadded_values");
+    shared_projection(&xs, &input(&[hidden + 2, 3])).expect("shared_projection");
     let d = Decider::concrete();
     let w_t = |n: usize| actual_layout(&input(&[n, hidden]).t().unwrap());
     // The marked operands: the last row, the first row, the narrowed scores.
@@ -739,6 +740,15 @@ fn sl006_index_kernel_fixture_markers_fail_in_candle_and_the_fixed_versions_run(
     refused(
         scatter_counts(&input(&[2, 2]), &scatter_ids, &input(&[2, 3])),
         "scatter_counts",
+    );
+    let one_hot_ids = Tensor::new(&[[0u32, 2, 1], [1, 0, 2]], &Device::Cpu).unwrap();
+    refused(
+        one_hot_but_last(
+            &Tensor::zeros((2, 3), DType::F32, &Device::Cpu).unwrap(),
+            &one_hot_ids,
+            &Tensor::ones((2, 2), DType::F32, &Device::Cpu).unwrap(),
+        ),
+        "one_hot_but_last",
     );
     let cache = Tensor::zeros((1, 2, 6, 3), DType::F32, &Device::Cpu).unwrap();
     let k = input(&[1, 2, 2, 3]);
