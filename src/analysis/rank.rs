@@ -132,6 +132,9 @@ struct Scan<'a> {
     /// A variable that holds the parts of a derived tensor (`qkv = v.chunk(3, dim=-1)`):
     /// each part is derived alike (`qkv[0]`, `for t in qkv`).
     parts: HashMap<String, (String, i64)>,
+    /// A variable that holds the shape of a derived tensor (`orig_shape = x.shape`, also
+    /// as one item of `res, orig_shape = x, x.shape`): unpacking it is unpacking the shape.
+    shapes: HashMap<String, (String, i64)>,
     facts: HashMap<String, Facts>,
     stopped: bool,
 }
@@ -143,6 +146,7 @@ impl<'a> Scan<'a> {
             derived: HashMap::default(),
             reordered: Default::default(),
             parts: HashMap::default(),
+            shapes: HashMap::default(),
             facts: HashMap::default(),
             stopped: false,
         }
@@ -243,6 +247,7 @@ impl<'a> Scan<'a> {
             self.derived.remove(&n);
             self.reordered.remove(&n);
             self.parts.remove(&n);
+            self.shapes.remove(&n);
         }
     }
 
@@ -253,6 +258,7 @@ impl<'a> Scan<'a> {
             self.derived.remove(&n);
             self.reordered.remove(&n);
             self.parts.remove(&n);
+            self.shapes.remove(&n);
         }
     }
 
@@ -304,6 +310,26 @@ impl<'a> Scan<'a> {
             _ => {}
         }
         self.derive_targets(targets, value, per_item);
+        self.name_shapes(targets, value);
+    }
+
+    /// `orig_shape = x.shape` / `res, orig_shape = x, x.shape`: the names now holding a
+    /// derived tensor's shape (after `derive_targets` forgot what they held before).
+    fn name_shapes(&mut self, targets: &[Target], value: &Expr) {
+        let pairs: Vec<(&Target, &Expr)> = match (targets, &value.kind) {
+            ([Target::Tuple(items, _)], ExprKind::Tuple(values)) if items.len() == values.len() => {
+                items.iter().zip(values.iter()).collect()
+            }
+            ([t @ Target::Name(..)], _) => vec![(t, value)],
+            _ => return,
+        };
+        for (t, v) in pairs {
+            if let (Target::Name(n, _), Some(r)) = (t, self.size_query(v)) {
+                if !self.reorders(v) {
+                    self.shapes.insert(n.to_string(), r);
+                }
+            }
+        }
     }
 
     /// `B, T, C = v.shape`: the rank and the names of the sizes; `B, *rest = v.shape`: at
@@ -690,6 +716,9 @@ impl<'a> Scan<'a> {
 
     /// `v.shape` / `v.size()` of a derived tensor.
     fn size_query(&self, e: &Expr) -> Option<(String, i64)> {
+        if let ExprKind::Name(n) = &e.kind {
+            return self.shapes.get(n.as_str()).cloned();
+        }
         let recv = match &e.kind {
             ExprKind::Attr { value, attr } if attr == "shape" => value,
             ExprKind::Call { func, args } if args.is_empty() => match &func.kind {
@@ -1043,6 +1072,21 @@ mod tests {
         let src =
             "def forward(self, x):\n    if self.flat:\n        B, T, C = x.shape\n    return x\n";
         assert_eq!(ranks_through(src, &[]), vec![]);
+    }
+
+    #[test]
+    fn a_shape_kept_in_a_variable_fixes_the_rank_when_unpacked() {
+        let src =
+            "def f(x):\n    res, orig_shape = x, x.shape\n    b, c, t = orig_shape\n    return x\n";
+        assert_eq!(
+            ranks(src),
+            vec![(
+                "x".into(),
+                vec![Some("b".into()), Some("c".into()), Some("t".into())]
+            )]
+        );
+        let reassigned = "def f(x, y):\n    s = x.shape\n    s = y\n    b, c = s\n    return x\n";
+        assert_eq!(ranks(reassigned), vec![]);
     }
 
     #[test]
