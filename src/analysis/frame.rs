@@ -12,6 +12,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use crate::ir::Span;
+use crate::layout::names::primed;
 use crate::layout::{Assumption, Assumptions, Dim};
 
 use super::value::{Bindings, Instance, Value};
@@ -151,19 +152,4 @@ impl RootState {
         self.minted.insert(n.clone());
         Dim::sym(&n)
     }
-}
-
-/// Primes spelled out up to this many; beyond, counted (`T′17`), so that a name minted
-/// thousands of times (one `view(…, -1)` per line) stays short.
-const MAX_SPELLED_PRIMES: usize = 16;
-
-/// `name` with `primes` primes: `T′′` for two.
-fn primed(name: &str, primes: usize) -> String {
-    if primes > MAX_SPELLED_PRIMES {
-        return format!("{name}′{primes}");
-    }
-    let mut n = String::with_capacity(name.len() + primes * '′'.len_utf8());
-    n.push_str(name);
-    n.extend(std::iter::repeat_n('′', primes));
-    n
 }

@@ -56,6 +56,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::assumption::{Assumption, Comparison};
+use super::names::{primed_names_in, DisplayNames};
 
 /// A result with more terms than this becomes one opaque atom, so that products of sums
 /// cannot grow without bound.
@@ -1427,8 +1428,8 @@ fn display_mono(mono: &[(Atom, i32)]) -> Vec<(&Atom, i32)> {
 /// then the other symbols by name, then opaque atoms.
 fn display_cmp(a: &Atom, b: &Atom) -> Ordering {
     if let (Atom::Symbol(x), Atom::Symbol(y)) = (a, b) {
-        let ranks = DISPLAY_ORDER.with(|order| {
-            let order = order.borrow();
+        let ranks = DISPLAY.with(|display| {
+            let order = &display.borrow().order;
             (order.get(&**x).copied(), order.get(&**y).copied())
         });
         match ranks {
@@ -1442,24 +1443,41 @@ fn display_cmp(a: &Atom, b: &Atom) -> Ordering {
 }
 
 thread_local! {
-    /// The display rank of each symbol while a [`with_display_order`] scope runs on this
-    /// thread; empty outside one.
-    static DISPLAY_ORDER: std::cell::RefCell<rustc_hash::FxHashMap<Arc<str>, u32>> =
-        std::cell::RefCell::new(Default::default());
+    /// How symbols print while a [`with_display_order`] scope runs on this thread: their
+    /// rank and their names; empty outside one.
+    static DISPLAY: std::cell::RefCell<Display> = std::cell::RefCell::new(Default::default());
 }
 
-/// Runs `f` with symbols printed in the order they first occur in `sizes` (taken in turn,
-/// each size's symbols by name): the order in which the code introduced them, when the
-/// sizes are the shapes of a finding's chain, oldest first. With `B, nh, T, hs = y.shape`
-/// first, `nh * hs` prints `nh·hs` and the strides `nh·T·hs`, not `hs·nh` and `T·hs·nh`.
-/// Symbols that `sizes` do not mention print after the others, by name; outside any scope
-/// all of them do. Only the printing changes: equality, hashing and the normal form stay
-/// canonical. The previous order is restored when `f` returns (or unwinds), so scopes nest
-/// and nothing leaks from one finding into the next on the same thread.
-pub fn with_display_order<'d, R>(
-    sizes: impl IntoIterator<Item = &'d Dim>,
-    f: impl FnOnce() -> R,
-) -> R {
+/// The printing of one finding's symbols (see [`with_display_order`]).
+#[derive(Default)]
+struct Display {
+    order: rustc_hash::FxHashMap<Arc<str>, u32>,
+    names: Names,
+}
+
+#[derive(Default)]
+enum Names {
+    /// Outside a scope: symbols print as they are named.
+    #[default]
+    AsNamed,
+    /// A first wording: symbols print as they are named, and which are printed is noted.
+    Noting(BTreeSet<String>),
+    /// The wording shown: under the names chosen for the symbols noted.
+    Chosen(DisplayNames),
+}
+
+/// Runs `f`, which words a finding, with symbols printed in the order they first occur in
+/// `sizes` (taken in turn, each size's symbols by name): the order in which the code
+/// introduced them, when the sizes are the shapes of a finding's chain, oldest first. With
+/// `B, nh, T, hs = y.shape` first, `nh * hs` prints `nh·hs` and the strides `nh·T·hs`, not
+/// `hs·nh` and `T·hs·nh`. Symbols that `sizes` do not mention print after the others, by
+/// name; outside any scope all of them do. Each symbol prints under its code's name,
+/// without the primes that keep it apart from another of that name, unless the finding
+/// prints both ([`DisplayNames`]): `f` runs twice, first to note the symbols it prints.
+/// Only the printing changes: equality, hashing and the normal form stay canonical. The
+/// previous scope is restored when `f` returns (or unwinds), so scopes nest and nothing
+/// leaks from one finding into the next on the same thread.
+pub fn with_display_order<'d, R>(sizes: impl IntoIterator<Item = &'d Dim>, f: impl Fn() -> R) -> R {
     let mut order: rustc_hash::FxHashMap<Arc<str>, u32> = Default::default();
     for d in sizes {
         for name in d.symbols() {
@@ -1467,16 +1485,85 @@ pub fn with_display_order<'d, R>(
             order.entry(name.into()).or_insert(rank);
         }
     }
-    struct Restore(Option<rustc_hash::FxHashMap<Arc<str>, u32>>);
+    let noting = Names::Noting(BTreeSet::new());
+    let (_, noted) = in_display_scope(order.clone(), noting, &f);
+    let names = match noted {
+        Names::Noting(printed) => DisplayNames::for_symbols(printed.iter().map(|s| s.as_str())),
+        _ => DisplayNames::default(),
+    };
+    in_display_scope(order, Names::Chosen(names), &f).0
+}
+
+/// Runs `f` with `order` and `names` printing symbols; the names as `f` left them.
+fn in_display_scope<R>(
+    order: rustc_hash::FxHashMap<Arc<str>, u32>,
+    names: Names,
+    f: impl FnOnce() -> R,
+) -> (R, Names) {
+    struct Restore(Option<Display>);
     impl Drop for Restore {
         fn drop(&mut self) {
             if let Some(previous) = self.0.take() {
-                DISPLAY_ORDER.with(|o| *o.borrow_mut() = previous);
+                DISPLAY.with(|o| *o.borrow_mut() = previous);
             }
         }
     }
-    let _restore = Restore(Some(DISPLAY_ORDER.with(|o| o.replace(order))));
-    f()
+    let scope = Display { order, names };
+    let mut restore = Restore(Some(DISPLAY.with(|o| o.replace(scope))));
+    let out = f();
+    let previous = restore.0.take().unwrap_or_default();
+    let ended = DISPLAY.with(|o| o.replace(previous));
+    (out, ended.names)
+}
+
+/// The name `symbol` prints under in the current [`with_display_order`] scope (itself
+/// outside one).
+pub fn display_name(symbol: &str) -> String {
+    DISPLAY.with(|d| match &mut d.borrow_mut().names {
+        Names::AsNamed => symbol.to_string(),
+        Names::Noting(printed) => {
+            printed.insert(symbol.to_string());
+            symbol.to_string()
+        }
+        Names::Chosen(names) => names.name(symbol).to_string(),
+    })
+}
+
+/// `text`, worded before the current scope chose its names (an assumption, a step of a
+/// chain), with the primed symbols under those names ([`DisplayNames::rename_in`]).
+pub fn display_text(text: &str) -> String {
+    DISPLAY.with(|d| match &mut d.borrow_mut().names {
+        Names::AsNamed => text.to_string(),
+        Names::Noting(printed) => {
+            printed.extend(primed_names_in(text).into_iter().map(str::to_string));
+            text.to_string()
+        }
+        Names::Chosen(names) => names.rename_in(text),
+    })
+}
+
+/// `d` with each symbol named as the current scope prints it, so that it prints the same
+/// outside the scope (a finding's structured fields); the symbols renamed, each with its
+/// new name. Symbols inside opaque atoms keep their names.
+pub fn with_display_names(d: &Dim) -> (Dim, Vec<(String, String)>) {
+    let renamed: Vec<(String, String)> = d
+        .symbols()
+        .into_iter()
+        .map(|s| (display_name(&s), s))
+        .filter(|(shown, s)| shown != s)
+        .map(|(shown, s)| (s, shown))
+        .collect();
+    // Through placeholders no name spells: `height` → `height₁` and `height′` → `height`
+    // at once.
+    let placeholder = |i: usize| format!("\u{0}{i}");
+    let mut out = d.clone();
+    for (i, (s, _)) in renamed.iter().enumerate() {
+        out = out.substitute(s, &Dim::sym(&placeholder(i)));
+    }
+    for (i, (_, shown)) in renamed.iter().enumerate() {
+        out = out.substitute(&placeholder(i), &Dim::sym(shown));
+    }
+    (out, renamed)
 }
 
 /// `|coeff| · monomial` as `num·atoms/(den·atoms)`.
@@ -1546,7 +1633,7 @@ fn write_factor(w: &mut dyn fmt::Write, atom: &Atom, exponent: i32) -> fmt::Resu
 /// `bare`: the atom is the whole expression, so it needs no parentheses.
 fn write_atom(w: &mut dyn fmt::Write, atom: &Atom, bare: bool) -> fmt::Result {
     match atom {
-        Atom::Symbol(name) => w.write_str(name),
+        Atom::Symbol(name) => w.write_str(&display_name(name)),
         Atom::Opaque(opaque) => {
             let parenthesise = !bare && needs_parentheses(atom);
             if parenthesise {

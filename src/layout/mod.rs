@@ -21,6 +21,7 @@ mod laws;
 // The file is named after the type it defines, as the architecture map says.
 #[allow(clippy::module_inception)]
 pub mod layout;
+pub mod names;
 pub mod reshape;
 pub mod sdpa;
 pub mod size;

@@ -5,6 +5,8 @@ use std::collections::{HashMap, HashSet};
 use crate::analysis::event::OpEvent;
 use crate::diagnostic::{Fix, Label, Subject};
 use crate::ir::Span;
+use crate::layout::dim::{display_name, display_text, with_display_names};
+use crate::layout::Dim;
 
 use super::explain::place_steps;
 use super::prefilter::ReportedOps;
@@ -111,18 +113,49 @@ fn reported(
         place_steps(&mut chain, ev, holds.outcome(), ctx);
         notes.extend(notes_for(ev, holds, &finding.extra_assumptions, ctx));
     }
+    let text = |t: String| display_text(&t);
     Reported {
         rule,
         span: finding.span,
-        message: finding.message,
-        chain,
-        notes,
-        help: finding.help,
+        message: text(finding.message),
+        chain: chain
+            .into_iter()
+            .map(|l| Label {
+                message: text(l.message),
+                ..l
+            })
+            .collect(),
+        notes: notes.into_iter().map(text).collect(),
+        help: finding.help.map(text),
         fix: finding.fix,
         unsafe_fix: finding.unsafe_fix,
-        subject: finding.subject.map(|mut s| {
-            s.aliases = ev.aliases.to_vec();
-            s
-        }),
+        subject: finding.subject.map(|s| displayed_subject(s, &ev.aliases)),
     }
+}
+
+/// The subject with its sizes named as the finding prints them (`batch_size`, not the
+/// analysis's `batch_size′′`), so that `--dim batch_size=16` binds what the user read; a
+/// name kept inside an opaque size is given the value too (an alias).
+fn displayed_subject(mut s: Subject, aliases: &[(String, Dim)]) -> Subject {
+    let mut renamed = Vec::new();
+    let mut shown = |d: &Dim| {
+        let (d, r) = with_display_names(d);
+        renamed.extend(r);
+        d
+    };
+    let layout = &mut s.layout;
+    layout.shape = layout.shape.iter().map(&mut shown).collect();
+    layout.strides = layout.strides.iter().map(&mut shown).collect();
+    layout.offset = shown(&layout.offset);
+    s.target = s.target.map(|t| t.iter().map(&mut shown).collect());
+    s.aliases = aliases
+        .iter()
+        .map(|(name, now)| (display_name(name), shown(now)))
+        .collect();
+    for (symbol, name) in renamed {
+        if !s.aliases.iter().any(|(n, _)| *n == name) {
+            s.aliases.push((name, Dim::sym(&symbol)));
+        }
+    }
+    s
 }
