@@ -1552,9 +1552,15 @@ fn apply_factory(
         (!known).then_some(UnknownReason::Unmodelled),
     );
     if let Some(rank) = contiguous_whatever_the_args(spec, positional).filter(|_| undecided) {
-        // Sizes of its own: the arguments' are not known.
+        // Sizes of its own: the arguments' are not known. A 1-d range is named after the
+        // argument that gives its length, as written (`torch.arange(nh)`: `nh`).
+        let args = Span::new(nspan.end as usize, span.end as usize);
+        let length = length_argument(spec.kind, ctx.text(args)).filter(|_| rank == 1);
         let shape: Vec<Dim> = (0..rank)
-            .map(|i| ctx.root.mint(&format!("torch.{}.shape[{i}]", spec.name)))
+            .map(|i| match &length {
+                Some(name) => ctx.root.mint(name),
+                None => ctx.root.mint(&format!("torch.{}.shape[{i}]", spec.name)),
+            })
             .collect();
         let layout = SymLayout::contiguous(shape);
         let step = Step::fresh(
@@ -1581,6 +1587,33 @@ fn apply_factory(
         OpResult::Size(a) => from_arg(a),
         _ => unknown_result(spec, result_unknown(spec)),
     }
+}
+
+/// The argument that gives a 1-d range its length, as `arguments` (the call's parentheses
+/// and what is inside) write it, when it is short: `arange`'s only one, `linspace`'s
+/// `steps` (the third, or by its keyword).
+fn length_argument(kind: OpKind, arguments: &str) -> Option<String> {
+    const LONGEST: usize = 24;
+    let inside = arguments.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let parts = crate::ir::split_top_level(inside, ',');
+    let keyword = |name: &str| {
+        parts.iter().find_map(|p| {
+            let (key, value) = p.split_once('=')?;
+            (key.trim() == name && !value.starts_with('=')).then_some(value)
+        })
+    };
+    let positional: Vec<&str> = parts
+        .iter()
+        .copied()
+        .filter(|p| !p.trim().is_empty() && !p.contains('='))
+        .collect();
+    let length = match kind {
+        OpKind::Arange if positional.len() == 1 => positional[0],
+        OpKind::Linspace => keyword("steps").or_else(|| positional.get(2).copied())?,
+        _ => return None,
+    };
+    let length = length.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!length.is_empty() && length.chars().count() <= LONGEST).then_some(length)
 }
 
 /// The rank of a factory's result that is contiguous whatever its arguments are:
