@@ -375,6 +375,12 @@ impl SourceFacts for FileFacts<'_> {
         })
     }
 
+    fn operands(&self, span: Span, n: usize) -> Option<Vec<String>> {
+        let text = self.file.text.get(span.range())?;
+        let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        written_operands(&one_line, n)
+    }
+
     fn flows_only_along(&self, calls: &[Span]) -> bool {
         let Some(last) = calls.last() else {
             return false;
@@ -436,6 +442,58 @@ impl SourceFacts for FileFacts<'_> {
             })
         })
     }
+}
+
+/// The `n` operands of a product written `a @ b`, `f(a, b)` or `a.f(b)` (see
+/// [`SourceFacts::operands`]): the arguments when there are `n`, else the receiver first.
+fn written_operands(text: &str, n: usize) -> Option<Vec<String>> {
+    let owned = |parts: Vec<&str>| parts.into_iter().map(|p| p.trim().to_string()).collect();
+    let product = ir::split_top_level(text, '@');
+    if product.len() == 2 {
+        return (n == 2).then(|| owned(product));
+    }
+    let open = matching_open(text)?;
+    let inner = &text[..text.len() - 1];
+    let args: Vec<&str> = ir::split_top_level(&inner[open + 1..], ',')
+        .into_iter()
+        .filter(|a| !a.trim().is_empty() && !is_keyword_argument(a))
+        .collect();
+    if args.len() == n {
+        return Some(owned(args));
+    }
+    let (receiver, _) = inner[..open].rsplit_once('.')?;
+    (args.len() + 1 == n).then(|| owned(std::iter::once(receiver).chain(args).collect()))
+}
+
+/// Where the bracket that closes `text` (its last character) opens.
+fn matching_open(text: &str) -> Option<usize> {
+    if !text.ends_with(')') {
+        return None;
+    }
+    let mut depth = 0;
+    for (i, c) in text.char_indices().rev() {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `name=value` (not `a == b`).
+fn is_keyword_argument(arg: &str) -> bool {
+    let arg = arg.trim();
+    let name_len = arg
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(arg.len());
+    let after = arg[name_len..].trim_start();
+    name_len > 0 && after.starts_with('=') && !after.starts_with("==") || arg.starts_with('*')
 }
 
 /// A local name bound in a function (see [`FileFacts::flows_only_along`]).

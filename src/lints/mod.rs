@@ -483,6 +483,10 @@ pub trait SourceFacts {
     /// Inside the `backward` of a `torch.autograd.Function` subclass: the names of its
     /// gradient parameters (those after `ctx`); empty anywhere else.
     fn autograd_gradients(&self, offset: u32) -> Vec<String>;
+    /// The `n` tensor operands of the call at `span` as written, on one line: `a` and `b`
+    /// of `a @ b`, `torch.matmul(a, b)` or `a.matmul(b)` (keyword arguments left out);
+    /// `None` when the text does not show `n`.
+    fn operands(&self, span: Span, n: usize) -> Option<Vec<String>>;
 }
 
 /// A call whose value its statement throws away (see [`SourceFacts::discarded_call`]).
@@ -520,5 +524,8 @@ impl SourceFacts for NoSource {
     }
     fn autograd_gradients(&self, _: u32) -> Vec<String> {
         Vec::new()
+    }
+    fn operands(&self, _: Span, _: usize) -> Option<Vec<String>> {
+        None
     }
 }

@@ -133,7 +133,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         ctx.source.line(attention.scores.span.start),
     )];
     finding.chain = labels(&attention);
-    finding.help = Some(help(&attention, ctx));
+    finding.help = Some(help(&attention, ev, ctx));
     finding.subject = matrix.map(|l| Subject {
         op: attention.softmax.spec.name.clone(),
         layout: l,
@@ -245,47 +245,71 @@ fn labels(a: &Attention) -> Vec<Label> {
     out
 }
 
-fn help(a: &Attention, ctx: &LintContext) -> String {
-    let mut args = vec!["q, k, v".to_string()];
+/// Transposes of the last two dims as written (spaces removed), which SDPA's keys undo.
+const LAST_TWO_SWAPPED: [&str; 3] = [".transpose(-2,-1)", ".transpose(-1,-2)", ".mT"];
+
+/// The query, keys and values SDPA takes, in the code's words: the scores' operands
+/// (`a @ b` is `softmax(q @ kᵀ)`'s `q` and `kᵀ`; `baddbmm`'s last two) and the operand
+/// this product applies the weights to; the keys with their last two dims swapped back.
+fn roles(a: &Attention, ev: &OpEvent, ctx: &LintContext) -> Option<[String; 3]> {
+    let n = a.scores.inputs.len();
+    let scores = ctx.source.operands(a.scores.span, n)?;
+    let [query, keys_read] = [&scores[n.checked_sub(2)?], &scores[n - 1]];
+    let value = ctx.source.operands(ev.span, 2)?.pop()?;
+    let compact: String = keys_read.chars().filter(|c| !c.is_whitespace()).collect();
+    let keys = match LAST_TWO_SWAPPED.iter().find(|t| compact.ends_with(*t)) {
+        Some(t) => compact[..compact.len() - t.len()].to_string(),
+        None if is_atomic(keys_read) => format!("{keys_read}.transpose(-2, -1)"),
+        None => format!("({keys_read}).transpose(-2, -1)"),
+    };
+    Some([query.clone(), keys, value])
+}
+
+/// Whether `text` can take a method call as it is (`k`, `self.k`, `k.permute(0, 2, 3, 1)`).
+fn is_atomic(text: &str) -> bool {
+    let mut depth = 0;
+    text.chars().all(|c| {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            _ => {}
+        }
+        depth > 0 || c.is_alphanumeric() || "_.()[]".contains(c)
+    })
+}
+
+fn help(a: &Attention, ev: &OpEvent, ctx: &LintContext) -> String {
+    let roles = roles(a, ev, ctx);
+    let mut args = vec![match &roles {
+        Some(r) => r.join(", "),
+        None => "q, k, v".to_string(),
+    }];
     if a.masked {
         args.push("attn_mask=mask".into());
     }
     if a.dropout.is_some() {
         args.push("dropout_p=p if self.training else 0.0".into());
     }
-    if a.scaled {
-        args.push("scale=scale".into());
-    }
+    args.push(if a.scaled { "scale=scale" } else { "scale=1.0" }.into());
     let first = ctx.source.line(a.calls[0].start);
-    // SDPA takes the keys as (…, S, E); the scores read them as (…, E, S), their last
-    // operand (`baddbmm` adds to its first).
-    let key = a
-        .scores
-        .inputs
-        .get(1..)
-        .and_then(<[_]>::last)
-        .and_then(|k| k.as_deref());
-    let keys = match key.map(|k| k.spec.kind) {
-        Some(OpKind::Transpose | OpKind::BatchTranspose | OpKind::MatrixTranspose) => {
-            "k as it enters the transpose the scores read it through"
-        }
-        _ => "k the scores' right operand with its last two dims swapped back (`.transpose(-2, -1)`: SDPA takes the keys as (…, S, E))",
-    };
     let mut help = format!(
-        "replace the steps from line {first} to here with `F.scaled_dot_product_attention({})`: q as it enters the scores, {keys}, v as it enters this product",
+        "replace the steps from line {first} to here with `F.scaled_dot_product_attention({})`",
         args.join(", ")
     );
+    if roles.is_none() {
+        help.push_str(": q as it enters the scores, k the scores' right operand with its last two dims swapped back (`.transpose(-2, -1)`: SDPA takes the keys as (…, S, E)), v as it enters this product");
+    }
     if a.scaled {
         help.push_str("; `scale` is the factor the scores are multiplied by (SDPA's default is 1/√E, E = q.size(-1))");
     } else {
         help.push_str(
-            "; the scores are not scaled here, so pass `scale=1.0` (SDPA's default is 1/√E)",
+            "; the scores are not scaled here, hence `scale=1.0` (SDPA's default is 1/√E)",
         );
     }
     if a.masked {
         help.push_str("; an additive mask or bias goes to `attn_mask` as it is, a boolean one is True where attention is allowed (the opposite of `masked_fill`'s), and a causal mask can be `is_causal=True`");
     }
-    help.push_str("; the fused kernels also take the strided q, k and v of a transpose, so a `.contiguous()` before them is not needed");
+    help.push_str("; the fused kernels also take the strided query, keys and values of a transpose, so a `.contiguous()` before them is not needed");
     help
 }
 
@@ -422,15 +446,32 @@ class Attention(nn.Module):
         let found = sl008_help(&source);
         assert_eq!(found.len(), 1, "{found:?}\n{source}");
         let help = &found[0].2;
-        assert!(help.contains("scale=scale"), "{help}");
         assert!(
-            help.contains("k the scores' right operand with its last two dims swapped back"),
+            help.contains("F.scaled_dot_product_attention(q, k.transpose(-2, -1), v, dropout_p="),
             "{help}"
         );
         let transposed = &sl008_help(BLOCK)[0].2;
         assert!(
-            transposed.contains("k as it enters the transpose the scores read it through"),
+            transposed.contains("F.scaled_dot_product_attention(q, k, v, dropout_p="),
             "{transposed}"
+        );
+    }
+
+    /// timm's DaViT channel attention: the scores are `kᵀ @ v` and the weights apply to
+    /// `qᵀ`, so SDPA's query is `kᵀ`, its keys `vᵀ` and its values `qᵀ` (the operands'
+    /// roles, not their names); `k` was scaled before, so the scores are not.
+    #[test]
+    fn the_rewrite_gives_each_operand_the_role_the_code_gives_it() {
+        let source = BLOCK.replace(
+            "        att = q @ k.transpose(-2, -1) / math.sqrt(C // self.heads)\n        att = att.softmax(dim=-1)\n        att = self.drop(att)\n        y = att @ v\n",
+            "        k = k * 0.125\n        att = k.transpose(-1, -2) @ v\n        att = att.softmax(dim=-1)\n        y = (att @ q.transpose(-1, -2)).transpose(-1, -2)\n",
+        );
+        let found = sl008_help(&source);
+        assert_eq!(found.len(), 1, "{found:?}\n{source}");
+        let help = &found[0].2;
+        assert!(
+            help.contains("`F.scaled_dot_product_attention(k.transpose(-1, -2), v.transpose(-2, -1), q.transpose(-1, -2), scale=1.0)`"),
+            "{help}"
         );
     }
 }
