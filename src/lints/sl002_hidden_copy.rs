@@ -7,6 +7,7 @@
 use crate::analysis::event::{AltOutcome, OpEvent};
 use crate::analysis::value::{format_shape, SymLayout};
 use crate::diagnostic::{Applicability, Fix, Subject};
+use crate::layout::Dim;
 use crate::ops::Semantics;
 
 use super::explain::{copy_cause, describe_non_contiguous, name_non_adjacent, CopyCause};
@@ -69,7 +70,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         None => (input, alt.target.as_deref()),
     };
     let cause = copy_cause(copied, shape, &ev.assumptions);
-    finding.help = Some(help_for(cause, ev.semantics, copied));
+    finding.help = Some(help_for(cause, ev.semantics, copied, shape));
     if alt.copied_reshape.is_none() && ev.semantics == Semantics::Torch {
         finding.fix = explicit_copy_fix(ev, ctx);
     }
@@ -110,18 +111,37 @@ fn explicit_copy_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
 }
 
 /// What to do instead, by what makes the reshape copy.
-fn help_for(cause: CopyCause, semantics: Semantics, copied: &SymLayout) -> String {
+fn help_for(
+    cause: CopyCause,
+    semantics: Semantics,
+    copied: &SymLayout,
+    target: Option<&[Dim]>,
+) -> String {
     if semantics == Semantics::Candle {
         return "candle's `reshape` copies every non-contiguous input: reshape before the `transpose`/`narrow` that made it non-contiguous, or make the copy explicit with `.contiguous()?` where it is intended".into();
     }
     match cause {
-        CopyCause::Broadcast { dim } => format!(
-            "the reshape writes out a broadcast: dim {dim} (size {}) has stride 0 (an `expand`), so the result holds that many copies of the same elements; keep the broadcast instead (matmul and element-wise ops broadcast by themselves), and for grouped-query attention pass the key/value heads as they are to `F.scaled_dot_product_attention(q, k, v, enable_gqa=True)` (torch ≥ 2.5)",
-            copied.shape[dim]
-        ),
+        CopyCause::Broadcast { dim } => {
+            let mut help = format!(
+                "the reshape writes out a broadcast: dim {dim} (size {}) has stride 0 (as `expand` and `meshgrid` return it), so the result holds that many copies of the same elements; keep the broadcast instead (matmul and element-wise ops broadcast by themselves), or make the copy explicit with `.contiguous()` where it is intended",
+                copied.shape[dim]
+            );
+            if repeats_kv_heads(copied, target, dim) {
+                help.push_str("; the key/value heads repeated for grouped-query attention can go to `F.scaled_dot_product_attention(q, k, v, enable_gqa=True)` as they are (torch ≥ 2.5)");
+            }
+            help
+        }
         CopyCause::Gap => "a slice or `narrow` left gaps between the elements the reshape merges: reshape before slicing (and slice the result), or make the copy explicit with `.contiguous()` where it is intended".into(),
         CopyCause::Permuted | CopyCause::Other => "the copy allocates a new tensor of the same size; avoid it by producing the tensor in the order the reshape needs (e.g. permute after reshaping, or have the producer write that layout), or make it explicit with `.contiguous()` where it is intended".into(),
     }
+}
+
+/// Whether the copy is `repeat_kv`'s: (batch, kv_heads, n_rep, seq, head_dim) with `n_rep`
+/// (dim 2) broadcast, merged into the heads of a 4-d (batch, heads, seq, head_dim). Only
+/// that broadcast is grouped-query attention, which `enable_gqa` takes unrepeated.
+fn repeats_kv_heads(copied: &SymLayout, target: Option<&[Dim]>, broadcast: usize) -> bool {
+    let merged_heads = |t: &[Dim]| t.len() == 4 && t[1] == copied.shape[1].mul(&copied.shape[2]);
+    copied.rank() == 5 && broadcast == 2 && target.is_some_and(merged_heads)
 }
 
 #[cfg(test)]
@@ -208,6 +228,16 @@ mod tests {
             broadcast[0]
         );
         assert!(broadcast[0].contains("enable_gqa=True"), "{}", broadcast[0]);
+        // timm's NaFlex patch coordinates: a meshgrid's broadcast flattened, no attention.
+        let grid = help("import torch\ndef coords(nh: int, nw: int):\n    y_idx, x_idx = torch.meshgrid(torch.arange(nh), torch.arange(nw), indexing='ij')\n    return torch.stack([y_idx.reshape(-1), x_idx.reshape(-1)], dim=1)\n");
+        assert_eq!(grid.len(), 2, "{grid:?}");
+        for h in &grid {
+            assert!(h.contains("writes out a broadcast"), "{h}");
+            assert!(
+                !h.contains("grouped-query") && !h.contains("enable_gqa"),
+                "{h}"
+            );
+        }
         let gap = help("import torch\ndef f():\n    x = torch.randn(4, 6, 8)\n    return x[:, :, :4].reshape(4, -1)\n");
         assert_eq!(gap.len(), 1, "{gap:?}");
         assert!(gap[0].contains("reshape before slicing"), "{}", gap[0]);
