@@ -208,7 +208,32 @@ pub fn notes_for(
     if let Some(path) = &ev.path {
         notes.push(format!("holds on the path where {path}"));
     }
+    if let Some(reached) = reached_only_where(ev) {
+        notes.push(format!("the call is reached only where {reached}"));
+    }
     notes
+}
+
+/// The branches every path to the call took (`q_global` is None), which the paths' own
+/// conditions leave out: they name only what tells the paths apart.
+fn reached_only_where(ev: &OpEvent) -> Option<String> {
+    let first = &ev.outcomes.first()?.decisions;
+    let common = ev.outcomes.iter().fold(first.len(), |n, o| {
+        n.min(
+            first
+                .iter()
+                .zip(&o.decisions)
+                .take_while(|(a, b)| a == b)
+                .count(),
+        )
+    });
+    let mut taken: Vec<&str> = Vec::new();
+    for d in &first[..common] {
+        if !taken.contains(&&**d) {
+            taken.push(d);
+        }
+    }
+    (!taken.is_empty()).then(|| taken.join(" and "))
 }
 
 /// Why a view/reshape to `target` needs a copy: the first group of input dims that the

@@ -79,3 +79,53 @@ fn fails_with_sizes_of_one(o: &AltOutcome, ev: &OpEvent) -> bool {
     let d = Decider::new(&weak);
     matches!(infer_size(target, &input.numel(), &d), Err(e) if e != ShapeError::Undecided)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// timm's GCViT global attention: built with `use_global=True` (two projections), its
+    /// `else` branch reshapes to three, which fails only where `q_global` is None; with
+    /// only the constructor's default stated the finding reads as a false alarm.
+    #[test]
+    fn a_finding_states_every_branch_the_path_to_it_took() {
+        let source = "import torch
+from torch import nn
+
+class WindowAttentionGlobal(nn.Module):
+    def __init__(self, dim: int, num_heads: int, use_global: bool = True):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.use_global = use_global
+        if self.use_global:
+            self.qkv = nn.Linear(dim, dim * 2)
+        else:
+            self.qkv = nn.Linear(dim, dim * 3)
+
+    def forward(self, x, q_global=None):
+        B, N, C = x.shape
+        if self.use_global and q_global is not None:
+            kv = self.qkv(x).reshape(B, N, 2, self.num_heads, self.head_dim)
+            q = q_global.reshape(B, N, self.num_heads, self.head_dim)
+        else:
+            qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim)
+        return x
+";
+        let settings = crate::Settings::default();
+        let found: Vec<_> = crate::check_source(Path::new("m.py"), source.into(), &settings)
+            .into_iter()
+            .filter(|d| d.code == "SL003")
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let notes = found[0].notes.join("\n");
+        assert!(
+            notes.contains("built with its default `use_global=True`"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("the call is reached only where `q_global` is None"),
+            "{notes}"
+        );
+    }
+}

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::ir::{self, Expr, ExprKind, Language, Stmt, Target};
+use crate::ir::{self, CmpOp, Expr, ExprKind, Language, Stmt, Target};
 use crate::layout::Dim;
 
 use super::super::apply as applying;
@@ -99,6 +99,32 @@ fn settleable_names(test: &Expr) -> Option<Vec<String>> {
     }
     let mut names = Vec::new();
     (walk(test, &mut names) && !names.is_empty()).then_some(names)
+}
+
+impl Interpreter<'_> {
+    /// The operand of an undecided `a and b` (`a or b`) that decides it when the other's
+    /// truth is known to leave it so: `q_global is not None` of `self.use_global and
+    /// q_global is not None` with `use_global` true, so that a path is named by it.
+    fn deciding_part<'t>(&mut self, test: &'t Expr, env: &Env) -> &'t Expr {
+        let ExprKind::Compare { left, op, right } = &test.kind else {
+            return test;
+        };
+        let neutral = match op {
+            CmpOp::And => true,
+            CmpOp::Or => false,
+            _ => return test,
+        };
+        let mut scratch = env.clone();
+        let truths = (
+            self.eval_condition(left, &mut scratch),
+            self.eval_condition(right, &mut scratch),
+        );
+        match truths {
+            (Some(t), None) if t == neutral => self.deciding_part(right, env),
+            (None, Some(t)) if t == neutral => self.deciding_part(left, env),
+            _ => test,
+        }
+    }
 }
 
 /// How a path that took one branch of the test `condition` (in backticks) is named:
@@ -190,7 +216,8 @@ impl Interpreter<'_> {
                     Some(true) => self.exec_paths(body, vec![env]),
                     Some(false) => self.exec_paths(orelse, vec![env]),
                     None => {
-                        let condition = self.nameable_condition(test, &env);
+                        let deciding = self.deciding_part(test, &env);
+                        let condition = self.nameable_condition(deciding, &env);
                         if let Some(truth) = self.settled_truth(test, &env) {
                             let branch = if truth { body } else { orelse };
                             return self.exec_paths(branch, vec![env]);
