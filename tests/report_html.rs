@@ -125,13 +125,25 @@ fn the_report_ranks_the_copies_by_bytes_and_needs_no_network() {
         "{html}"
     );
     assert!(html.contains("<svg id=\"chart\""), "{html}");
+    // One bar per function whose copies have a size, labelled with the file and function.
     assert_eq!(html.matches("<rect class=\"bar\"").count(), 1, "{html}");
-    // Per file and function, with the four ways to write each site.
     assert!(
-        html.contains("<h3><code>Attention.forward</code></h3>"),
+        html.contains(">model.py · Attention.forward</text>"),
         "{html}"
     );
-    assert!(html.contains("<h3><code>merge_heads</code></h3>"), "{html}");
+    // Per file and function, costliest first, each with its bytes per forward pass and
+    // the four ways to write each site.
+    let forward = html
+        .find("<h3><code>Attention.forward</code> <span class=\"cost\">16.0 GiB per forward pass</span></h3>")
+        .unwrap_or_else(|| panic!("{html}"));
+    let merge = html
+        .find("<h3><code>merge_heads</code></h3>")
+        .unwrap_or_else(|| panic!("{html}"));
+    assert!(forward < merge, "the costlier function first: {html}");
+    assert!(
+        html.contains("<b>SL001</b> <code>view</code>"),
+        "backticks set as code: {html}"
+    );
     assert!(
         html.contains("copies 16.0 GiB per pass, silently (this line)"),
         "{html}"
@@ -157,8 +169,11 @@ fn chromium() -> Option<&'static str> {
         })
 }
 
-/// Run headless Chromium with `args` on `url`, killed after a minute.
+/// Run headless Chromium with `args` on `url`, killed after a minute. Its output goes to
+/// files (a page's DOM outgrows a pipe that nobody reads while it runs).
 fn headless(browser: &str, profile: &Path, args: &[String], url: &str) -> Output {
+    std::fs::create_dir_all(profile).unwrap();
+    let (out, err) = (profile.join("stdout"), profile.join("stderr"));
     let mut child = Command::new(browser)
         .args([
             "--headless",
@@ -173,8 +188,8 @@ fn headless(browser: &str, profile: &Path, args: &[String], url: &str) -> Output
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
         .arg(url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -185,7 +200,11 @@ fn headless(browser: &str, profile: &Path, args: &[String], url: &str) -> Output
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    child.wait_with_output().unwrap()
+    Output {
+        status: child.wait().unwrap(),
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
+    }
 }
 
 #[test]
@@ -201,13 +220,13 @@ fn chromium_renders_the_report_with_its_chart() {
     let dom = headless(
         browser,
         &dir.path().join("profile-dom"),
-        &["--dump-dom".into()],
+        &["--dump-dom".into(), "--window-size=1280,900".into()],
         &url,
     );
     let dom_text = String::from_utf8_lossy(&dom.stdout);
     assert!(
-        dom_text.contains("data-rendered=\"1\""),
-        "the page's script ran and found the chart: {dom_text}\n{}",
+        dom_text.contains("data-rendered=\"1\"") && dom_text.contains("data-overflow=\"0\""),
+        "the page's script ran, found the chart and no horizontal overflow at 1280 px: {dom_text}\n{}",
         String::from_utf8_lossy(&dom.stderr)
     );
     // A screenshot: a PNG of the page as drawn.
@@ -237,4 +256,49 @@ fn chromium_renders_the_report_with_its_chart() {
     if let Ok(keep) = std::env::var("STRIDELINT_KEEP_SCREENSHOT") {
         std::fs::copy(&png, keep).unwrap();
     }
+}
+
+/// The page at 1280 px wide is no wider than the window, with every finding of the
+/// repository's fixtures in it (long messages, code, paths outside the current directory,
+/// which the page names from the directory they share).
+#[test]
+fn at_1280_px_the_report_of_many_findings_has_no_horizontal_overflow() {
+    let Some(browser) = chromium() else {
+        tool_support::missing("chromium", "is not installed", "Debian's chromium");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/python");
+    let fixtures = fixtures.to_str().unwrap();
+    let out = stridelint(
+        dir.path(),
+        &[
+            "report", fixtures, "--dim", "B=16", "--dim", "T=4096", "-o", "r.html",
+        ],
+    );
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.path().join("r.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.matches("<tr class=").count() > 50, "many findings");
+    assert!(
+        !html.contains(&format!("<h2>{fixtures}")),
+        "paths named from the tree"
+    );
+    let dom = headless(
+        browser,
+        &dir.path().join("profile"),
+        &["--dump-dom".into(), "--window-size=1280,900".into()],
+        &format!("file://{}", page.display()),
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let overflow = dom
+        .split("data-overflow=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("the page's script measured the page: {dom}"));
+    assert_eq!(overflow, "0", "pixels beyond the 1280 px window");
 }

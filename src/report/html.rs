@@ -18,7 +18,7 @@ use super::ReportContext;
 use crate::diagnostic::{Claim, Diagnostic};
 use crate::verify::replay::{format_bytes, format_ms};
 
-/// Bars in the chart.
+/// Bars in the chart: the costliest functions.
 const CHART_SITES: usize = 12;
 
 /// What one copy costs: bytes per forward pass (known sizes), and the measured time per
@@ -113,7 +113,7 @@ fn comparison(d: &Diagnostic, c: &Cost, claim: Claim) -> [String; 4] {
             "fails at run time (no view exists)".into(),
             format!("{copy}, explicitly"),
             format!("{copy}, silently (this line)"),
-            format!("0 bytes: {alternative}"),
+            alternative,
         ],
         _ => [String::new(), String::new(), String::new(), alternative],
     }
@@ -207,76 +207,207 @@ pub(super) fn write(
         )?;
     }
 
-    // The chart: the costliest sites.
-    let mut ranked: Vec<(usize, u64)> = costs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| c.bytes.map(|b| (i, b)))
-        .collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked.truncate(CHART_SITES);
-    write_chart(w, &ranked, diagnostics, paths)?;
-
-    // Per file, per function.
-    let mut by_place: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
-    for (i, d) in diagnostics.iter().enumerate() {
-        by_place
-            .entry((paths.display(d.file.path()), enclosing_function(d)))
-            .or_default()
-            .push(i);
-    }
+    let shown = ShownPaths::of(diagnostics, paths);
+    let places = ranked_places(diagnostics, &costs, &shown);
+    write_chart(w, &places)?;
     let mut current_file = None;
-    for ((file, function), mut sites) in by_place {
-        if current_file.as_deref() != Some(file.as_str()) {
-            writeln!(w, "<h2>{}</h2>", escape(&file))?;
-            current_file = Some(file.clone());
-        }
-        sites.sort_by(|&a, &b| {
-            (costs[b].bytes, costs[b].scores)
-                .cmp(&(costs[a].bytes, costs[a].scores))
-                .then(a.cmp(&b))
-        });
-        writeln!(w, "<h3><code>{}</code></h3>", escape(&function))?;
-        writeln!(
-            w,
-            "<table><tr><th>line</th><th>finding</th><th>per forward pass</th><th><code>view</code></th><th><code>.contiguous()</code> + <code>view</code></th><th><code>reshape</code></th><th>zero-copy alternative</th></tr>"
-        )?;
-        for i in sites {
-            let d = diagnostics[i];
-            let at = d.file.location(d.span.start as usize);
-            let [view, contiguous, reshape, alternative] =
-                comparison(d, &costs[i], ctx.claim(d.code));
-            let price = match (costs[i].bytes, costs[i].ms) {
-                (Some(b), Some(ms)) => format!("{} · {}", format_bytes(b), format_ms(ms)),
-                (Some(b), None) => format_bytes(b),
-                (None, Some(ms)) => format_ms(ms),
-                (None, None) => match costs[i].scores {
-                    Some(b) => format!("stores {} of scores", format_bytes(b)),
-                    None => "size unknown".into(),
-                },
-            };
+    for place in &places {
+        if current_file != Some(&place.file) {
+            let file_bytes: u64 = places
+                .iter()
+                .filter(|p| p.file == place.file)
+                .map(|p| p.bytes)
+                .sum();
             writeln!(
                 w,
-                "<tr class=\"{}\"><td>{}:{}</td><td><b>{}</b> {}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                d.severity.as_str(),
-                at.row,
-                at.column,
-                d.code,
-                escape(&d.message),
-                escape(&price),
-                escape(&view),
-                escape(&contiguous),
-                escape(&reshape),
-                escape(&alternative)
+                "<h2>{}{}</h2>",
+                escape(&place.file),
+                per_pass(file_bytes)
             )?;
+            current_file = Some(&place.file);
         }
-        writeln!(w, "</table>")?;
+        writeln!(
+            w,
+            "<h3><code>{}</code>{}</h3>",
+            escape(&place.function),
+            per_pass(place.bytes)
+        )?;
+        write_sites(w, &place.sites, diagnostics, &costs, ctx)?;
     }
     writeln!(
         w,
-        "<script>document.documentElement.dataset.rendered = String(document.querySelectorAll('#chart rect.bar').length);</script>"
+        "<script>const page = document.documentElement; page.dataset.rendered = String(document.querySelectorAll('#chart rect.bar').length); page.dataset.overflow = String(Math.max(0, page.scrollWidth - page.clientWidth));</script>"
     )?;
     writeln!(w, "</body>\n</html>")
+}
+
+/// One function's findings, with the bytes its sized copies move per forward pass.
+struct Place {
+    file: String,
+    function: String,
+    sites: Vec<usize>,
+    bytes: u64,
+    scores: u64,
+}
+
+/// Files as the page names them: relative to the current directory, or else to the
+/// directory every reported file lies below (the tree linted), never cut off absolute.
+struct ShownPaths {
+    names: Vec<String>,
+}
+
+impl ShownPaths {
+    fn of(diagnostics: &[&Diagnostic], paths: &PathDisplay) -> Self {
+        let names: Vec<String> = diagnostics
+            .iter()
+            .map(|d| paths.display(d.file.path()))
+            .collect();
+        let absolute: Vec<&str> = names
+            .iter()
+            .filter(|n| n.starts_with('/'))
+            .map(|n| n.as_str())
+            .collect();
+        let root = common_directory(&absolute);
+        let names = names
+            .iter()
+            .map(|n| match n.strip_prefix(root.as_str()) {
+                Some(rest) if !root.is_empty() => rest.to_string(),
+                _ => n.clone(),
+            })
+            .collect();
+        ShownPaths { names }
+    }
+}
+
+/// The longest directory (ending in `/`) that every path starts with.
+fn common_directory(paths: &[&str]) -> String {
+    let Some(first) = paths.first() else {
+        return String::new();
+    };
+    let mut len = first.rfind('/').map_or(0, |i| i + 1);
+    for p in &paths[1..] {
+        while !p.starts_with(&first[..len]) {
+            len = first[..len.saturating_sub(1)]
+                .rfind('/')
+                .map_or(0, |i| i + 1);
+        }
+    }
+    first[..len].to_string()
+}
+
+/// The findings per file and function, costliest first: files by the bytes their copies
+/// move per forward pass, their functions alike, then by the score matrices they store;
+/// the sites of a function likewise.
+fn ranked_places(diagnostics: &[&Diagnostic], costs: &[Cost], shown: &ShownPaths) -> Vec<Place> {
+    let mut by_place: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, d) in diagnostics.iter().enumerate() {
+        by_place
+            .entry((shown.names[i].clone(), enclosing_function(d)))
+            .or_default()
+            .push(i);
+    }
+    let mut places: Vec<Place> = by_place
+        .into_iter()
+        .map(|((file, function), mut sites)| {
+            sites.sort_by(|&a, &b| {
+                (costs[b].bytes, costs[b].scores)
+                    .cmp(&(costs[a].bytes, costs[a].scores))
+                    .then(a.cmp(&b))
+            });
+            let bytes = sites.iter().filter_map(|&i| costs[i].bytes).sum();
+            let scores = sites.iter().filter_map(|&i| costs[i].scores).sum();
+            Place {
+                file,
+                function,
+                sites,
+                bytes,
+                scores,
+            }
+        })
+        .collect();
+    let mut per_file: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for p in &places {
+        let total = per_file.entry(p.file.clone()).or_default();
+        *total = (total.0 + p.bytes, total.1 + p.scores);
+    }
+    places.sort_by(|a, b| {
+        let key = |p: &Place| (per_file[&p.file], p.bytes, p.scores);
+        key(b)
+            .cmp(&key(a))
+            .then_with(|| (&a.file, &a.function).cmp(&(&b.file, &b.function)))
+    });
+    places
+}
+
+/// ` · 2.0 GiB per forward pass` after a heading, when its copies have a known size.
+fn per_pass(bytes: u64) -> String {
+    match bytes {
+        0 => String::new(),
+        b => format!(
+            " <span class=\"cost\">{} per forward pass</span>",
+            format_bytes(b)
+        ),
+    }
+}
+
+/// The table of one function's findings, each with the four ways to write it.
+fn write_sites(
+    w: &mut dyn Write,
+    sites: &[usize],
+    diagnostics: &[&Diagnostic],
+    costs: &[Cost],
+    ctx: &ReportContext,
+) -> io::Result<()> {
+    writeln!(
+        w,
+        "<table><tr><th>line</th><th>finding</th><th>per forward pass</th><th><code>view</code></th><th><code>.contiguous()</code> + <code>view</code></th><th><code>reshape</code></th><th>zero-copy alternative</th></tr>"
+    )?;
+    for &i in sites {
+        let d = diagnostics[i];
+        let at = d.file.location(d.span.start as usize);
+        let [view, contiguous, reshape, alternative] = comparison(d, &costs[i], ctx.claim(d.code));
+        let price = match (costs[i].bytes, costs[i].ms) {
+            (Some(b), Some(ms)) => format!("{} · {}", format_bytes(b), format_ms(ms)),
+            (Some(b), None) => format_bytes(b),
+            (None, Some(ms)) => format_ms(ms),
+            (None, None) => match costs[i].scores {
+                Some(b) => format!("stores {} of scores", format_bytes(b)),
+                None => "size unknown".into(),
+            },
+        };
+        writeln!(
+            w,
+            "<tr class=\"{}\"><td>{}:{}</td><td><b>{}</b> {}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            d.severity.as_str(),
+            at.row,
+            at.column,
+            d.code,
+            inline_code(&d.message),
+            escape(&price),
+            inline_code(&view),
+            inline_code(&contiguous),
+            inline_code(&reshape),
+            inline_code(&alternative)
+        )?;
+    }
+    writeln!(w, "</table>")?;
+    Ok(())
+}
+
+/// `text` escaped, with each `` `code` `` span set as code.
+fn inline_code(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return escape(text);
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            1 => format!("<code>{}</code>", escape(part)),
+            _ => escape(part),
+        })
+        .collect()
 }
 
 fn plural(n: usize) -> &'static str {
@@ -287,54 +418,61 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// A horizontal bar per site, its length the site's bytes per forward pass.
-fn write_chart(
-    w: &mut dyn Write,
-    ranked: &[(usize, u64)],
-    diagnostics: &[&Diagnostic],
-    paths: &PathDisplay,
-) -> io::Result<()> {
+/// A horizontal bar per function name, its length the bytes its copies move per forward
+/// pass in every file that defines it (`repeat_kv`, copied into each model, is one bar),
+/// labelled with the file, or the number of files; the costliest [`CHART_SITES`].
+fn write_chart(w: &mut dyn Write, places: &[Place]) -> io::Result<()> {
     const ROW: usize = 26;
     const LABEL: usize = 330;
     const BAR: usize = 460;
+    const LABEL_CHARS: usize = 48;
+    let mut by_name: BTreeMap<&str, (u64, Vec<&str>)> = BTreeMap::new();
+    for p in places.iter().filter(|p| p.bytes > 0) {
+        let entry = by_name.entry(&p.function).or_default();
+        entry.0 += p.bytes;
+        entry.1.push(&p.file);
+    }
+    let mut ranked: Vec<(String, u64)> = by_name
+        .into_iter()
+        .map(|(function, (bytes, files))| match files.as_slice() {
+            [file] => (format!("{file} · {function}"), bytes),
+            _ => (format!("{function} · {} files", files.len()), bytes),
+        })
+        .collect();
+    ranked.sort_by_key(|(_, bytes)| std::cmp::Reverse(*bytes));
+    ranked.truncate(CHART_SITES);
     let height = ROW * ranked.len().max(1) + 10;
+    let width = LABEL + BAR + 110;
     writeln!(
         w,
-        "<svg id=\"chart\" role=\"img\" aria-label=\"bytes per forward pass of the costliest copy sites\" width=\"{}\" height=\"{height}\" viewBox=\"0 0 {} {height}\">",
-        LABEL + BAR + 110,
-        LABEL + BAR + 110
+        "<svg id=\"chart\" role=\"img\" aria-label=\"bytes per forward pass of the costliest functions\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">"
     )?;
-    let largest = ranked.first().map_or(1, |&(_, b)| b.max(1));
-    for (row, &(i, bytes)) in ranked.iter().enumerate() {
-        let d = diagnostics[i];
-        let at = d.file.location(d.span.start as usize);
-        let label = format!("{}:{} {}", paths.display(d.file.path()), at.row, d.code);
-        let label = if label.chars().count() > 48 {
-            let tail: String = label
-                .chars()
-                .rev()
-                .take(47)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            format!("…{tail}")
-        } else {
-            label
+    let largest = ranked.first().map_or(1, |(_, b)| (*b).max(1));
+    for (row, (label, bytes)) in ranked.iter().enumerate() {
+        let count = label.chars().count();
+        let shown = match count > LABEL_CHARS {
+            true => format!(
+                "…{}",
+                label
+                    .chars()
+                    .skip(count + 1 - LABEL_CHARS)
+                    .collect::<String>()
+            ),
+            false => label.clone(),
         };
         let y = 5 + row * ROW;
-        let length = ((bytes as f64 / largest as f64) * BAR as f64).max(2.0) as usize;
+        let length = ((*bytes as f64 / largest as f64) * BAR as f64).max(2.0) as usize;
         writeln!(
             w,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect class=\"bar\" x=\"{LABEL}\" y=\"{y}\" width=\"{length}\" height=\"{}\"><title>{}</title></rect><text x=\"{}\" y=\"{}\">{}</text>",
             LABEL - 8,
             y + 16,
-            escape(&label),
+            escape(&shown),
             ROW - 8,
-            escape(&d.message),
+            escape(label),
             LABEL + length + 6,
             y + 16,
-            format_bytes(bytes)
+            format_bytes(*bytes)
         )?;
     }
     if ranked.is_empty() {
@@ -352,10 +490,16 @@ h3 { font-size: 1em; margin: 1.2em 0 .4em; }
 .total b { color: #b3261e; }
 svg text { font: 12px system-ui, sans-serif; fill: #333; }
 rect.bar { fill: #d9534f; }
-table { border-collapse: collapse; width: 100%; font-size: 13px; }
-th, td { border: 1px solid #e2e2e2; padding: 4px 6px; vertical-align: top; text-align: left; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; table-layout: fixed; }
+th, td { border: 1px solid #e2e2e2; padding: 4px 6px; vertical-align: top; text-align: left; overflow-wrap: break-word; }
+th:first-child { width: 5em; }
+th:nth-child(2) { width: 26%; }
+th:nth-child(3) { width: 7em; }
+h2, h3, code { overflow-wrap: anywhere; }
+svg { max-width: 100%; height: auto; }
+.cost { color: #b3261e; font-weight: normal; font-size: .9em; }
 th { background: #f6f6f6; }
-td.num { white-space: nowrap; text-align: right; }
+td.num { text-align: right; }
 tr.error td:first-child { border-left: 3px solid #b3261e; }
 tr.warning td:first-child { border-left: 3px solid #e0a100; }
 code { font: 12px ui-monospace, monospace; }
