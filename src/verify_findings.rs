@@ -679,7 +679,7 @@ pub struct CopySizing {
 pub fn state_copy_sizes(
     diagnostics: &mut Vec<Diagnostic>,
     note: bool,
-    sizing_for: &dyn Fn(&std::path::Path) -> CopySizing,
+    sizing_for: &dyn Fn(&Diagnostic) -> CopySizing,
 ) -> usize {
     let mut sizings: HashMap<std::path::PathBuf, CopySizing> = HashMap::new();
     let before = diagnostics.len();
@@ -695,7 +695,7 @@ pub fn state_copy_sizes(
         };
         let path = &diagnostic.file.path;
         if !sizings.contains_key(path) {
-            sizings.insert(path.clone(), sizing_for(path));
+            sizings.insert(path.clone(), sizing_for(diagnostic));
         }
         let sizing = &sizings[path];
         let Some((text, size)) = size_note(noun, subject, &sizing.request, sizing.dtype_given)

@@ -120,3 +120,60 @@ fn the_config_gives_sizes_layers_and_dtype_and_the_flags_win() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The config's dtype and layers are the model's: a helper file linted beside it that never
+/// reads `config.*` keeps its own (f32, one layer), with the sizes the flags give.
+#[test]
+fn the_config_applies_only_to_the_files_that_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let helper = dir.path().join("helper.py");
+    std::fs::write(
+        &helper,
+        "def merge_heads(y):\n    B, H, T, D = y.shape\n    return y.transpose(1, 2).reshape(B, T, H * D)\n",
+    )
+    .unwrap();
+    let out = stridelint(&[
+        "check",
+        "examples/llama/model.py",
+        helper.to_str().unwrap(),
+        "--no-cache",
+        "--output-format",
+        "json",
+        "--model-config",
+        "examples/llama/model.config.json",
+        "--dim",
+        "bsz=1",
+        "--dim",
+        "q_len=4096",
+        "--dim",
+        "B=1",
+        "--dim",
+        "T=4096",
+        "--dim",
+        "H=32",
+        "--dim",
+        "D=128",
+    ]);
+    let findings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let copy_in = |file: &str| -> Vec<(String, u64)> {
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["filename"].as_str().unwrap().ends_with(file) && f["copy"].is_object())
+            .map(|f| {
+                let c = &f["copy"];
+                (
+                    c["dtype"].as_str().unwrap().to_string(),
+                    c["layers"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let model = copy_in("model.py");
+    assert!(
+        !model.is_empty() && model.iter().all(|c| *c == ("bf16".into(), 32)),
+        "{model:?}"
+    );
+    assert_eq!(copy_in("helper.py"), [("f32".to_string(), 1)]);
+}

@@ -123,11 +123,15 @@ fn parse_min_bytes(text: &str) -> Result<u64, String> {
 
 impl VerifyArgs {
     /// How the copies of a file linted with `settings` are sized: its configuration's (see
-    /// [`stridelint::copy_sizing`]), with `--model-config` over it and the other flags over
-    /// both.
-    pub fn sizing(&self, settings: &Settings) -> CopySizing {
+    /// [`stridelint::copy_sizing`]), with `--model-config` over it where the file reads a
+    /// model configuration (`text`, see [`reads_model_config`]) and the other flags over
+    /// all.
+    pub fn sizing(&self, settings: &Settings, text: &str) -> CopySizing {
         let base = stridelint::copy_sizing(settings);
-        let model = self.model_config.as_ref();
+        let model = self
+            .model_config
+            .as_ref()
+            .filter(|_| reads_model_config(text));
         let mut dims = base.request.dims;
         dims.extend(model.iter().flat_map(|m| m.dims.clone()));
         let dtype = self.dtype.or(model.and_then(|m| m.dtype));
@@ -152,9 +156,16 @@ impl VerifyArgs {
     }
 
     /// The `--verify` request for a file linted with `settings` (see [`Self::sizing`]).
-    pub fn request(&self, settings: &Settings) -> VerifyRequest {
-        self.sizing(settings).request
+    pub fn request(&self, settings: &Settings, text: &str) -> VerifyRequest {
+        self.sizing(settings, text).request
     }
+}
+
+/// Whether a file reads a model configuration's entries (`config.hidden_size`,
+/// `self.config.num_heads`): only its copies are sized, counted in layers and typed by
+/// `--model-config`; a helper that never reads one keeps the other sizes' dtype and count.
+fn reads_model_config(text: &str) -> bool {
+    text.contains("config.")
 }
 
 /// Fills `verify` on every SL001/SL002 finding when `--verify` is given. `settings_for`
@@ -194,7 +205,7 @@ pub fn verify_check_findings(
         let path = diagnostic.file.path.clone();
         let request = requests.entry(path.clone()).or_insert_with(|| {
             let settings = settings_for(&path).unwrap_or_default();
-            args.request(&settings)
+            args.request(&settings, &diagnostic.file.text)
         });
         verifier.verify_diagnostic(diagnostic, request);
     }
@@ -239,8 +250,11 @@ fn state_copy_sizes(
     args: &VerifyArgs,
     settings_for: &dyn Fn(&Path) -> Option<Arc<Settings>>,
 ) {
-    let dropped = verify_findings::state_copy_sizes(diagnostics, args.verify.is_none(), &|path| {
-        args.sizing(&settings_for(path).unwrap_or_default())
+    let dropped = verify_findings::state_copy_sizes(diagnostics, args.verify.is_none(), &|d| {
+        args.sizing(
+            &settings_for(&d.file.path).unwrap_or_default(),
+            &d.file.text,
+        )
     });
     if dropped > 0 {
         eprintln!(
@@ -284,12 +298,12 @@ mod tests {
             layers: Some(32),
             ..VerifyArgs::default()
         };
-        let request = args.request(&settings);
+        let request = args.request(&settings, "");
         assert_eq!(request.dims["B"], 8);
         assert_eq!(request.dims["T"], 4096);
         assert_eq!(request.dtype, DType::BF16);
         assert_eq!((request.layers, request.min_symbolic_size), (32, 3));
-        let plain = VerifyArgs::default().request(&Settings::default());
+        let plain = VerifyArgs::default().request(&Settings::default(), "");
         assert_eq!((plain.dtype, plain.layers), (DType::F32, 1));
     }
 }
