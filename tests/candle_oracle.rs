@@ -654,12 +654,14 @@ fn sl005_lm_head_fixture_runs_on_cpu_and_its_marked_operands_fail_the_gpu_rules(
     head.all_logits(&xs).expect("all_logits");
     head.pooled(&xs).expect("pooled");
     tied_logits(&xs, &input(&[vocab, hidden])).expect("tied_logits");
+    stepwise_logits(&xs, &input(&[vocab, hidden])).expect("stepwise_logits");
     halves(&input(&[4, hidden]), &input(&[hidden + 1, 3])).expect("halves");
     unpadded_values(&input(&[3, 4, 5]), &input(&[3, 5, 2])).expect("unpadded_values");
     shared_projection(&xs, &input(&[hidden + 2, 3])).expect("shared_projection");
     let d = Decider::concrete();
     let w_t = |n: usize| actual_layout(&input(&[n, hidden]).t().unwrap());
-    // The marked operands: the last row, the first row, the narrowed scores.
+    // The marked operands: the last row (every step's row has its strides), the first
+    // row, the narrowed scores.
     let last = actual_layout(&xs.i((.., seq - 1, ..)).unwrap());
     let first = actual_layout(&xs.get_on_dim(1, 0).unwrap());
     let scores = input(&[3, 4, 5]).narrow(2, 0, 4).unwrap();

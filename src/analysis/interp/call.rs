@@ -1196,8 +1196,9 @@ impl Interpreter<'_> {
 }
 
 /// `range(n)` / `range(a, b)` with literal bounds, as a tuple of at most [`MAX_UNROLL`]
-/// integers (a loop over it is unrolled); unknown otherwise.
-fn literal_range(bounds: &[Value]) -> Value {
+/// integers (a loop over it is unrolled); with bounds that are sizes, integers of unknown
+/// count ([`Value::IntRange`]); unknown otherwise.
+pub(super) fn literal_range(bounds: &[Value]) -> Value {
     let lit = |v: &Value| match v {
         Value::Int(d) => d.as_lit(),
         _ => None,

@@ -935,6 +935,16 @@ impl Interpreter<'_> {
     /// literal size of at most [`super::MAX_UNROLL`] gives `v[0]`, `v[1]`, … (`map(f,
     /// self.mem_kv)` of a `(2, h, n, d)` parameter); any other value is iterated as it is.
     pub fn iterated(&mut self, v: Value, span: Span, env: &mut Env) -> Value {
+        if let Value::Slice(parts) = &v {
+            // Rust's `for i in 0..t`: the range's integers, as Python's `range(0, t)`.
+            if let [start, stop, Value::NoneVal] = &**parts {
+                let start = match start {
+                    Value::NoneVal => Value::int(0),
+                    other => other.clone(),
+                };
+                return super::call::literal_range(&[start, stop.clone()]);
+            }
+        }
         let Value::Tensor(TensorVal::Alts(alts)) = &v else {
             return v;
         };
