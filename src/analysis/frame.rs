@@ -128,9 +128,30 @@ pub struct RootState {
     /// Number parameters whose default is 0 or 1 (`num_dummy_heads: int = 0`): the value a
     /// caller may well pass, so no failure may rest on their being ≥ 2.
     pub small_defaults: HashSet<String>,
+    /// One size read from a tensor of unknown shape (`batch_size = x.size(0)`), by the
+    /// tensor's origin and the dim as written (negative counts from the end): a later read,
+    /// or an op that fixes the tensor's rank (`x.permute(0, 2, 1, 3, 4)`), names that dim
+    /// the same.
+    pub dim_names: HashMap<(super::value::Origin, i64), Dim>,
 }
 
 impl RootState {
+    /// The name dim `i` of the tensor `origin` (of rank `rank`, if known) was given when
+    /// it was read as `x.size(i)` / `x.shape[i]`.
+    pub fn dim_name(
+        &self,
+        origin: super::value::Origin,
+        i: i64,
+        rank: Option<usize>,
+    ) -> Option<Dim> {
+        if let Some(d) = self.dim_names.get(&(origin, i)) {
+            return Some(d.clone());
+        }
+        let rank = rank? as i64;
+        let other = if i < 0 { i + rank } else { i - rank };
+        self.dim_names.get(&(origin, other)).cloned()
+    }
+
     /// Whether a decision rests on a size ≥ 2 that a parameter's default says may be 0 or 1.
     pub fn rests_on_small_default(&self, assumptions: &[crate::layout::Assumption]) -> bool {
         assumptions.iter().any(|a| {

@@ -1456,8 +1456,15 @@ fn materialize_from_op(
 ) -> Option<SymLayout> {
     let dims = rank_fixed_by_op(spec, positional, keywords)?;
     let base = receiver_name(ctx, span, nspan).unwrap_or_else(|| "t".to_string());
+    let read = |ctx: &ApplyCtx, i: usize| {
+        alt.origin
+            .and_then(|o| ctx.root.dim_name(o, i as i64, Some(dims)))
+    };
     let shape: Vec<Dim> = (0..dims)
-        .map(|i| ctx.root.mint(&format!("{base}.shape[{i}]")))
+        .map(|i| match read(ctx, i) {
+            Some(size) => size,
+            None => ctx.root.mint(&format!("{base}.shape[{i}]")),
+        })
         .collect();
     let layout = SymLayout::contiguous(shape);
     if let Some(o) = alt.origin {
@@ -1743,17 +1750,34 @@ fn contiguous_unknown_shape(
                 .get("dim")
                 .is_some_and(|d| matches!(d, ArgValue::Int(_))) =>
         {
-            // `x.size(-1)`: one size of a tensor of unknown shape.
-            let name = match ctx.name_hint.take() {
-                Some(n) => n,
-                None => ctx
-                    .text(span)
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .take(40)
-                    .collect(),
+            // `x.size(-1)`: one size of a tensor of unknown shape, the same at every read.
+            let dim = match bound.get("dim") {
+                Some(ArgValue::Int(d)) => d.as_lit(),
+                _ => None,
             };
-            let size = ctx.root.mint(&name);
+            let known = alt
+                .origin
+                .zip(dim)
+                .and_then(|(o, i)| ctx.root.dim_name(o, i, None));
+            let size = match known {
+                Some(size) => size,
+                None => {
+                    let name = match ctx.name_hint.take() {
+                        Some(n) => n,
+                        None => ctx
+                            .text(span)
+                            .chars()
+                            .filter(|c| !c.is_whitespace())
+                            .take(40)
+                            .collect(),
+                    };
+                    let size = ctx.root.mint(&name);
+                    if let (Some(o), Some(i)) = (alt.origin, dim) {
+                        ctx.root.dim_names.insert((o, i), size.clone());
+                    }
+                    size
+                }
+            };
             (
                 plain_transfer(OpResult::Size(ArgValue::Int(size))),
                 None,

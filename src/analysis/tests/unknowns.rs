@@ -275,3 +275,32 @@ fn an_unknown_left_operand_may_decide_the_layout() {
         "#,
     );
 }
+
+// A size read from a tensor of unknown rank (`batch_size = x.size(0)`, inside a branch)
+// names that dim once a later op fixes the rank; a second read gives the same size.
+#[test]
+fn a_size_read_before_the_rank_is_known_names_that_dim() {
+    check(
+        r#"
+        def f(x, flag):
+            if flag:
+                batch_size = x.size(0)
+                again = x.size(0)
+                y = x.permute(0, 2, 1, 3, 4).flatten(0, 1)
+                return y.unflatten(0, (batch_size, -1)), again
+            return x
+        "#,
+        r#"
+        x.size(0): size
+          contiguous, shape unknown -> ok
+        x.size(0): size
+          contiguous, shape unknown -> ok
+        x.permute(0, 2, 1, 3, 4): permute
+          (batch_size, x.shape[1], x.shape[2], x.shape[3], x.shape[4]) strides (x.shape[1]·x.shape[2]·x.shape[3]·x.shape[4], x.shape[2]·x.shape[3]·x.shape[4], x.shape[3]·x.shape[4], x.shape[4], 1) -> (batch_size, x.shape[2], x.shape[1], x.shape[3], x.shape[4]) strides (x.shape[1]·x.shape[2]·x.shape[3]·x.shape[4], x.shape[3]·x.shape[4], x.shape[2]·x.shape[3]·x.shape[4], x.shape[4], 1)
+        x.permute(0, 2, 1, 3, 4).flatten(0, 1): flatten
+          (batch_size, x.shape[2], x.shape[1], x.shape[3], x.shape[4]) strides (x.shape[1]·x.shape[2]·x.shape[3]·x.shape[4], x.shape[3]·x.shape[4], x.shape[2]·x.shape[3]·x.shape[4], x.shape[4], 1) -> (batch_size·x.shape[2], x.shape[1], x.shape[3], x.shape[4]) strides (x.shape[1]·x.shape[3]·x.shape[4], x.shape[3]·x.shape[4], x.shape[4], 1), copies
+        y.unflatten(0, (batch_size, -1)): unflatten
+          (batch_size·x.shape[2], x.shape[1], x.shape[3], x.shape[4]) strides (x.shape[1]·x.shape[3]·x.shape[4], x.shape[3]·x.shape[4], x.shape[4], 1) -> (batch_size, x.shape[2], x.shape[1], x.shape[3], x.shape[4]) strides (x.shape[1]·x.shape[2]·x.shape[3]·x.shape[4], x.shape[1]·x.shape[3]·x.shape[4], x.shape[3]·x.shape[4], x.shape[4], 1)
+        "#,
+    );
+}
