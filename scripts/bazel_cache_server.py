@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A small HTTP cache for Bazel's `--remote_cache=http://…` (tests/bazel.rs uses it).
+"""A small HTTP cache for Bazel's `--remote_cache=http://…` (tests/it/bazel.rs uses it).
 
 Bazel's HTTP cache protocol is plain GET, HEAD and PUT of `/ac/<hash>` (action results) and
 `/cas/<hash>` (file contents); this server stores each path as a file under DIR. `GET

@@ -11,7 +11,7 @@
 #
 # A crash, a hang (one input over 5 s), a memory blow-up (over 2 GiB) or a leak stops the
 # target; libFuzzer leaves the input in fuzz/artifacts/<target>/. Fix it, then add the input
-# to tests/data/fuzz/<target>/ so that `cargo test` replays it (tests/fuzz_regressions.rs).
+# to tests/data/fuzz/<target>/ so that `cargo test` replays it (tests/it/fuzz_regressions.rs).
 #
 # Exit status: 0 when no target found anything; 1 when one did (or a target failed to
 # build); 3 when the tooling is missing (no cargo-fuzz and FUZZ_INSTALL unset or failing, or

@@ -1,7 +1,7 @@
 #![no_main]
-//! Fuzz target `notebook`: see `tests/fuzz_support/mod.rs` (`notebook_reader`).
+//! Fuzz target `notebook`: see `tests/it/fuzz_support/mod.rs` (`notebook_reader`).
 
-#[path = "../../tests/fuzz_support/mod.rs"]
+#[path = "../../tests/it/fuzz_support/mod.rs"]
 mod support;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| support::notebook_reader(data));

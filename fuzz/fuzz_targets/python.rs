@@ -1,7 +1,7 @@
 #![no_main]
-//! Fuzz target `python`: see `tests/fuzz_support/mod.rs` (`python_frontend`).
+//! Fuzz target `python`: see `tests/it/fuzz_support/mod.rs` (`python_frontend`).
 
-#[path = "../../tests/fuzz_support/mod.rs"]
+#[path = "../../tests/it/fuzz_support/mod.rs"]
 mod support;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| support::python_frontend(data));

@@ -1,7 +1,7 @@
 """Prove the `# expect:` markers of fixtures/python/*.py with real torch.
 
 Every fixture is ordinary model code whose lines that must produce a finding end with
-`# expect: SL001` (or several codes). The Rust test `tests/fixtures.rs` checks that the
+`# expect: SL001` (or several codes). The Rust test `tests/it/fixtures.rs` checks that the
 linter reports exactly those; this script checks that the markers are *true*: it runs
 each fixture's `_oracle_run()` under real torch and watches every layout call the fixture
 makes.
@@ -98,7 +98,7 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DIR = REPO / "fixtures" / "python"
 REGISTRY = REPO / "src" / "lints" / "mod.rs"
 
-# The judge kinds this script implements (tests/rules.rs reads this line).
+# The judge kinds this script implements (tests/it/rules.rs reads this line).
 JUDGE_KINDS = ("raises", "raises-in-backward", "copies", "discarded", "writes", "returns-input", "copy-for-sdpa", "attention")  # noqa: E501
 
 

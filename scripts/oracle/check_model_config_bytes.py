@@ -20,7 +20,7 @@ allocates for the same copies?
    a softmax returned.
 
 `--table FILE` appends torch's figures (the dims, each site's bytes per forward pass) to a
-JSON table that `tests/model_config.rs` checks stridelint against without torch:
+JSON table that `tests/it/model_config.rs` checks stridelint against without torch:
 `tests/data/model_config/llama_bytes.json` was made with the two runs of that test.
 
 No hub access is needed: the config is a local file and the weights are random.

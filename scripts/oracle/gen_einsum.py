@@ -4,7 +4,7 @@ Random equations of one operand (reorderings) and two operands (kept, contracted
 one-sided letters, some summed within one operand, outer products), operands contiguous
 or laid out in reverse memory order, sizes 2-4. Each row: the equation, every operand's
 shape and strides, and the result's shape, strides and whether it shares the first
-operand's storage. `tests/einsum_oracle.rs` checks `layout::einsum` against every row it
+operand's storage. `tests/it/einsum_oracle.rs` checks `layout::einsum` against every row it
 decides and holds the number it decides to a floor.
 
     python scripts/oracle/gen_einsum.py [--rows N] [--seed S]

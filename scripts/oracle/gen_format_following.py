@@ -5,7 +5,7 @@ contiguous when its input is?
 For every function and module class of that kind, several calls (1-d, 2-d and 3-d spatial
 inputs where the op takes them, a few argument choices) on contiguous random inputs
 (float32, CPU, default module weights), one row per call: the op, the call, the input and
-output shapes and whether the output is contiguous. `tests/format_following_oracle.rs`
+output shapes and whether the output is contiguous. `tests/it/format_following_oracle.rs`
 checks that every name of the kind has rows and that all of them say "contiguous".
 
     python scripts/oracle/gen_format_following.py

@@ -4,7 +4,7 @@ Random calls with 1-4 inputs, each 0-d or 1-d (contiguous, strided by a step or 
 non-zero storage offset, or an expanded 1-d of stride 0), with `indexing="ij"`, `"xy"` or
 none (torch's default, "ij"). One row per call: the inputs' geometry, the indexing and
 every grid's shape, strides and storage offset, and whether each grid shares its input's
-storage. `tests/meshgrid_oracle.rs` replays the rows through `layout::meshgrid`.
+storage. `tests/it/meshgrid_oracle.rs` replays the rows through `layout::meshgrid`.
 
     .venv-realcode/bin/python scripts/oracle/gen_meshgrid.py
 """

@@ -4,7 +4,7 @@ The chain generator builds every size-valued argument (a `view` target, an `expa
 size, a tensor operand's shape and strides, ...) from the sizes of the chain's start
 tensor. Each such number is an `Expr`: its `value` is what real torch is called with,
 and its `json()` form records *how* the number was derived (e.g. "s0 * s1" rather than
-12). `tests/oracle_symbolic.rs` rebuilds the arguments from that form, so it can replay
+12). `tests/it/oracle_symbolic.rs` rebuilds the arguments from that form, so it can replay
 the chain with symbolic sizes, and at other size assignments, without torch.
 
 JSON form (read by the Rust harness):

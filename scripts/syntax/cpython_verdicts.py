@@ -1,4 +1,4 @@
-"""Print CPython's verdict on Python files, as `tests/syntax_corpus.rs` reads it.
+"""Print CPython's verdict on Python files, as `tests/it/syntax_corpus.rs` reads it.
 
 Usage: python3.X scripts/syntax/cpython_verdicts.py FILE...
 

@@ -1,5 +1,5 @@
 // Runs a Python script under Pyodide (CPython compiled to WebAssembly) with Node.js, for a
-// machine that has no native CPython of that version: `tests/syntax_corpus.rs` uses it to
+// machine that has no native CPython of that version: `tests/it/syntax_corpus.rs` uses it to
 // ask CPython 3.14's parser about the syntax corpus.
 //
 // Usage: node scripts/syntax/pyodide_python.mjs PYODIDE_DIR SCRIPT.py [FILE...]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the committed CPython verdicts on the syntax corpus,
-# fixtures/python/syntax/verdicts/cpython-3.X.jsonl, that tests/syntax_corpus.rs compares
+# fixtures/python/syntax/verdicts/cpython-3.X.jsonl, that tests/it/syntax_corpus.rs compares
 # stridelint's SL999 findings with (so `cargo test` needs no CPython). Run it after adding
 # or changing a file under fixtures/python/syntax/.
 #

@@ -6,9 +6,9 @@
 //! else is derived from it: `stridelint rules` / `stridelint rule CODE`, the rule codes
 //! configuration accepts, SARIF's `rules`, the names `--statistics` prints, what
 //! `--verify`, the copy sizes, `--add-noqa` and the formats treat a finding by
-//! ([`Rule::claim`]; no code outside this module names a rule by its code, `tests/tidy.rs`
+//! ([`Rule::claim`]; no code outside this module names a rule by its code, `tests/it/tidy.rs`
 //! checks), the frontends' pre-filter ([`prefilter`]) and the rule → fixtures index
-//! (`tests/rules.rs` compares them), and the torch judges of
+//! (`tests/it/rules.rs` compares them), and the torch judges of
 //! `scripts/oracle/check_fixtures.py` (which reads the `judge:` lines of this file).
 //!
 //! A rule's check (one file per rule, `slNNN_name.rs`) turns the interpreter's
@@ -17,7 +17,7 @@
 //! on what the finding rests on, and `crate::runner` makes the diagnostic.
 //!
 //! Adding a rule: its file here, its doc in `rules/lints/`, a fixture with `# expect:`
-//! markers, and one entry in [`RULES`] (with its `pub mod` line). `tests/rules.rs` names
+//! markers, and one entry in [`RULES`] (with its `pub mod` line). `tests/it/rules.rs` names
 //! whatever is missing.
 //!
 //! Architecture invariant: this module depends on `analysis` (events), `layout`, `ops`,
@@ -265,7 +265,7 @@ pub static RULES: &[Rule] = &[
         doc: rule_doc!("SL005"),
         reports_on: &[Reports::Tag(sl005_candle_matmul_strides::CANDLE_MATMUL_TAG)],
         fix: FixAvailability::None,
-        judge: Judge::Candle("tests/candle_block_fixture.rs"),
+        judge: Judge::Candle("tests/it/candle_block_fixture.rs"),
         claim: Claim::Other,
         check: Check::Events(sl005_candle_matmul_strides::check),
     },
@@ -278,7 +278,7 @@ pub static RULES: &[Rule] = &[
         doc: rule_doc!("SL006"),
         reports_on: &[Reports::RequiresContiguous],
         fix: FixAvailability::None,
-        judge: Judge::Candle("tests/candle_block_fixture.rs"),
+        judge: Judge::Candle("tests/it/candle_block_fixture.rs"),
         claim: Claim::Other,
         check: Check::Events(sl006_requires_contiguous::check),
     },

@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn argument_blocks_match_the_cuda_header() {
         // kernels/strided_common.cuh static_asserts the same sizes (NVRTC checks them when
-        // tests/verify_nvrtc.rs compiles the kernels).
+        // tests/it/verify_nvrtc.rs compiles the kernels).
         let header = include_str!("../../kernels/strided_common.cuh");
         for pinned in [
             "sizeof(FastDivider) == 12",

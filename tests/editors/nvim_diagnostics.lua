@@ -1,4 +1,4 @@
--- Headless Neovim end-to-end check of `stridelint server` (run by tests/editor_neovim.rs).
+-- Headless Neovim end-to-end check of `stridelint server` (run by tests/it/editor_neovim.rs).
 --
 --   STRIDELINT=target/release/stridelint FIXTURE=fixtures/python/factories.py OUT=/tmp/out \
 --     nvim --headless -u NONE -c "luafile tests/editors/nvim_diagnostics.lua"

@@ -1,7 +1,7 @@
 // Activates the extension against stand-ins for `vscode` and `vscode-languageclient` (no
 // editor, no npm packages needed) and checks what it asks of them: the server command,
 // the documents, the initialization options, and a restart when `stridelint.path` changes.
-// Run: `node test/activate.test.js` (exit 0 on success); `tests/editor_vscode.rs` runs it.
+// Run: `node test/activate.test.js` (exit 0 on success); `tests/it/editor_vscode.rs` runs it.
 "use strict";
 
 const assert = require("assert");
