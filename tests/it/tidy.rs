@@ -829,3 +829,46 @@ fn the_reader_skips_comments_and_test_items_by_their_braces() {
     let strings: Vec<&str> = code.strings.iter().map(|(_, s)| s.as_str()).collect();
     assert_eq!(strings, ["\"}", "SL001"]);
 }
+
+/// The integration tests are one binary, `tests/it/`: a file or a directory with a
+/// `main.rs` directly under `tests/` would be a test binary of its own, linked on every
+/// run, and a file of `tests/it/` that `main.rs` does not declare would never run.
+#[test]
+fn the_integration_tests_are_one_binary_that_declares_every_file() {
+    let tests = Path::new(REPO).join("tests");
+    let binaries: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "rs")
+                || (p.join("main.rs").is_file() && !p.ends_with("it"))
+        })
+        .collect();
+    assert!(
+        binaries.is_empty(),
+        "test binaries besides tests/it/: {binaries:?}; make each a module of tests/it/main.rs"
+    );
+    let main = std::fs::read_to_string(tests.join("it/main.rs")).unwrap();
+    let declared: BTreeSet<&str> = main
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    let mut undeclared = Vec::new();
+    for entry in std::fs::read_dir(tests.join("it")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = match path.extension() {
+            Some(e) if e == "rs" => path.file_stem().unwrap().to_str().unwrap().to_string(),
+            _ if path.join("mod.rs").is_file() => {
+                path.file_name().unwrap().to_str().unwrap().to_string()
+            }
+            _ => continue,
+        };
+        if name != "main" && !declared.contains(name.as_str()) {
+            undeclared.push(name);
+        }
+    }
+    assert!(
+        undeclared.is_empty(),
+        "tests/it/main.rs declares no `mod` for {undeclared:?}"
+    );
+}
