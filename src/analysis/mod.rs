@@ -20,6 +20,7 @@ pub mod apply;
 pub mod copies;
 pub mod env;
 pub mod event;
+pub mod facts;
 pub mod foreign;
 pub mod frame;
 pub mod interp;
@@ -373,7 +374,7 @@ fn keep_first_of_each(
 /// What makes two events at one call the same fact: the call, the op, the loop path
 /// (iterations run apart may see one input and still differ), whether some input was
 /// unknown or the op writes, and per outcome the input layout, target, copy verdict,
-/// path condition and the copy the input came from.
+/// path condition, the copy the input came from and the facts on it.
 fn event_fingerprint(ev: &OpEvent) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = rustc_hash::FxHasher::default();
@@ -397,6 +398,7 @@ type OutcomeFingerprint<'a> = (
     crate::layout::Tri,
     &'a Option<Arc<str>>,
     Option<ir::Span>,
+    &'a value::TensorFacts,
 );
 
 fn outcome_fingerprint(o: &value::AltOutcome) -> OutcomeFingerprint<'_> {
@@ -406,6 +408,7 @@ fn outcome_fingerprint(o: &value::AltOutcome) -> OutcomeFingerprint<'_> {
         o.copies,
         &o.input.condition,
         o.input.copied.as_ref().map(|c| c.span),
+        &o.input.facts,
     )
 }
 

@@ -190,6 +190,9 @@ pub struct TensorAlt {
     pub condition: Option<Arc<str>>,
     /// This tensor is (a view of) the copy an op certainly made (see [`CopiedBy`]).
     pub copied: Option<Arc<CopiedBy>>,
+    /// What the passes of `analysis::facts` found about this tensor, for the rules that
+    /// read them (see [`TensorFacts`]).
+    pub facts: TensorFacts,
     /// The op call that computed this tensor, and what it computed it from (see
     /// [`Producer`]); `None` for a parameter, or where the paths that reach here disagree.
     pub made_by: Option<Arc<Producer>>,
@@ -296,15 +299,99 @@ impl TensorAlt {
             origin: None,
             condition: None,
             copied: None,
+            facts: TensorFacts::default(),
             made_by: None,
         }
     }
     /// Same layout, and the same tensor where that matters (the origin of one of unknown
-    /// shape, the copy it is part of).
+    /// shape, the copy it is part of, the facts on it).
     pub fn same_layout(&self, other: &TensorAlt) -> bool {
         self.layout == other.layout
             && (self.layout.is_some() || self.origin == other.origin)
             && self.copied.as_ref().map(|c| c.span) == other.copied.as_ref().map(|c| c.span)
+            && self.facts == other.facts
+    }
+}
+
+/// A fact a pass of `analysis::facts` puts on a tensor for the rules that need it (that
+/// the tensor is the copy an op made, say). The interpreter carries it with the
+/// tensor's alternative (copies of the value, its paths, its joins) and knows nothing else
+/// of it.
+pub trait TensorFact: std::any::Any + std::fmt::Debug + Send + Sync {
+    /// The fact as an `Any`, to be read back as its own type.
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// Which fact of its type it is: two alternatives are the same tensor only if their
+    /// facts of each type have the same identity (a copy: the call that made it).
+    fn identity(&self) -> u64;
+    /// Does a write into the tensor matter to the rule that reads this fact (a write into
+    /// a copy may be lost)? Then the interpreter records whether anything can
+    /// observe a write into it (`event::LostWrite`).
+    fn watches_writes(&self) -> bool {
+        false
+    }
+}
+
+/// The facts on one alternative, at most one of each type; usually none, and then it
+/// allocates nothing.
+#[derive(Debug, Clone, Default)]
+pub struct TensorFacts(Vec<Arc<dyn TensorFact>>);
+
+impl TensorFacts {
+    /// The fact of type `T`, if a pass put one here.
+    pub fn get<T: TensorFact>(&self) -> Option<&T> {
+        self.0.iter().find_map(|f| f.as_any().downcast_ref::<T>())
+    }
+
+    /// The fact of type `T` as it is shared, to put on another alternative.
+    pub fn shared<T: TensorFact>(&self) -> Option<&Arc<dyn TensorFact>> {
+        self.0.iter().find(|f| f.as_any().is::<T>())
+    }
+
+    /// Put `fact` here, in place of the fact of its type there was.
+    pub fn put(&mut self, fact: Arc<dyn TensorFact>) {
+        let kind = fact.as_any().type_id();
+        match self.0.iter_mut().find(|f| f.as_any().type_id() == kind) {
+            Some(old) => *old = fact,
+            None => self.0.push(fact),
+        }
+    }
+
+    /// Does a fact here watch writes into the tensor (see [`TensorFact::watches_writes`])?
+    pub fn watch_writes(&self) -> bool {
+        self.0.iter().any(|f| f.watches_writes())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The same facts: of the same types, with the same identities.
+impl PartialEq for TensorFacts {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self.0.iter().all(|f| {
+                let kind = f.as_any().type_id();
+                other
+                    .0
+                    .iter()
+                    .any(|g| g.as_any().type_id() == kind && g.identity() == f.identity())
+            })
+    }
+}
+
+impl Eq for TensorFacts {}
+
+/// Consistent with `eq` whatever the order the facts were put in.
+impl std::hash::Hash for TensorFacts {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut sum = 0u64;
+        for f in &self.0 {
+            let mut h = rustc_hash::FxHasher::default();
+            (f.as_any().type_id(), f.identity()).hash(&mut h);
+            sum = sum.wrapping_add(std::hash::Hasher::finish(&h));
+        }
+        (self.0.len(), sum).hash(state);
     }
 }
 
@@ -689,6 +776,7 @@ pub fn join_unknown_shapes(x: &[TensorAlt], y: &[TensorAlt]) -> Option<TensorAlt
         origin,
         condition: None,
         copied: None,
+        facts: TensorFacts::default(),
         made_by: same_producer(&a.made_by, &b.made_by),
     })
 }

@@ -17,6 +17,7 @@ use crate::ops::schema::{ParamSpec, ParamType, Variadic};
 use crate::ops::{self, ArgValue, OpErrorKind, OpKind, OpResult, OpSpec};
 
 use super::event::{AltOutcome, OpEvent, Outcome, REVEAL_OP};
+use super::facts::OpSite;
 use super::foreign::SourceText;
 use super::frame::{CallContext, Facts, RootState};
 use super::tables::OpTables;
@@ -773,7 +774,8 @@ fn apply_to_alt(
 }
 
 /// The value one alternative gives, from its outcome (the last of `outcomes`): its layout
-/// (see [`layout_result`]), the copy it carries, and the call that produced it.
+/// (see [`layout_result`]), the copy it carries, the facts the passes put on it, and the
+/// call that produced it.
 fn result_of_alt(
     ctx: &mut ApplyCtx,
     call: &OpCall,
@@ -798,6 +800,14 @@ fn result_of_alt(
         assumptions,
         value,
     );
+    let site = OpSite {
+        source: ctx.source,
+        spec,
+        span,
+        name_span: call.nspan,
+        assumptions,
+    };
+    let value = super::facts::after_op(&site, input, outcome, value);
     // A tensor op whose result's layout is unknown still made a tensor.
     let value = match value {
         Value::Unknown(why) if spec.returns_tensor() => Value::unknown_tensor(why),

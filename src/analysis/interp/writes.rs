@@ -3,7 +3,8 @@
 //! an augmented assignment `t += v`, where `t` is a temporary made within the statement
 //! (`w.t().reshape(-1).copy_(src)`) or a local variable that nothing reads. The write's event
 //! gets a [`LostWrite`] naming the expressions whose value only the write reaches; the lint
-//! decides whether that value is a copy.
+//! decides whether that value is a copy. Writes into a tensor that a fact watches
+//! (`TensorFact::watches_writes`) are looked at too.
 //!
 //! Whether a local is read is decided on the source text, so that what the IR does not
 //! model (comprehensions, lambdas, f-strings, macros) still counts: every occurrence of the
@@ -108,7 +109,7 @@ impl Interpreter<'_> {
         if !self.events[i]
             .outcomes
             .iter()
-            .any(|o| o.input.copied.is_some())
+            .any(|o| o.input.copied.is_some() || o.input.facts.watch_writes())
         {
             return;
         }
@@ -156,9 +157,10 @@ fn aug_symbol(op: BinOp) -> &'static str {
     }
 }
 
-/// Does some alternative of `v` carry a copy?
+/// Does some alternative of `v` carry a copy, or a fact that watches writes into it?
 fn carries_copy(v: &Value) -> bool {
-    matches!(v, Value::Tensor(TensorVal::Alts(alts)) if alts.iter().any(|a| a.copied.is_some()))
+    matches!(v, Value::Tensor(TensorVal::Alts(alts))
+        if alts.iter().any(|a| a.copied.is_some() || a.facts.watch_writes()))
 }
 
 /// The expressions whose value flows, as receiver, into `e`: `e` itself, then the receiver
