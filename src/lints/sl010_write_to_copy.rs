@@ -5,12 +5,13 @@
 //! made within the statement, or a local variable nothing reads. The write lands in the
 //! copy, the original is unchanged, and the write is lost.
 //!
-//! The interpreter marks such writes ([`LostWrite`]) and the copies
-//! ([`CopiedBy`] on the target's alternatives); the finding needs every alternative that
+//! The interpreter marks such writes ([`LostWrite`]), and the pass
+//! `analysis::facts::copies` the copies ([`CopiedBy`] on the target's alternatives); the finding needs every alternative that
 //! reaches the write to be such a copy, made by the expression the write alone can see,
 //! and decided without a condition (not "unless `T == C`").
 
-use crate::analysis::event::{CopiedBy, Holds, LostWrite, OpEvent};
+use crate::analysis::event::{Holds, LostWrite, OpEvent};
+use crate::analysis::facts::copies::CopiedBy;
 use crate::analysis::value::format_shape;
 use crate::diagnostic::Label;
 use crate::layout::{Assumption, Tri};
@@ -38,7 +39,7 @@ fn lost_copy<'e>(ev: &'e OpEvent, write: &LostWrite) -> Option<&'e CopiedBy> {
     }
     let mut first = None;
     for o in &ev.outcomes {
-        let c = o.input.copied.as_deref()?;
+        let c = o.input.facts.get::<CopiedBy>()?;
         if !write.sole.contains(&c.span) || !certain(c) {
             return None;
         }

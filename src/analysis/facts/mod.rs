@@ -1,7 +1,7 @@
 //! Facts about tensors that some rules need beyond their layouts, each made by one pass.
 //!
-//! The interpreter knows layouts; a rule that needs to know more about a tensor (whether it
-//! is a copy an op made) gets it from a pass of [`PASSES`]. Where an op gives a
+//! The interpreter knows layouts; a rule that needs to know more about a tensor (SL010:
+//! whether it is a copy an op made) gets it from a pass of [`PASSES`]. Where an op gives a
 //! tensor, the interpreter calls every pass ([`FactPass::after_op`]) with the call, the
 //! input alternative, its outcome and the result; a pass may put its fact on the result's
 //! alternatives ([`TensorFacts`](super::value::TensorFacts), one fact per type), which the
@@ -11,6 +11,8 @@
 //!
 //! So a rule that needs a new fact about tensors adds a pass here (its file and its line
 //! in [`PASSES`]) and reads it: the interpreter, the values and the events stay as they are.
+
+pub mod copies;
 
 use crate::ir::Span;
 use crate::layout::Assumptions;
@@ -48,7 +50,7 @@ pub trait FactPass: Sync {
 }
 
 /// Every pass, in the order they run.
-pub static PASSES: &[&dyn FactPass] = &[];
+pub static PASSES: &[&dyn FactPass] = &[&copies::Copies];
 
 /// `value`, the result of one alternative of an op, with what every pass found.
 pub fn after_op(site: &OpSite, input: &TensorAlt, outcome: &AltOutcome, value: Value) -> Value {
