@@ -8,9 +8,9 @@ use crate::layout::{Assumption, Assumptions};
 use crate::ops::Semantics;
 
 use super::frame::CallContext;
-// Defined beside the layouts they carry (a tensor's alternative remembers the copy that
-// made it), so that `value` needs nothing from here.
-pub use super::value::{AltOutcome, CopiedBy, Outcome, Producer, UnknownReason};
+// Defined beside the layouts they carry (an outcome holds its input alternative), so that
+// `value` needs nothing from here.
+pub use super::value::{AltOutcome, Outcome, Producer, UnknownReason};
 
 /// The op name of the event a `reveal_layout(x)` call records (lint SL900).
 pub const REVEAL_OP: &str = "reveal_layout";

@@ -17,7 +17,6 @@ use crate::ir::{self, Function, Stmt};
 use crate::layout::Assumptions;
 
 pub mod apply;
-pub mod copies;
 pub mod env;
 pub mod event;
 pub mod facts;
@@ -374,7 +373,7 @@ fn keep_first_of_each(
 /// What makes two events at one call the same fact: the call, the op, the loop path
 /// (iterations run apart may see one input and still differ), whether some input was
 /// unknown or the op writes, and per outcome the input layout, target, copy verdict,
-/// path condition, the copy the input came from and the facts on it.
+/// path condition and the facts on the input (the copy it came from).
 fn event_fingerprint(ev: &OpEvent) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = rustc_hash::FxHasher::default();
@@ -397,7 +396,6 @@ type OutcomeFingerprint<'a> = (
     &'a Option<Vec<crate::layout::Dim>>,
     crate::layout::Tri,
     &'a Option<Arc<str>>,
-    Option<ir::Span>,
     &'a value::TensorFacts,
 );
 
@@ -407,7 +405,6 @@ fn outcome_fingerprint(o: &value::AltOutcome) -> OutcomeFingerprint<'_> {
         &o.target,
         o.copies,
         &o.input.condition,
-        o.input.copied.as_ref().map(|c| c.span),
         &o.input.facts,
     )
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{Class, Function, Span};
-use crate::layout::{Assumption, Assumptions, Dim, Layout, Tri};
-use crate::ops::{ModuleSpec, OpError, OpSpec, Semantics};
+use crate::layout::{Assumption, Dim, Layout, Tri};
+use crate::ops::{ModuleSpec, OpError, OpSpec};
 
 pub type SymLayout = Layout<Dim>;
 
@@ -188,8 +188,6 @@ pub struct TensorAlt {
     /// The branch conditions under which this alternative is the value (`use_cache` is
     /// true), when they can be named; `None` on the join of every path.
     pub condition: Option<Arc<str>>,
-    /// This tensor is (a view of) the copy an op certainly made (see [`CopiedBy`]).
-    pub copied: Option<Arc<CopiedBy>>,
     /// What the passes of `analysis::facts` found about this tensor, for the rules that
     /// read them (see [`TensorFacts`]).
     pub facts: TensorFacts,
@@ -298,17 +296,15 @@ impl TensorAlt {
             chain,
             origin: None,
             condition: None,
-            copied: None,
             facts: TensorFacts::default(),
             made_by: None,
         }
     }
     /// Same layout, and the same tensor where that matters (the origin of one of unknown
-    /// shape, the copy it is part of, the facts on it).
+    /// shape, the facts on it).
     pub fn same_layout(&self, other: &TensorAlt) -> bool {
         self.layout == other.layout
             && (self.layout.is_some() || self.origin == other.origin)
-            && self.copied.as_ref().map(|c| c.span) == other.copied.as_ref().map(|c| c.span)
             && self.facts == other.facts
     }
 }
@@ -775,7 +771,6 @@ pub fn join_unknown_shapes(x: &[TensorAlt], y: &[TensorAlt]) -> Option<TensorAlt
         chain: a.chain.clone(),
         origin,
         condition: None,
-        copied: None,
         facts: TensorFacts::default(),
         made_by: same_producer(&a.made_by, &b.made_by),
     })
@@ -965,21 +960,4 @@ impl AltOutcome {
             decisions,
         }
     }
-}
-
-/// The op that made a tensor as a copy of its input (SL010): a result of an op that
-/// certainly copies, carried by the result's alternative (and its views) so that a later
-/// write to it can say where its memory came from.
-#[derive(Debug)]
-pub struct CopiedBy {
-    /// The op's table name (`reshape`), and its call.
-    pub op: String,
-    pub span: Span,
-    pub semantics: Semantics,
-    /// The op's receiver as written (`w.t()` in `w.t().reshape(-1)`), when it is short.
-    pub input_text: Option<String>,
-    /// The op's outcome for this alternative: the input it copied, with its chain.
-    pub outcome: AltOutcome,
-    /// The assumptions the decision was made under.
-    pub assumptions: Assumptions,
 }

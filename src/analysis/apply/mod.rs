@@ -774,8 +774,7 @@ fn apply_to_alt(
 }
 
 /// The value one alternative gives, from its outcome (the last of `outcomes`): its layout
-/// (see [`layout_result`]), the copy it carries, the facts the passes put on it, and the
-/// call that produced it.
+/// (see [`layout_result`]), the facts the passes put on it, and the call that produced it.
 fn result_of_alt(
     ctx: &mut ApplyCtx,
     call: &OpCall,
@@ -789,23 +788,12 @@ fn result_of_alt(
     let input = &outcome.input;
     let dim_arg = applied.dim_arg.take();
     let value = layout_result(ctx, call, applied, outcomes);
-    let assumptions = &ctx.facts.assumptions;
-    let value = super::copies::carry_copy(
-        ctx.source,
-        spec,
-        span,
-        call.nspan,
-        input,
-        Some(outcome),
-        assumptions,
-        value,
-    );
     let site = OpSite {
         source: ctx.source,
         spec,
         span,
         name_span: call.nspan,
-        assumptions,
+        assumptions: &ctx.facts.assumptions,
     };
     let value = super::facts::after_op(&site, input, outcome, value);
     // A tensor op whose result's layout is unknown still made a tensor.

@@ -3,8 +3,9 @@
 //! an augmented assignment `t += v`, where `t` is a temporary made within the statement
 //! (`w.t().reshape(-1).copy_(src)`) or a local variable that nothing reads. The write's event
 //! gets a [`LostWrite`] naming the expressions whose value only the write reaches; the lint
-//! decides whether that value is a copy. Writes into a tensor that a fact watches
-//! (`TensorFact::watches_writes`) are looked at too.
+//! decides whether that value is a copy. Only writes into a tensor that a fact watches
+//! (`TensorFact::watches_writes`: SL010's copy, put by `analysis::facts::copies`) are
+//! looked at.
 //!
 //! Whether a local is read is decided on the source text, so that what the IR does not
 //! model (comprehensions, lambdas, f-strings, macros) still counts: every occurrence of the
@@ -59,7 +60,7 @@ impl Interpreter<'_> {
             ExprKind::Name(n) => self.lookup(n, env),
             _ => self.eval(base, env),
         };
-        if !carries_copy(&v) {
+        if !watched(&v) {
             return;
         }
         let mark = self.events.len();
@@ -82,7 +83,7 @@ impl Interpreter<'_> {
         let Target::Name(n, name_span) = target else {
             return;
         };
-        if self.language != Language::Python || !carries_copy(cur) {
+        if self.language != Language::Python || !watched(cur) {
             return;
         }
         // The write is recorded at the name: the statement's span is the `x op y` event's,
@@ -109,7 +110,7 @@ impl Interpreter<'_> {
         if !self.events[i]
             .outcomes
             .iter()
-            .any(|o| o.input.copied.is_some() || o.input.facts.watch_writes())
+            .any(|o| o.input.facts.watch_writes())
         {
             return;
         }
@@ -157,10 +158,9 @@ fn aug_symbol(op: BinOp) -> &'static str {
     }
 }
 
-/// Does some alternative of `v` carry a copy, or a fact that watches writes into it?
-fn carries_copy(v: &Value) -> bool {
-    matches!(v, Value::Tensor(TensorVal::Alts(alts))
-        if alts.iter().any(|a| a.copied.is_some() || a.facts.watch_writes()))
+/// Does a fact on some alternative of `v` watch writes into it (SL010's: it is a copy)?
+fn watched(v: &Value) -> bool {
+    matches!(v, Value::Tensor(TensorVal::Alts(alts)) if alts.iter().any(|a| a.facts.watch_writes()))
 }
 
 /// The expressions whose value flows, as receiver, into `e`: `e` itself, then the receiver
