@@ -94,7 +94,7 @@ pub struct MatmulRules {
 
 impl MatmulRules {
     /// The rules built into candle 0.11.1 for `backend` (`rules/candle.toml` holds the same
-    /// as data; `tests/rust_tables.rs` checks the two agree).
+    /// as data; `tests/it/rust_tables.rs` checks the two agree).
     pub fn of(backend: CandleBackend) -> MatmulRules {
         match backend {
             CandleBackend::Cpu => MatmulRules {

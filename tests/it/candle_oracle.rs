@@ -528,10 +528,10 @@ mod candle_narrow_matmul;
 #[path = "../../fixtures/rust/candle_rope_softmax.rs"]
 mod candle_rope_softmax;
 #[rustfmt::skip]
-#[path = "../fixtures/rust/candle_lm_head.rs"]
+#[path = "../../fixtures/rust/candle_lm_head.rs"]
 mod candle_lm_head;
 #[rustfmt::skip]
-#[path = "../fixtures/rust/candle_index_kernels.rs"]
+#[path = "../../fixtures/rust/candle_index_kernels.rs"]
 mod candle_index_kernels;
 
 fn input(shape: &[usize]) -> Tensor {

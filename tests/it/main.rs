@@ -6,7 +6,8 @@
 //! harnesses several of them share.
 //!
 //! A test module is a file of this directory with a `mod` line here; insta keeps its
-//! snapshots in `snapshots/`, named `it__<module>__<name>.snap`.
+//! snapshots in `snapshots/`, named `it__<module>__<name>.snap`. The tests that build
+//! the Python wheel are the one other binary, `tests/wheel/` (see its `main.rs`).
 
 // Harnesses shared by the test modules.
 mod cli_support;
@@ -14,7 +15,6 @@ mod fixture_support;
 mod fuzz_support;
 mod oracle_support;
 mod tool_support;
-mod wheel_support;
 
 // The tests.
 mod action;
@@ -42,7 +42,6 @@ mod model_config;
 mod notebook;
 mod oracle;
 mod oracle_symbolic;
-mod precommit;
 mod readme_quickstart;
 mod realcode;
 mod reliability;
@@ -61,5 +60,4 @@ mod verify_cli;
 mod verify_cpu_engine;
 mod verify_engine_selection;
 mod verify_nvrtc;
-mod wheel;
 mod workflows;

@@ -10,7 +10,7 @@
 //!   (`scripts/release/update_mirror.sh`, as the release workflow makes it), `language:
 //!   python`, whose `stridelint==X` pin pip resolves from a local wheel index
 //!   (`PIP_FIND_LINKS`, `PIP_NO_INDEX`) holding the wheel of this checkout
-//!   (`tests/it/wheel_support`) and setuptools for the hook repository's own build. Prints the
+//!   (`tests/wheel/wheel_support`) and setuptools for the hook repository's own build. Prints the
 //!   first `pre-commit install-hooks` time.
 //! - `rust_hook_from_this_repository` (ignored: pre-commit runs `cargo install` on a fresh
 //!   clone, minutes on a small machine): the hook exactly as users get it — `repo:` this

@@ -1,5 +1,5 @@
 //! The Python wheel (`pyproject.toml`, maturin's `bin` bindings): built from this checkout
-//! (`tests/it/wheel_support`), installed into a fresh virtual environment with pip and no
+//! (`tests/wheel/wheel_support`), installed into a fresh virtual environment with pip and no
 //! index, and run — `stridelint` on PATH of that environment and `python -m stridelint`
 //! — on the bundled example. Skips, saying why, where maturin cannot be installed.
 

@@ -1,5 +1,5 @@
-//! The Python wheel for the tests that install it (`tests/it/wheel.rs`, the `language:
-//! python` hook in `tests/it/precommit.rs`): built once per test run with maturin (from
+//! The Python wheel for the tests that install it (`tests/wheel/wheel.rs`, the `language:
+//! python` hook in `tests/wheel/precommit.rs`): built once per test run with maturin (from
 //! PyPI, in a virtual environment under the target directory), in this target directory
 //! so that the release build `cargo test --release` made is reused, and `--locked`, as
 //! the release workflow builds it. Every step that needs the network or a tool that is
