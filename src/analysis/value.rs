@@ -464,9 +464,6 @@ pub enum Value {
     /// target to one integer symbol, the same in every iteration, so `pred[b]` keeps its
     /// layout.
     IntRange(Option<Dim>),
-    /// A list of unknown length whose every item is this value: `[Block(dim) for _ in
-    /// range(depth)]`, an `nn.ModuleList` of it. A loop over it runs its body on the item.
-    Many(Arc<Value>),
     /// Nothing is known, for this reason.
     Unknown(UnknownReason),
 }
@@ -697,7 +694,6 @@ pub fn join(a: &Value, b: &Value) -> Value {
         (Value::Sequential(x), Value::Sequential(y)) if x.len() == y.len() => {
             Value::Sequential(x.iter().zip(y.iter()).map(|(p, q)| join(p, q)).collect())
         }
-        (Value::Many(x), Value::Many(y)) => Value::Many(Arc::new(join(x, y))),
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):
         // the result may be either, which no certain finding can rest on.
         (Value::Tensor(TensorVal::Unknown(why, _)), _)
@@ -817,7 +813,6 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_value(p, q))
         }
         (Value::Float, Value::Float) | (Value::NoneVal, Value::NoneVal) => true,
-        (Value::Many(x), Value::Many(y)) => same_value(x, y),
         _ => false,
     }
 }

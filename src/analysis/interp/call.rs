@@ -1494,7 +1494,6 @@ fn container_of(container: ops::helpers::Container, a: CallArgs) -> Value {
         (ops::helpers::Container::Chain, layers) => Value::Sequential(layers.into()),
         (ops::helpers::Container::List, []) => Value::Tuple(Vec::new()),
         (ops::helpers::Container::List, [Value::Tuple(layers)]) => Value::Tuple(layers.clone()),
-        (ops::helpers::Container::List, [many @ Value::Many(_)]) => many.clone(),
         (ops::helpers::Container::List, _) => Value::Unknown(UnknownReason::Unmodelled),
     }
 }

@@ -675,17 +675,6 @@ impl Interpreter<'_> {
             {
                 items
             }
-            // `[Block(dim) for _ in range(depth)]`: the body once, on one index below the
-            // bound or on the one item, and a list of unknown length of its result.
-            Value::IntRange(stop) => {
-                let index = self.loop_index(target, stop);
-                self.assign(target, index, env);
-                return Value::Many(Arc::new(f(self, env)));
-            }
-            Value::Many(item) => {
-                self.assign(target, (*item).clone(), env);
-                return Value::Many(Arc::new(f(self, env)));
-            }
             _ => {
                 self.assign(target, unknown.clone(), env);
                 f(self, env);

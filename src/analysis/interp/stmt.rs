@@ -274,7 +274,6 @@ impl Interpreter<'_> {
                 }
                 let item = match (target.as_deref(), &items) {
                     (Some(t), Some(Value::IntRange(stop))) => self.loop_index(t, stop.clone()),
-                    (Some(_), Some(Value::Many(item))) => (**item).clone(),
                     _ => Value::Unknown(UnknownReason::Unmodelled),
                 };
                 let after = self.exec_loop(target.as_deref(), item, body, env);
@@ -520,7 +519,7 @@ impl Interpreter<'_> {
     /// The integer a loop over `range(...)` of unknown bounds binds to its target: one
     /// symbol named after it, the same in every iteration (so the loop converges).
     /// With the range's bound, the symbol is known to lie below it (`Facts::add_loop_index`).
-    pub(super) fn loop_index(&mut self, target: &Target, stop: Option<Dim>) -> Value {
+    fn loop_index(&mut self, target: &Target, stop: Option<Dim>) -> Value {
         let Target::Name(name, _) = target else {
             return Value::Unknown(UnknownReason::Unmodelled);
         };
