@@ -460,7 +460,7 @@ pub fn candle_matmul_operand_check<S: Size>(
     verdict(result)
 }
 
-fn verdict(result: Result<Option<(Option<&'static str>, String)>, Undecided>) -> MatmulCheck {
+fn verdict(result: Result<Option<Rejection>, Undecided>) -> MatmulCheck {
     match result {
         Ok(None) => MatmulCheck {
             ok: Tri::Yes,
@@ -468,11 +468,11 @@ fn verdict(result: Result<Option<(Option<&'static str>, String)>, Undecided>) ->
             rejected: None,
             batch_rule: false,
         },
-        Ok(Some((rejected, reason))) => MatmulCheck {
+        Ok(Some(r)) => MatmulCheck {
             ok: Tri::No,
-            batch_rule: reason.contains(BATCH_RULE_WORDS),
-            reason: Some(reason),
-            rejected,
+            batch_rule: r.batch_rule,
+            reason: Some(r.reason),
+            rejected: r.operand,
         },
         Err(Undecided) => MatmulCheck {
             ok: Tri::Unknown,
@@ -491,7 +491,7 @@ fn check_matmul<S: Size>(
     rules: MatmulRules,
     backend: &str,
     dec: &Decider,
-) -> Result<Option<(Option<&'static str>, String)>, Undecided> {
+) -> Result<Option<Rejection>, Undecided> {
     let rank = lhs.rank();
     let shape_mismatch = || {
         let reason = format!(
@@ -499,7 +499,11 @@ fn check_matmul<S: Size>(
             candle_shape(&lhs.shape),
             candle_shape(&rhs.shape)
         );
-        Some((None, reason))
+        Some(Rejection {
+            operand: None,
+            reason,
+            batch_rule: false,
+        })
     };
     if rank < 2 || rhs.rank() != rank {
         return Ok(shape_mismatch());
@@ -525,8 +529,13 @@ fn check_matmul<S: Size>(
     Ok(None)
 }
 
-/// How a reason words the batch-dim rule (and how [`MatmulCheck::batch_rule`] knows it).
-const BATCH_RULE_WORDS: &str = "to merge into one batch stride";
+/// Why a matmul is rejected: the operand whose strides fail (`None`: the shapes), in
+/// words, and whether the batch-dim rule (rather than the matrix rule) is the one failed.
+struct Rejection {
+    operand: Option<&'static str>,
+    reason: String,
+    batch_rule: bool,
+}
 
 /// The first check of `rules` that `layout` (a `rows × cols` operand) fails, in words.
 fn operand_failure<S: Size>(
@@ -537,14 +546,18 @@ fn operand_failure<S: Size>(
     rules: MatmulRules,
     backend: &str,
     dec: &Decider,
-) -> Result<Option<(Option<&'static str>, String)>, Undecided> {
+) -> Result<Option<Rejection>, Undecided> {
     let rank = layout.rank();
     if rules.batch && !known(batch_strides_ok(layout, dec))? {
-        return Ok(Some((Some(side), format!(
-            "non-contiguous {side}: candle's {backend} matmul needs the batch dims of {side} {BATCH_RULE_WORDS}, got shape {} strides {}",
-            candle_shape(&layout.shape),
-            candle_shape(&layout.strides)
-        ))));
+        return Ok(Some(Rejection {
+            operand: Some(side),
+            reason: format!(
+                "non-contiguous {side}: candle's {backend} matmul needs the batch dims of {side} to merge into one batch stride, got shape {} strides {}",
+                candle_shape(&layout.shape),
+                candle_shape(&layout.strides)
+            ),
+            batch_rule: true,
+        }));
     }
     let lenient = match rules.matrix {
         MatrixRule::Any => return Ok(None),
@@ -552,10 +565,14 @@ fn operand_failure<S: Size>(
         MatrixRule::Strict => false,
     };
     if !known(matrix_strides_ok(layout, rows, cols, lenient, dec))? {
-        return Ok(Some((Some(side), format!(
+        return Ok(Some(Rejection {
+            operand: Some(side),
+            reason: format!(
             "non-contiguous {side}: candle's {backend} matmul needs the last two strides of {side} to be row-major ({cols}, 1) or column-major (1, {rows}), got {}",
             candle_shape(&layout.strides[rank - 2..])
-        ))));
+        ),
+            batch_rule: false,
+        }));
     }
     Ok(None)
 }
