@@ -1109,8 +1109,9 @@ impl Interpreter<'_> {
         out
     }
 
-    /// `isinstance(value, types)` where the value's kind decides it (`isinstance::isinstance`):
-    /// builtin type names are read as written, other types as the paths they evaluate to.
+    /// `isinstance(value, types)` where the value's kind decides it (`isinstance::isinstance`),
+    /// an unknown bool otherwise: builtin type names are read as written, other types as the
+    /// paths they evaluate to; `None` (the call as any other) when a type is neither.
     fn isinstance_call(&mut self, args: &[ir::Arg], env: &mut Env) -> Option<Value> {
         use super::isinstance::{isinstance, TypeRef};
         let [value, types] = args else { return None };
@@ -1135,8 +1136,10 @@ impl Interpreter<'_> {
                 },
             });
         }
+        // Once the value is evaluated the answer is given, decided or not, so the call's
+        // arguments are never evaluated a second time.
         let v = self.eval(value.value(), env);
-        isinstance(&v, &refs).map(|b| Value::Bool(Some(b)))
+        Some(Value::Bool(isinstance(&v, &refs)))
     }
 
     /// The few builtins that matter for sizes.
