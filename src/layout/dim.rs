@@ -56,7 +56,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::assumption::{Assumption, Comparison};
-use super::names::{primed_names_in, DisplayNames};
+use super::names::{primed_names_in, unprimed, DisplayNames};
 
 /// A result with more terms than this becomes one opaque atom, so that products of sums
 /// cannot grow without bound.
@@ -1473,7 +1473,8 @@ enum Names {
 /// `hs·nh` and `T·hs·nh`. Symbols that `sizes` do not mention print after the others, by
 /// name; outside any scope all of them do. Each symbol prints under its code's name,
 /// without the primes that keep it apart from another of that name, unless the finding
-/// prints both ([`DisplayNames`]): `f` runs twice, first to note the symbols it prints.
+/// prints both ([`DisplayNames`]): `f` runs first to note the symbols it prints, and again
+/// under the names chosen when one of them is primed.
 /// Only the printing changes: equality, hashing and the normal form stay canonical. The
 /// previous scope is restored when `f` returns (or unwinds), so scopes nest and nothing
 /// leaks from one finding into the next on the same thread.
@@ -1486,8 +1487,11 @@ pub fn with_display_order<'d, R>(sizes: impl IntoIterator<Item = &'d Dim>, f: im
         }
     }
     let noting = Names::Noting(BTreeSet::new());
-    let (_, noted) = in_display_scope(order.clone(), noting, &f);
+    let (first, noted) = in_display_scope(order.clone(), noting, &f);
     let names = match noted {
+        // No primed symbol printed: every symbol keeps its name, so the first wording is
+        // the one shown (most findings; wording again would only repeat it).
+        Names::Noting(printed) if printed.iter().all(|s| unprimed(s).1 == 0) => return first,
         Names::Noting(printed) => DisplayNames::for_symbols(printed.iter().map(|s| s.as_str())),
         _ => DisplayNames::default(),
     };
@@ -1526,6 +1530,21 @@ pub fn display_name(symbol: &str) -> String {
             symbol.to_string()
         }
         Names::Chosen(names) => names.name(symbol).to_string(),
+    })
+}
+
+/// Writes `symbol` under its name in the current scope, as [`display_name`] gives it,
+/// without allocating where the scope keeps the name (every size printed passes here).
+fn write_symbol(w: &mut dyn fmt::Write, symbol: &str) -> fmt::Result {
+    DISPLAY.with(|d| match &mut d.borrow_mut().names {
+        Names::AsNamed => w.write_str(symbol),
+        Names::Noting(printed) => {
+            if !printed.contains(symbol) {
+                printed.insert(symbol.to_string());
+            }
+            w.write_str(symbol)
+        }
+        Names::Chosen(names) => w.write_str(&names.name(symbol)),
     })
 }
 
@@ -1633,7 +1652,7 @@ fn write_factor(w: &mut dyn fmt::Write, atom: &Atom, exponent: i32) -> fmt::Resu
 /// `bare`: the atom is the whole expression, so it needs no parentheses.
 fn write_atom(w: &mut dyn fmt::Write, atom: &Atom, bare: bool) -> fmt::Result {
     match atom {
-        Atom::Symbol(name) => w.write_str(&display_name(name)),
+        Atom::Symbol(name) => write_symbol(w, name),
         Atom::Opaque(opaque) => {
             let parenthesise = !bare && needs_parentheses(atom);
             if parenthesise {

@@ -18,7 +18,7 @@ use crate::layout::{
 /// Runs `f`, which words a finding about `ev`, with its sizes printed in the order the
 /// code introduced them: the order they first occur in the shapes of the event's chains,
 /// oldest step first, then its inputs and targets, then in their strides (see
-/// [`with_display_order`], which runs `f` twice).
+/// [`with_display_order`], which may run `f` twice).
 pub fn in_source_order<R>(ev: &OpEvent, f: impl Fn() -> R) -> R {
     let mut layouts: Vec<&SymLayout> = Vec::new();
     let mut targets: Vec<&Dim> = Vec::new();

@@ -67,23 +67,30 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
                 continue;
             }
             let site = (r.code, ev.span);
-            // A finding is worded again with its sizes in the order the code introduced
-            // them (findings are few; most checks return `None` at once).
-            let found = check(ev, ctx).and_then(|_| {
-                in_source_order(ev, || check(ev, ctx).map(|f| reported(r, ev, f, ctx)))
-            });
-            match found {
-                Some(d) if ev.from_caller && !ev.rests_on_assumed_layout() => {
-                    from_callers.entry(site).or_insert(d);
-                }
-                Some(d) => {
-                    let unconditional = ev.outcomes.iter().all(|o| o.input.condition.is_none());
-                    open.entry(site).or_insert((d, unconditional));
-                }
-                None if ev.known_from_caller() => {
+            if check(ev, ctx).is_none() {
+                if ev.known_from_caller() {
                     contradicted.insert(site);
                 }
-                None => {}
+                continue;
+            }
+            // The first finding at a site is the one kept: a later one is not worded.
+            let of_caller = ev.from_caller && !ev.rests_on_assumed_layout();
+            let kept = match of_caller {
+                true => from_callers.contains_key(&site),
+                false => open.contains_key(&site),
+            };
+            if kept {
+                continue;
+            }
+            // A finding is worded again with its sizes in the order the code introduced
+            // them (findings are few; most checks return `None` at once).
+            let worded = in_source_order(ev, || check(ev, ctx).map(|f| reported(r, ev, f, ctx)));
+            let Some(d) = worded else { continue };
+            if of_caller {
+                from_callers.insert(site, d);
+            } else {
+                let unconditional = ev.outcomes.iter().all(|o| o.input.condition.is_none());
+                open.insert(site, (d, unconditional));
             }
         }
     }

@@ -209,26 +209,19 @@ impl Interpreter<'_> {
             // `mask == 0`: an element-wise op producing a bool tensor.
             return self.binop(BinOp::Other, l, r, span, env);
         }
+        if matches!(op, CmpOp::And | CmpOp::Or) {
+            let truths = [(left, truth_of(&l)), (right, truth_of(&r))];
+            let noted = truths.map(|(e, t)| (e as *const Expr, t));
+            self.operand_truths.extend(noted);
+        }
         Value::Bool(self.compare_values(op, &l, &r))
     }
 
     /// The truth of a condition when the analysis knows it (`n_rep == 1` with `n_rep`
     /// known, `mask is None` with `mask` a `None` argument), evaluating it once.
     pub fn eval_condition(&mut self, test: &Expr, env: &mut Env) -> Option<bool> {
-        match self.eval(test, env) {
-            Value::Bool(b) => b,
-            Value::NoneVal => Some(false),
-            Value::Int(d) => d.as_lit().map(|v| v != 0),
-            Value::Str(s) => Some(!s.is_empty()),
-            // Packed leading sizes may be none at all (`x.shape[:-1]` of a 1-d `x`).
-            Value::Tuple(items) if holds_packed(&items) => None,
-            Value::Tuple(items) => Some(!items.is_empty()),
-            // A tensor's truth is its value; objects and functions are true.
-            Value::Instance(_) | Value::Function(..) | Value::Class(_) | Value::NnModule(_) => {
-                Some(true)
-            }
-            _ => None,
-        }
+        let value = self.eval(test, env);
+        truth_of(&value)
     }
 
     /// `a op b` on values whose truth the analysis can decide.
@@ -1088,5 +1081,23 @@ fn item_decision(target: &crate::ir::Target, i: usize, count: usize) -> String {
             format!("`{n}` is item {} of {count}", i + 1)
         }
         _ => format!("the `map` runs on item {} of {count}", i + 1),
+    }
+}
+
+/// A value's truth where the analysis knows it, as `if value:` reads it.
+fn truth_of(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => *b,
+        Value::NoneVal => Some(false),
+        Value::Int(d) => d.as_lit().map(|v| v != 0),
+        Value::Str(s) => Some(!s.is_empty()),
+        // Packed leading sizes may be none at all (`x.shape[:-1]` of a 1-d `x`).
+        Value::Tuple(items) if holds_packed(items) => None,
+        Value::Tuple(items) => Some(!items.is_empty()),
+        // A tensor's truth is its value; objects and functions are true.
+        Value::Instance(_) | Value::Function(..) | Value::Class(_) | Value::NnModule(_) => {
+            Some(true)
+        }
+        _ => None,
     }
 }

@@ -185,6 +185,9 @@ pub struct Interpreter<'a> {
     halted: bool,
     /// The first function in which an analysis ran out of fuel, or the file out of work.
     pub exhausted: Option<String>,
+    /// The truth of each operand of the `and`/`or` tests evaluated since the last `if` began
+    /// (by the operand's address), so that naming the branch need not evaluate them again.
+    pub(super) operand_truths: Vec<(*const crate::ir::Expr, Option<bool>)>,
     /// The finding's spelling of each plain `if` test, by span (see `condition_text`).
     condition_texts: std::cell::RefCell<HashMap<Span, Option<Arc<str>>>>,
     /// The tree the file is in, when calls of imported names may be followed into it.
@@ -267,6 +270,7 @@ impl<'a> Interpreter<'a> {
             events_taken: 0,
             halted: false,
             exhausted: None,
+            operand_truths: Vec::new(),
             condition_texts: Default::default(),
             project: None,
             foreign: Vec::new(),

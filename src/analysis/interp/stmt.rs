@@ -114,11 +114,23 @@ impl Interpreter<'_> {
             CmpOp::Or => false,
             _ => return test,
         };
-        let mut scratch = env.clone();
-        let truths = (
-            self.eval_condition(left, &mut scratch),
-            self.eval_condition(right, &mut scratch),
-        );
+        let noted = |e: &Expr| {
+            let at = e as *const Expr;
+            self.operand_truths
+                .iter()
+                .rev()
+                .find(|(o, _)| *o == at)
+                .map(|(_, t)| *t)
+        };
+        let truths = match (noted(left), noted(right)) {
+            (Some(l), Some(r)) => (l, r),
+            // A call inside the test ran an `if` of its own, which cleared them.
+            _ => {
+                let mut scratch = env.clone();
+                let l = self.eval_condition(left, &mut scratch);
+                (l, self.eval_condition(right, &mut scratch))
+            }
+        };
         match truths {
             (Some(t), None) if t == neutral => self.deciding_part(right, env),
             (None, Some(t)) if t == neutral => self.deciding_part(left, env),
@@ -212,6 +224,7 @@ impl Interpreter<'_> {
             } => {
                 let mut env = env;
                 self.burn();
+                self.operand_truths.clear();
                 match self.eval_condition(test, &mut env) {
                     Some(true) => self.exec_paths(body, vec![env]),
                     Some(false) => self.exec_paths(orelse, vec![env]),
