@@ -600,6 +600,28 @@ impl Dim {
         if let (Some(a), Some(b)) = (self.as_lit(), other.as_lit()) {
             return Comparison::exact(a.cmp(&b));
         }
+        if !assumptions.exact_quotients.is_empty() {
+            return self.compare_symbolic(other, assumptions);
+        }
+        // The same sizes are compared again and again (every op refines and checks the
+        // layouts it sees): the answer depends on the two sizes and the floor alone.
+        let key = (self.clone(), other.clone(), assumptions.min_symbolic_size);
+        if let Some(known) = COMPARISONS.with(|memo| memo.borrow().get(&key).cloned()) {
+            return known;
+        }
+        let c = self.compare_symbolic(other, assumptions);
+        COMPARISONS.with(|memo| {
+            let mut memo = memo.borrow_mut();
+            if memo.len() >= MAX_REMEMBERED_COMPARISONS {
+                memo.clear();
+            }
+            memo.insert(key, c.clone());
+        });
+        c
+    }
+
+    /// [`Dim::compare`] of two sizes that are not both integers, worked out.
+    fn compare_symbolic(&self, other: &Dim, assumptions: &Assumptions) -> Comparison {
         let difference = self.sub(other);
         if let Some(c) = difference.constant() {
             return Comparison::exact(c.num.cmp(&0));
@@ -1442,7 +1464,14 @@ fn display_cmp(a: &Atom, b: &Atom) -> Ordering {
     a.cmp(b)
 }
 
+/// How many answers of [`Dim::compare`] a thread keeps (then it forgets them all): a few
+/// megabytes at most.
+const MAX_REMEMBERED_COMPARISONS: usize = 8192;
+
 thread_local! {
+    /// Answers of [`Dim::compare`] by (size, size, floor), where no exact quotient is known.
+    static COMPARISONS: std::cell::RefCell<rustc_hash::FxHashMap<(Dim, Dim, i64), Comparison>> =
+        std::cell::RefCell::new(Default::default());
     /// How symbols print while a [`with_display_order`] scope runs on this thread: their
     /// rank and their names; empty outside one.
     static DISPLAY: std::cell::RefCell<Display> = std::cell::RefCell::new(Default::default());
