@@ -29,6 +29,7 @@ mod cli_exits;
 mod config;
 mod conformance;
 mod cross_file;
+mod dependency_features;
 mod editor_neovim;
 mod editor_vscode;
 mod einsum_oracle;
