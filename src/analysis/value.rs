@@ -610,6 +610,10 @@ pub struct Instance {
     pub divisibility: Vec<Assumption>,
     /// Distinguishes objects in call contexts.
     pub id: u32,
+    /// The parameter an object stands for when the analysis made it from the parameter's
+    /// annotation (`config: Config`): its unknown attributes are named after it
+    /// (`config.hidden_size`), as those of an unannotated parameter are.
+    pub named: Option<String>,
 }
 impl Value {
     pub fn unknown_tensor(why: UnknownReason) -> Value {

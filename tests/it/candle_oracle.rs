@@ -533,6 +533,9 @@ mod candle_lm_head;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_index_kernels.rs"]
 mod candle_index_kernels;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_layer_fields.rs"]
+mod candle_layer_fields;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -559,6 +562,34 @@ fn sl006_fixture_markers_fail_in_candle_and_the_fixed_versions_run() {
     assert_not_contiguous_error(column_softmax(&scores), "column_softmax");
     column_softmax_composed(&scores).expect("column_softmax_composed");
     scaled_column_softmax(&scores, 0.5).expect("scaled_column_softmax");
+}
+
+/// `candle_layer_fields.rs`: the block's forward fails in its rotary layer's `rope` on the
+/// query it hands over transposed (the marked line), and passes once q is made contiguous.
+#[test]
+fn sl006_in_a_layer_field_method_fails_in_candle_with_the_callers_layout() {
+    use candle_layer_fields::*;
+    let (b, t, heads, head_dim) = (2, 5, 3, 4);
+    let dev = Device::Cpu;
+    let rotary = std::sync::Arc::new(
+        RotaryEmbedding::new(DType::F32, head_dim, 16, &dev).expect("RotaryEmbedding::new"),
+    );
+    let vb = candle_nn::VarBuilder::zeros(DType::F32, &dev);
+    let attention =
+        Attention::new(rotary.clone(), heads * head_dim, heads, vb).expect("Attention::new");
+    let xs = input(&[b, t, heads * head_dim]);
+    let error = error_text(&attention.forward(&xs, 0).expect_err("forward"));
+    assert!(error.contains("has to be contiguous"), "forward: {error}");
+    let q = input(&[b, t, heads, head_dim]).transpose(1, 2).unwrap();
+    let k = q.clone();
+    assert_not_contiguous_error(
+        rotary.apply_rotary_emb_qkv(&q, &k, 0).map(|(q, _)| q),
+        "apply_rotary_emb_qkv (transposed q)",
+    );
+    let q = q.contiguous().unwrap();
+    rotary
+        .apply_rotary_emb_qkv(&q, &k, 0)
+        .expect("apply_rotary_emb_qkv (contiguous q, transposed k)");
 }
 
 #[test]

@@ -31,7 +31,10 @@ fn features(edges: &str) -> BTreeMap<String, BTreeSet<String>> {
             continue;
         };
         let listed = rest.last().filter(|w| !w.starts_with('('));
-        let feats = listed.map_or("", |w| w).split(',').filter(|f| !f.is_empty());
+        let feats = listed
+            .map_or("", |w| w)
+            .split(',')
+            .filter(|f| !f.is_empty());
         by_package
             .entry(format!("{name} {version}"))
             .or_default()

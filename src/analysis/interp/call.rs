@@ -167,6 +167,14 @@ impl Interpreter<'_> {
                     Value::Unknown(UnknownReason::UnresolvedCall)
                 }
             }
+            // A derived `Clone` of a Rust struct (`cfg.clone()`): the same fields.
+            Value::Instance(ref obj)
+                if self.language == Language::Rust
+                    && attr == "clone"
+                    && obj.class.method(attr).is_none() =>
+            {
+                recv
+            }
             Value::Instance(_) => {
                 let target = self.eval_attr(value, attr, func.span, env);
                 self.call_value(target, a, call.span, nspan, env)

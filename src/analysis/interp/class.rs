@@ -85,7 +85,7 @@ impl ClassTable {
 }
 
 impl Interpreter<'_> {
-    fn new_instance(
+    pub(super) fn new_instance(
         &mut self,
         class: &Arc<ClassDef>,
         attrs: Bindings,
@@ -98,6 +98,7 @@ impl Interpreter<'_> {
             exact_quotients: facts.assumptions.exact_quotients.clone(),
             divisibility: facts.divisibility.to_vec(),
             id: self.next_instance,
+            named: None,
         })
     }
 

@@ -414,10 +414,10 @@ impl Interpreter<'_> {
                         return v;
                     }
                 }
-                let receiver = if own {
-                    "self".to_string()
-                } else {
-                    self.text(value.span).to_string()
+                let receiver = match (&obj.named, own) {
+                    (Some(param), _) => param.clone(),
+                    (None, true) => "self".to_string(),
+                    (None, false) => self.text(value.span).to_string(),
                 };
                 Value::Named {
                     name: format!("{receiver}.{attr}"),

@@ -818,12 +818,30 @@ impl<'a> Interpreter<'a> {
                 self.annotated_tensor(&p.name, names, p.span)
             } else if let Some(rank) = ranks.get(&p.name) {
                 self.ranked_param(&p.name, &rank.names, rank.span)
+            } else if let Some(object) = self.annotated_object(p) {
+                object
             } else {
                 self.unknown_param(p)
             };
             out.push((p.name.clone(), v));
         }
         out
+    }
+
+    /// A parameter annotated with a class of this file (`rotary_emb: Arc<RotaryEmbedding>`):
+    /// an object of it whose attributes are unknown, so that its methods run with the
+    /// caller's arguments (`self.rotary_emb.apply_rotary_emb_qkv(&q, &k, offset)`).
+    fn annotated_object(&mut self, p: &crate::ir::Param) -> Option<Value> {
+        let name = p.annotated_type.as_deref()?;
+        let Some(Value::Class(class)) = self.globals.get(name).cloned() else {
+            return None;
+        };
+        let fresh = self.new_instance(&class, HashMap::default(), &Facts::default());
+        let named = Instance {
+            named: Some(p.name.clone()),
+            ..Arc::try_unwrap(fresh).ok()?
+        };
+        Some(Value::Instance(Arc::new(named)))
     }
 
     /// A parameter whose value nothing tells: a name. One annotated `int` or defaulting to

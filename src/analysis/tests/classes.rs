@@ -451,3 +451,42 @@ fn layer_class_from_a_class_attribute_or_a_string() {
         "#,
     );
 }
+
+#[test]
+fn a_layer_passed_to_the_constructor_runs_with_the_callers_tensor() {
+    // `rope: Rotary` names a class of the file: the stored object's method runs with the
+    // block's transposed query, where `view` fails.
+    check(
+        r#"
+        import torch.nn as nn
+
+        class Rotary(nn.Module):
+            def rotate(self, q):
+                B, H, T, D = q.shape
+                return q.view(B, H * T, D)
+
+        class Block(nn.Module):
+            def __init__(self, rope: Rotary):
+                super().__init__()
+                self.rope = rope
+
+            def forward(self, x):
+                B, T, H, D = x.shape
+                return self.rope.rotate(x.transpose(1, 2))
+        "#,
+        r#"
+        q.shape: size
+          (B, H, T, D) strides (D·H·T, D·T, D, 1) -> ok
+        q.view(B, H * T, D): view
+          (B, H, T, D) strides (D·H·T, D·T, D, 1) -> (B, H·T, D) strides (D·H·T, D, 1)
+        x.shape: size
+          (B, T, H, D) strides (D·H·T, D·H, D, 1) -> ok
+        x.transpose(1, 2): transpose
+          (B, T, H, D) strides (D·H·T, D·H, D, 1) -> (B, H, T, D) strides (D·H·T, D, D·H, 1)
+        q.shape: size [from caller `self.rope.rotate(x.transpose(1, 2))`]
+          (B, H, T, D) strides (D·H·T, D, D·H, 1) -> ok
+        q.view(B, H * T, D): view [from caller `self.rope.rotate(x.transpose(1, 2))`]
+          (B, H, T, D) strides (D·H·T, D, D·H, 1) -> fails ViewIncompatible, target (B, H·T, D)
+        "#,
+    );
+}

@@ -278,7 +278,8 @@ impl Lowerer {
             params.push(Param {
                 name,
                 shape_annotation: None,
-                annotated_int: false,
+                annotated_int: is_integer_type(&typed.ty),
+                annotated_type: held_type_name(&typed.ty),
                 default: None,
                 variadic: false,
                 span: param_span,
@@ -431,5 +432,52 @@ fn returns_own_type(output: &ReturnType, type_name: &str) -> bool {
     match output {
         ReturnType::Default => false,
         ReturnType::Type(_, ty) => names_own_type(ty, type_name),
+    }
+}
+
+/// The type a parameter of type `ty` holds an object of, through references and the
+/// smart pointers model code shares layers with: `Arc<RotaryEmbedding>`,
+/// `&RotaryEmbedding`, `Box<Block>` → the last segment's name.
+fn held_type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Reference(r) => held_type_name(&r.elem),
+        Type::Paren(p) => held_type_name(&p.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let name = unraw(&last.ident);
+            match &last.arguments {
+                // candle's and tch's tensor type: a file may `impl SomeTrait for Tensor`,
+                // which makes it a class here, but its values are tensors.
+                syn::PathArguments::None if name == "Tensor" => None,
+                syn::PathArguments::None => Some(name),
+                syn::PathArguments::AngleBracketed(args)
+                    if matches!(name.as_str(), "Arc" | "Rc" | "Box") =>
+                {
+                    match args.args.first()? {
+                        syn::GenericArgument::Type(inner) if args.args.len() == 1 => {
+                            held_type_name(inner)
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether `ty` is a primitive integer (`usize`, `i64`, `&usize`): a number, never a tensor.
+fn is_integer_type(ty: &Type) -> bool {
+    const INTEGERS: [&str; 12] = [
+        "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128",
+    ];
+    match ty {
+        Type::Reference(r) => is_integer_type(&r.elem),
+        Type::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| INTEGERS.contains(&unraw(i).as_str())),
+        _ => false,
     }
 }
