@@ -22,6 +22,7 @@ mod bad_input;
 mod bazel;
 mod cache;
 mod candle_block_fixture;
+mod candle_real;
 mod candle_oracle;
 mod candle_oracle_join;
 mod cli;
