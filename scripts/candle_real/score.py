@@ -386,8 +386,9 @@ def main():
             w.writerow(r)
     meta = {
         "candle": "candle-core / candle-nn / candle-transformers 0.11.1 (cargo registry), CPU build",
-        "stridelint": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                     text=True).stdout.strip(),
+        # the analysis measured: the last commit that touched src/ or rules/
+        "stridelint": subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h", "--", "src", "rules"],
+                                     capture_output=True, text=True).stdout.strip(),
         "batch": 2, "seq": 6, "decode_step": True,
         "models": models,
         **figures,
