@@ -25,9 +25,9 @@ pub type Res<T> = candle::Result<T>;
 fn run_one(name: &str, f: fn() -> Res<()>) -> String {
     candle::candle_real_log::reset();
     // the same weights and inputs in every run of this model (FNV-1a of the name)
-    let seed = name
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
     candle::candle_real_log::seed(seed);
     let r = std::panic::catch_unwind(f);
     candle::candle_real_log::reset();
@@ -193,6 +193,104 @@ fn cmd_selftest(vendor: &Path) {
     } else {
         eprintln!("selftest: CANDLE_METAL_KERNELS_SRC not set, metal text not checked");
     }
+    // The contiguity the cuda and metal kernels of the indexing ops check (the operands
+    // `contig_verdicts` reads): the layouts under `match x.contiguous_offsets()` or
+    // `if !x.is_contiguous()` (or `|| !x.is_contiguous()`) in the kernel's block must be the expected set, up to the
+    // destination (`dst_l`, metal's `l`), which the ops always make a fresh contiguous copy.
+    let blocks: [(&str, &str, &[&str]); 10] = [
+        (
+            "cuda_backend/mod.rs",
+            "impl Map1 for IndexSelect<'_> {",
+            &["src_l"],
+        ),
+        (
+            "cuda_backend/mod.rs",
+            "impl Map1 for Gather<'_> {",
+            &["ids_l", "src_l"],
+        ),
+        (
+            "cuda_backend/mod.rs",
+            "impl Map2InPlace for IndexAdd<'_> {",
+            &["ids_l", "src_l"],
+        ),
+        (
+            "cuda_backend/mod.rs",
+            "impl Map2InPlace for Scatter<'_> {",
+            &["ids_l", "src_l"],
+        ),
+        (
+            "cuda_backend/mod.rs",
+            "impl Map2InPlace for ScatterAdd<'_> {",
+            &["ids_l", "src_l"],
+        ),
+        (
+            "metal_backend/mod.rs",
+            "    fn index_select(&self,",
+            &["ids_l"],
+        ),
+        ("metal_backend/mod.rs", "    fn gather(&self,", &["ids_l"]),
+        (
+            "metal_backend/mod.rs",
+            "    fn scatter_set(",
+            &["ids_l", "src_l"],
+        ),
+        (
+            "metal_backend/mod.rs",
+            "    fn scatter_add_set(",
+            &["ids_l", "src_l"],
+        ),
+        (
+            "metal_backend/mod.rs",
+            "    fn index_add(",
+            &["ids_l", "src_l"],
+        ),
+    ];
+    for (file, anchor, expected) in blocks {
+        let text = std::fs::read_to_string(reg.join(file)).unwrap();
+        let start = text
+            .find(anchor)
+            .unwrap_or_else(|| panic!("{anchor} not in {file}"));
+        let rest = &text[start + anchor.len()..];
+        // an `impl` block ends at a `}` in column 0, a method at a `}` in column 4
+        let close = if anchor.starts_with("impl") {
+            "\n}\n"
+        } else {
+            "\n    }\n"
+        };
+        let end = rest.find(close).unwrap_or(rest.len());
+        let body = &rest[..end];
+        let mut found = BTreeSet::new();
+        for pat in [".contiguous_offsets()", ".is_contiguous()"] {
+            for (i, _) in body.match_indices(pat) {
+                let var: String = body[..i]
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                // a check, not a flag passed to a strided kernel: `if !x.is_contiguous()` or
+                // `match x.contiguous_offsets()`
+                let before = &body[..i - var.len()];
+                let check = if pat == ".is_contiguous()" {
+                    before.ends_with("if !") || before.ends_with("|| !")
+                } else {
+                    before.ends_with("match ")
+                };
+                if check && var != "dst_l" && var != "l" {
+                    found.insert(var);
+                }
+            }
+        }
+        let want: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
+        eprintln!("selftest: {file} `{}`: checks {found:?}", anchor.trim());
+        assert_eq!(
+            found, want,
+            "{file} `{anchor}`: the kernel checks other operands than the logger assumes"
+        );
+    }
+
     // Ports against CPU candle: random strided operands; CPU (gemm) accepts exactly when
     // ab_skip does; the ports must accept every contiguous pair and reject a last-dim
     // narrowed lhs on cuda/mkl/metal.
