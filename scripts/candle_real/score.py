@@ -31,6 +31,14 @@ RESHAPE_OUTER = {"reshape", "flatten", "flatten_to", "flatten_from", "flatten_al
 NAMES = {"CUDA": "cuda", "Metal": "metal", "mkl/accelerate": "mkl", "CPU (gemm crate)": "cpu"}
 
 
+def is_reshape_record(r):
+    """A reshape the model itself asked for: `reshape` at depth 0, or the reshape under a
+    `flatten*` / `get` frame (depth 1)."""
+    outer = r["outer"]
+    return r["op"] == "reshape" and outer in RESHAPE_OUTER and (
+        r["depth"] == 0 or (r["depth"] == 1 and outer != "reshape"))
+
+
 def registry_tree():
     g = glob.glob(os.path.expanduser("~/.cargo/registry/src/*/candle-transformers-0.11.1"))
     return g[0] if g else None
@@ -134,6 +142,7 @@ def main():
     base_err = collections.defaultdict(set)  # model -> {(site, op, backend)}
     line_verdicts = collections.defaultdict(lambda: {"n": 0, "rej": set(), "ops": set()})
     reshape_sites = {}  # (file, line, col) -> [executed, copied, op]
+    base_copies = collections.defaultdict(set)  # model -> reshape-family sites that copied
     for m, recs in base.items():
         for r in recs:
             site = r["site"]
@@ -161,8 +170,9 @@ def main():
                 lv["ops"].add(op)
                 lv["rej"] |= {b for b in BACKENDS if r["v"][b] == "err"}
             outer = r["outer"]
-            if op == "reshape" and outer in RESHAPE_OUTER and (
-                    r["depth"] == 0 or (r["depth"] == 1 and outer != "reshape")):
+            if is_reshape_record(r):
+                if r.get("copied"):
+                    base_copies[m].add(site)
                 e = reshape_sites.setdefault((f, ln, col), [0, 0, outer])
                 e[0] += 1
                 e[1] += bool(r.get("copied"))
@@ -209,6 +219,7 @@ def main():
         rej_at = set()
         rej_else = set()
         silent = set()
+        new_copies = set()  # (file, line): reshapes that copy only in the mutant
         skipped_ok = False
         for model in sorted(mu["runs"]):
             p = os.path.join(a.log, "mut", f"{mu['id']}__{model}.jsonl")
@@ -220,6 +231,8 @@ def main():
                 s = r["site"]
                 if not is_model_site(s):
                     continue
+                if is_reshape_record(r) and r.get("copied") and s not in base_copies[model]:
+                    new_copies.add(split_site(s)[:2])
                 new = [b for b in BACKENDS if r["v"][b] == "err" and (s, r["op"], b) not in base_err[model]]
                 if r["v"]["metal"] == "silent":
                     silent.add(split_site(s)[:2])
@@ -236,7 +249,8 @@ def main():
                "skipped": "y" if skipped_ok else "n",
                "rejected_at": "", "op": "", "rejected_by": "", "elsewhere": "",
                "metal_silent": "y" if silent else "n", "code": "", "named": "", "found": "",
-               "agree": "", "note": ""}
+               "agree": "", "copy_at": ";".join(f"{f}:{ln}" for f, ln in sorted(new_copies)),
+               "sl002": "", "note": ""}
         if primary is not None:
             row["rejected_at"] = f"{primary[0]}:{primary[1]}"
             row["op"] = primary[2]
@@ -254,6 +268,10 @@ def main():
             open(path, "w").write(mutated)
             mfind = lint(a.bin, [path])
             open(path, "w").write(src)
+            if new_copies:
+                got = sum(1 for f, ln in new_copies if any(
+                    g["code"] == "SL002" and rel(g["filename"], tmp) == f and covers(g, ln) for g in mfind))
+                row["sl002"] = f"{got}/{len(new_copies)}"
             if primary is not None:
                 if primary[0] != mf:
                     row["note"] = "rejected in another file"
@@ -344,6 +362,9 @@ def main():
         "misses_by_cause": dict(sorted(collections.Counter(r["cause"] for r in mut_rows if r["cause"]).items())),
         "sl005_sl006_recall": round(len(found) / len(rejected), 4) if rejected else None,
         "sl005_sl006_recall_with_backends": round(len(agree) / len(rejected), 4) if rejected else None,
+        "mutations_new_copy": sum(1 for r in mut_rows if r["copy_at"]),
+        "new_copy_sites": sum(int(r["sl002"].split("/")[1]) for r in mut_rows if r["sl002"]),
+        "new_copy_sites_sl002": sum(int(r["sl002"].split("/")[0]) for r in mut_rows if r["sl002"]),
         "alarms_unmodified": len(alarms),
         "alarms_true": sum(1 for x in alarms if x["kind"] == "true"),
         "false_alarms": len(false_alarms),
@@ -368,7 +389,7 @@ def main():
                         c["cpu"], c["mkl"], c["cuda"], c["metal"], c["metal_silent"],
                         c["copied"] if op in ("reshape", "contiguous") else ""])
     cols = ["id", "file", "line", "col", "models", "skipped", "rejected_at", "op", "rejected_by", "elsewhere",
-            "metal_silent", "code", "named", "found", "agree", "cause", "note"]
+            "metal_silent", "code", "named", "found", "agree", "cause", "copy_at", "sl002", "note"]
     with open(os.path.join(a.out, "mutations.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, cols, lineterminator="\n")
         w.writeheader()
