@@ -359,6 +359,8 @@ def main():
         "mutations_metal_silent": sum(1 for r in mut_rows if r["metal_silent"] == "y"),
         "mutations_found": len(found),
         "mutations_found_backends_agree": len(agree),
+        "found_by_op": {op: f"{sum(1 for r in found if r['op'] == op)}/{n}" for op, n in
+                        sorted(collections.Counter(r["op"] for r in rejected).items())},
         "misses_by_cause": dict(sorted(collections.Counter(r["cause"] for r in mut_rows if r["cause"]).items())),
         "sl005_sl006_recall": round(len(found) / len(rejected), 4) if rejected else None,
         "sl005_sl006_recall_with_backends": round(len(agree) / len(rejected), 4) if rejected else None,
