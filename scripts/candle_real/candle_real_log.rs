@@ -407,6 +407,26 @@ pub fn metal_mlx_gemm(
     Ok(())
 }
 
+/// Whether MLX's one batch stride (`stride[rank - 3]`, mlx_gemm.rs `call_mlx_gemm` /
+/// `check_batch_collapse`) addresses every batch of this operand: each batch dim of size > 1
+/// must have the stride of the flattened batch index (`ab_skip`'s patterns are narrower: it
+/// rejects three batch dims even when they are uniform).
+pub fn metal_batch_uniform(l: &Layout) -> bool {
+    let (d, s) = (l.dims(), l.stride());
+    let r = d.len();
+    if r <= 3 {
+        return true;
+    }
+    let mut expect = s[r - 3] * d[r - 3];
+    for i in (0..r - 3).rev() {
+        if d[i] > 1 && s[i] != expect {
+            return false;
+        }
+        expect *= d[i];
+    }
+    true
+}
+
 /// `Tensor::matmul`'s shape checks: `Some(bmnk)` when the shapes are valid and the product
 /// is not empty (an empty product returns zeros before any backend runs).
 pub fn matmul_bmnk(lhs: &Layout, rhs: &Layout) -> Option<(usize, usize, usize, usize)> {
@@ -439,7 +459,7 @@ pub fn matmul_verdicts(lhs: &Layout, rhs: &Layout) -> ([V; 3], String) {
     let batch_ok = crate::cpu_backend::MatMul(bmnk).ab_skip(lhs, rhs).is_ok();
     let metal_v = match metal {
         Err(_) => V::Err,
-        Ok(()) if !batch_ok => V::Silent,
+        Ok(()) if !metal_batch_uniform(lhs) || !metal_batch_uniform(rhs) => V::Silent,
         Ok(()) => V::Ok,
     };
     let mut why = Vec::new();
@@ -449,7 +469,7 @@ pub fn matmul_verdicts(lhs: &Layout, rhs: &Layout) -> ([V; 3], String) {
         }
     }
     if !batch_ok {
-        why.push("batch dims do not merge");
+        why.push("batch dims do not merge (ab_skip)");
     }
     (
         [V::of(mkl.is_ok()), V::of(cuda.is_ok()), metal_v],

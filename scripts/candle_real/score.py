@@ -140,6 +140,7 @@ def main():
             if os.path.exists(os.path.join(a.log, "base", f"{m}.jsonl"))}
     calls = {}  # (file, line, col, op) -> counters
     base_err = collections.defaultdict(set)  # model -> {(site, op, backend)}
+    base_silent = collections.defaultdict(set)  # model -> {(site, op)} metal computes wrong values
     line_verdicts = collections.defaultdict(lambda: {"n": 0, "rej": set(), "ops": set()})
     reshape_sites = {}  # (file, line, col) -> [executed, copied, op]
     base_copies = collections.defaultdict(set)  # model -> reshape-family sites that copied
@@ -153,6 +154,8 @@ def main():
             for b in BACKENDS:
                 if r["v"][b] == "err":
                     base_err[m].add((site, op, b))
+            if r["v"]["metal"] == "silent":
+                base_silent[m].add((site, op))
             if op in CONTRACT_OPS or op in ("reshape", "contiguous"):
                 k = (f, ln, col, op)
                 c = calls.setdefault(k, {"runs": 0, "direct": False, "models": set(),
@@ -234,7 +237,7 @@ def main():
                 if is_reshape_record(r) and r.get("copied") and s not in base_copies[model]:
                     new_copies.add(split_site(s)[:2])
                 new = [b for b in BACKENDS if r["v"][b] == "err" and (s, r["op"], b) not in base_err[model]]
-                if r["v"]["metal"] == "silent":
+                if r["v"]["metal"] == "silent" and (s, r["op"]) not in base_silent[model]:
                     silent.add(split_site(s)[:2])
                 if not new:
                     continue
