@@ -845,7 +845,7 @@ impl Tensor {
     #[track_caller]
     pub fn apply<M: crate::Module>(&self, m: &M) -> Result<Self> {
         let _f = Frame::enter("apply");
-        m.forward(self)
+        self.apply__(m)
     }
 }
 

@@ -631,13 +631,6 @@ fn blip() -> Res<()> {
     Ok(())
 }
 
-#[allow(dead_code)]
-fn unused(_: &dyn Module) {}
-#[allow(dead_code)]
-fn unused2() -> Res<Tensor> {
-    randn(&[1])
-}
-
 pub static MODELS: &[(&str, fn() -> Res<()>)] = &[
     ("llama", llama),
     ("mistral", mistral),
