@@ -12,14 +12,16 @@
 //! verdict per backend:
 //!   cpu   candle's own result in this (default, CPU) build: "ok" or "err";
 //!   mkl   the CPU kernels (so cpu's verdict) except matmul, which is `ab_skip` (candle's own
-//!         function) and the mkl/accelerate matrix test ported below;
-//!   cuda  `gemm_config`'s tests ported below for matmul, else the contiguity candle's cuda
+//!         function) and the mkl/accelerate matrix test (the generated ports below);
+//!   cuda  `gemm_config`'s tests (generated port) for matmul, else the contiguity candle's cuda
 //!         backend checks (candle's own `Layout::is_contiguous`, the operands of rules/candle.toml);
-//!   metal `call_mlx_gemm`'s matrix test ported below ("silent" when the batch dims do not
+//!   metal `call_mlx_gemm`'s matrix test (generated port; "silent" when the batch dims do not
 //!         merge: MLX reads one batch stride and computes wrong values, no error), else the
 //!         contiguity the metal backend checks.
-//! The ports keep candle's condition lines byte for byte; `candle-real-runner selftest`
-//! asserts that against the vendored sources and checks the ports against CPU candle.
+//! The ports are generated from candle's sources at setup time (make_patches.py `--ports`,
+//! candle_real_ports.rs, never committed), so they test candle's condition lines byte for
+//! byte; `candle-real-runner selftest` checks that against the vendored sources and checks
+//! the ports against CPU candle.
 //!
 //! `contiguous` at depth 0 whose site equals the skip site ([`set_skip`] or env
 //! `CANDLE_REAL_SKIP=file:line:col`, file relative to candle-transformers' src/) returns its
@@ -287,125 +289,14 @@ fn cpu_v<T>(r: &Result<T>) -> V {
 }
 
 // -----------------------------------------------------------------------------------------
-// Ports of the backends' matmul layout checks (pure functions of the layouts and bmnk).
-// Each keeps candle's condition lines verbatim (the selftest greps them in the vendored
-// sources); only the results are reduced to ok / a message.
+// The backends' matmul layout checks (pure functions of the layouts and bmnk):
+// `cuda_gemm_config`, `mkl_matmul`, `metal_mlx_gemm`, each `Ok(())` or a message. They are
+// generated at setup time by make_patches.py (`--ports`) from the registry sources of
+// candle-core and candle-metal-kernels 0.11.1 — candle's condition lines taken line for
+// line — into candle_real_ports.rs next to this file (never committed).
 // -----------------------------------------------------------------------------------------
 
-/// candle-core 0.11.1 src/cuda_backend/mod.rs `gemm_config` (lines 1412-1485): lda/transa,
-/// ldb/transb, stride_b, stride_a.
-pub fn cuda_gemm_config(
-    (_b, m, n, k): (usize, usize, usize, usize),
-    lhs_l: &Layout,
-    rhs_l: &Layout,
-) -> std::result::Result<(), &'static str> {
-    let lhs_stride = lhs_l.stride();
-    let rhs_stride = rhs_l.stride();
-    let rhs_m1 = rhs_stride[rhs_stride.len() - 1];
-    let rhs_m2 = rhs_stride[rhs_stride.len() - 2];
-    let lhs_m1 = lhs_stride[lhs_stride.len() - 1];
-    let lhs_m2 = lhs_stride[lhs_stride.len() - 2];
-    let (lda, transa) = if (rhs_m1 == 1 || n == 1) && (rhs_m2 == n || k == 1) {
-        (n as i32, 'N')
-    } else if (rhs_m1 == k || n == 1) && (rhs_m2 == 1 || k == 1) {
-        (k as i32, 'T')
-    } else {
-        return Err("cuda: MatMulNonContiguous (rhs matrix)");
-    };
-    let (ldb, transb) = if (lhs_m1 == 1 || k == 1) && (lhs_m2 == k || m == 1) {
-        (k as i32, 'N')
-    } else if (lhs_m1 == m || k == 1) && (lhs_m2 == 1 || m == 1) {
-        (m as i32, 'T')
-    } else {
-        return Err("cuda: MatMulNonContiguous (lhs matrix)");
-    };
-    let _ = (lda, transa, ldb, transb);
-    let _stride_b: usize = match lhs_stride[..lhs_stride.len() - 2] {
-        [s1, stride] if s1 == stride * lhs_l.dims()[1] => stride,
-        [_, stride] if lhs_l.dims()[0] == 1 => stride,
-        [stride, _] if lhs_l.dims()[1] == 1 => stride,
-        [stride] => stride,
-        [] => m * k,
-        _ => return Err("cuda: MatMulNonContiguous (lhs batch)"),
-    };
-    let _stride_a: usize = match rhs_stride[..rhs_stride.len() - 2] {
-        [s1, stride] if s1 == stride * rhs_l.dims()[1] => stride,
-        [_, stride] if rhs_l.dims()[0] == 1 => stride,
-        [stride, _] if rhs_l.dims()[1] == 1 => stride,
-        [stride] => stride,
-        [] => n * k,
-        _ => return Err("cuda: MatMulNonContiguous (rhs batch)"),
-    };
-    Ok(())
-}
-
-/// candle-core 0.11.1 src/cpu_backend/mod.rs, the mkl `MatMul::f` (lines 1636-1660; the
-/// accelerate one, 1545-1569, has the same tests): ab_skip (candle's own), then lda/transa and
-/// ldb/transb — without cuBLAS's size-1 escapes in the transposed branches.
-pub fn mkl_matmul(
-    bmnk: (usize, usize, usize, usize),
-    lhs_l: &Layout,
-    rhs_l: &Layout,
-) -> std::result::Result<(), &'static str> {
-    let (_b, m, n, k) = bmnk;
-    if crate::cpu_backend::MatMul(bmnk)
-        .ab_skip(lhs_l, rhs_l)
-        .is_err()
-    {
-        return Err("mkl: non-contiguous batch (ab_skip)");
-    }
-    let lhs_stride = lhs_l.stride();
-    let rhs_stride = rhs_l.stride();
-    let rhs_m1 = rhs_stride[rhs_stride.len() - 1];
-    let rhs_m2 = rhs_stride[rhs_stride.len() - 2];
-    let lhs_m1 = lhs_stride[lhs_stride.len() - 1];
-    let lhs_m2 = lhs_stride[lhs_stride.len() - 2];
-    let (lda, transa) = if (rhs_m1 == 1 || n == 1) && (rhs_m2 == n || k == 1) {
-        (n as i32, b'N')
-    } else if rhs_m1 == k && rhs_m2 == 1 {
-        (k as i32, b'T')
-    } else {
-        return Err("mkl: non-contiguous rhs");
-    };
-    let (ldb, transb) = if (lhs_m1 == 1 || k == 1) && (lhs_m2 == k || m == 1) {
-        (k as i32, b'N')
-    } else if lhs_m1 == m && lhs_m2 == 1 {
-        (m as i32, b'T')
-    } else {
-        return Err("mkl: non-contiguous lhs");
-    };
-    let _ = (lda, transa, ldb, transb);
-    Ok(())
-}
-
-/// candle-metal-kernels 0.11.1 src/kernels/mlx_gemm.rs `call_mlx_gemm` (lines 485-518): the
-/// matrix tests. The batch dims are not checked there (`Err` never; see [`matmul_verdicts`]).
-pub fn metal_mlx_gemm(
-    (_b, m, n, k): (usize, usize, usize, usize),
-    lhs_stride: &[usize],
-    rhs_stride: &[usize],
-) -> std::result::Result<(), &'static str> {
-    let rhs_m1 = rhs_stride[rhs_stride.len() - 1];
-    let rhs_m2 = rhs_stride[rhs_stride.len() - 2];
-    let lhs_m1 = lhs_stride[lhs_stride.len() - 1];
-    let lhs_m2 = lhs_stride[lhs_stride.len() - 2];
-    let (lda, a_trans) = if (lhs_m1 == 1 || k == 1) && (lhs_m2 == k || m == 1) {
-        (k as i32, false)
-    } else if (lhs_m1 == m || k == 1) && (lhs_m2 == 1 || m == 1) {
-        (m as i32, true)
-    } else {
-        return Err("metal: MatMulNonContiguous (lhs)");
-    };
-    let (ldb, b_trans) = if (rhs_m1 == 1 || n == 1) && (rhs_m2 == n || k == 1) {
-        (n as i32, false)
-    } else if (rhs_m1 == k || n == 1) && (rhs_m2 == 1 || k == 1) {
-        (k as i32, true)
-    } else {
-        return Err("metal: MatMulNonContiguous (rhs)");
-    };
-    let _ = (lda, a_trans, ldb, b_trans);
-    Ok(())
-}
+include!("candle_real_ports.rs");
 
 /// Whether MLX's one batch stride (`stride[rank - 3]`, mlx_gemm.rs `call_mlx_gemm` /
 /// `check_batch_collapse`) addresses every batch of this operand: each batch dim of size > 1

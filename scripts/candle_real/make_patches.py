@@ -13,7 +13,9 @@ site logged at file:line:col is the same in the registry copy that stridelint re
       Module impls of Linear, Embedding, RmsNorm, LayerNorm and the kv caches' append get
       `#[track_caller]` and a frame, so the site is the model's line.
   candle-transformers: `#[track_caller]` on with_tracing's Module impls (no other change).
+  The matmul ports: `--ports FILE` writes candle_real_ports.rs (see `write_ports`).
 Usage: make_patches.py [OUT_DIR]  (default target/candle_real/patches; needs `diff`)
+       make_patches.py --ports target/candle_real/vendor/candle-core/src/candle_real_ports.rs
 """
 import glob, os, re, shutil, subprocess, sys, tempfile
 
@@ -134,7 +136,130 @@ def patch_transformers(d):
     open(p, "w").write(t)
 
 
+# ---------------------------------------------------------------------------------------
+# The matmul ports (candle_real_ports.rs, generated into the vendored candle-core at setup
+# time, never committed). The backends' matrix-layout tests are taken from the registry
+# sources line for line, so the logger evaluates candle's own conditions:
+#   - the `let rhs_m1 = ..` / `let lhs_m2 = ..` bindings,
+#   - each `let (ld, trans) = if COND {` / `} else if COND {` chain, whose branch values are
+#     replaced by placeholders and whose `else` becomes `return Err(<our message>)`,
+#   - cuda's batch-stride `match`es, whose arms are kept and whose fallback arm becomes
+#     `_ => return Err(<our message>)`.
+# The function signatures, messages and everything else below are ours.
+# ---------------------------------------------------------------------------------------
+METAL = glob.glob(os.path.expanduser("~/.cargo/registry/src/*/candle-metal-kernels-0.11.1"))
+
+# (port, source file, region start, region end, signature/prologue, messages by operand)
+PORTS = [
+    ("cuda_gemm_config", "candle-core-0.11.1/src/cuda_backend/mod.rs",
+     "fn gemm_config<T>(", "Ok(StridedBatchedConfig",
+     "/// cuda: `gemm_config` (candle-core src/cuda_backend/mod.rs): the matrix tests and the\n"
+     "/// batch strides.\n"
+     "pub fn cuda_gemm_config(\n    (_b, m, n, k): (usize, usize, usize, usize),\n"
+     "    lhs_l: &Layout,\n    rhs_l: &Layout,\n) -> std::result::Result<(), &'static str> {\n"
+     "    let lhs_stride = lhs_l.stride();\n    let rhs_stride = rhs_l.stride();\n",
+     {"rhs": "cuda: MatMulNonContiguous (rhs matrix)", "lhs": "cuda: MatMulNonContiguous (lhs matrix)",
+      "lhs batch": "cuda: MatMulNonContiguous (lhs batch)", "rhs batch": "cuda: MatMulNonContiguous (rhs batch)"}),
+    ("mkl_matmul", "candle-core-0.11.1/src/cpu_backend/mod.rs",
+     "#[cfg(feature = \"mkl\")]\n    fn f<", "let mut dst = vec!",
+     "/// mkl: the mkl `MatMul::f` (candle-core src/cpu_backend/mod.rs; accelerate's has the\n"
+     "/// same tests): `ab_skip` (candle's own), then the matrix tests.\n"
+     "pub fn mkl_matmul(\n    bmnk: (usize, usize, usize, usize),\n    lhs_l: &Layout,\n"
+     "    rhs_l: &Layout,\n) -> std::result::Result<(), &'static str> {\n"
+     "    let (_b, m, n, k) = bmnk;\n"
+     "    if crate::cpu_backend::MatMul(bmnk).ab_skip(lhs_l, rhs_l).is_err() {\n"
+     "        return Err(\"mkl: non-contiguous batch (ab_skip)\");\n    }\n"
+     "    let lhs_stride = lhs_l.stride();\n    let rhs_stride = rhs_l.stride();\n",
+     {"rhs": "mkl: non-contiguous rhs", "lhs": "mkl: non-contiguous lhs"}),
+    ("metal_mlx_gemm", None, "pub fn call_mlx_gemm(", "if m == 1 || n == 1",
+     "/// metal: `call_mlx_gemm` (candle-metal-kernels src/kernels/mlx_gemm.rs): the matrix\n"
+     "/// tests. The batch dims are not checked there (see `matmul_verdicts`).\n"
+     "pub fn metal_mlx_gemm(\n    (_b, m, n, k): (usize, usize, usize, usize),\n"
+     "    lhs_stride: &[usize],\n    rhs_stride: &[usize],\n"
+     ") -> std::result::Result<(), &'static str> {\n",
+     {"lhs": "metal: MatMulNonContiguous (lhs)", "rhs": "metal: MatMulNonContiguous (rhs)"}),
+]
+
+
+def region(text, start, end, path):
+    i = text.find(start)
+    if i < 0:
+        sys.exit(f"{path}: {start!r} not found")
+    j = text.find(end, i)
+    if j < 0:
+        sys.exit(f"{path}: {end!r} not found after {start!r}")
+    return text[i:j]
+
+
+def port_body(src, msgs, path):
+    """The generated statements of one port from the source region `src`."""
+    out, chains, names = [], 0, []
+    lines = [l.strip() for l in src.splitlines()]
+    i = 0
+    while i < len(lines):
+        l = lines[i]
+        if re.match(r"let (rhs|lhs)_m[12] = ", l):
+            out.append("    " + l)
+        elif l.startswith("let (") and " = if " in l and l.endswith("{"):
+            names = re.match(r"let \(([^)]*)\)", l).group(1)
+            operand = "rhs" if "rhs_m" in l else "lhs"
+            out.append("    " + l)
+            out.append("        (0, 0)")
+            i += 1
+            while not lines[i].startswith("} else"):  # candle's branch value: dropped
+                i += 1
+            while lines[i].startswith("} else if "):
+                out.append("    " + lines[i])
+                out.append("        (0, 1)")
+                i += 1
+                while not lines[i].startswith("} else"):
+                    i += 1
+            if lines[i] != "} else {":
+                sys.exit(f"{path}: unexpected line in a layout test: {lines[i]!r}")
+            out.append("    } else {")
+            out.append(f"        return Err({msgs[operand]!r});".replace("'", '"'))
+            out.append("    };")
+            out.append(f"    let _ = ({names});")
+            chains += 1
+        elif re.match(r"let \w+: usize = match (lhs|rhs)_stride\[", l):
+            operand = "lhs" if "match lhs_" in l else "rhs"
+            out.append("    " + l.replace("let ", "let _", 1))
+            i += 1
+            while lines[i].startswith("["):
+                out.append("        " + lines[i])
+                i += 1
+            if not lines[i].startswith("_ =>"):
+                sys.exit(f"{path}: unexpected arm in a batch-stride match: {lines[i]!r}")
+            out.append(f"        _ => return Err({msgs[operand + ' batch']!r}),".replace("'", '"'))
+            out.append("    };")
+        i += 1
+    if chains != 2:
+        sys.exit(f"{path}: expected two matrix tests, found {chains}")
+    return "\n".join(out) + "\n    Ok(())\n}\n"
+
+
+def write_ports(dest):
+    if not METAL:
+        sys.exit("candle-metal-kernels-0.11.1 not in the cargo registry")
+    parts = ["// Generated by scripts/candle_real/make_patches.py from the candle 0.11.1 registry\n"
+             "// sources (setup.sh); included by candle_real_log.rs. Never committed.\n"]
+    for name, rel, start, end, head, msgs in PORTS:
+        path = os.path.join(METAL[0], "src/kernels/mlx_gemm.rs") if rel is None else os.path.join(REG, rel)
+        body = port_body(region(open(path).read(), start, end, path), msgs, path)
+        if name == "mkl_matmul":
+            # accelerate's `MatMul::f` must test exactly what mkl's does
+            acc = port_body(region(open(path).read(), start.replace("mkl", "accelerate"), end, path), msgs, path)
+            if acc != body:
+                sys.exit(f"{path}: the accelerate and mkl matrix tests differ")
+        parts.append(head + body)
+    open(dest, "w").write("\n".join(parts))
+    print(f"ports: {dest}")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--ports":
+        write_ports(sys.argv[2])
+        return
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "target", "candle_real", "patches")
     os.makedirs(out, exist_ok=True)
     for crate, fn in [("candle-core", patch_core), ("candle-nn", patch_nn),

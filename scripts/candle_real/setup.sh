@@ -28,6 +28,8 @@ for crate in candle-core candle-nn candle-transformers; do
 done
 # The logger module is our code, kept whole rather than as a patch.
 cp "$HERE/candle_real_log.rs" "$OUT/vendor/candle-core/src/candle_real_log.rs"
+# The matmul ports it includes are generated from candle's sources (never committed).
+python3 "$HERE/make_patches.py" --ports "$OUT/vendor/candle-core/src/candle_real_ports.rs"
 mkdir -p "$OUT/runner"
 cp "$ROOT/Cargo.lock" "$OUT/runner/Cargo.lock" 2>/dev/null || true
 cat > "$OUT/runner/Cargo.toml" <<TOML
