@@ -243,6 +243,8 @@ impl OpKind {
             OpKind::InPlace => &["no_overlap_check", "indexed"],
             // nn.LSTM: the second result is the pair (h_n, c_n).
             OpKind::Recurrent => &["lstm"],
+            // candle's `get(i)`: the select reshaped, a copy of a non-contiguous select.
+            OpKind::Select => &["reshape"],
             _ => &[],
         }
     }
@@ -315,6 +317,7 @@ impl OpKind {
                     | OpKind::Transpose
                     | OpKind::Permute
                     | OpKind::Squeeze
+                    | OpKind::Select
                     | OpKind::Size
                     | OpKind::Ndim
                     | OpKind::Numel

@@ -38,6 +38,8 @@
 //! init = ["in_features: int", "out_features: int", "bias: bool = True"]
 //! forward = ["input: tensor"]
 //! kind = "linear_module"                   # what calling the module does; it may read init params
+//! method = "append"                        # optional: the call is `obj.append(…)` with every
+//!                                          # `forward` param positional (candle-nn's KvCache)
 //! ```
 //!
 //! Parameters are written like Python signatures: `"name|alias: type? = default"`,

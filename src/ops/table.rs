@@ -237,6 +237,10 @@ pub struct ModuleSpec {
     /// How the call's output sizes follow from its input's (`output_shape = "conv 2"`:
     /// convolution, pooling and resampling layers; see [`super::layer_shape`]).
     pub output_shape: Option<super::layer_shape::OutputShape>,
+    /// The method that runs the call when it is not `forward` (`method = "append"`: a
+    /// library object such as candle-nn's `KvCache`, whose `append(&k, &v)` takes every
+    /// call parameter as a positional argument).
+    pub method: Option<String>,
     pub doc: String,
 }
 
@@ -422,6 +426,8 @@ struct RawModule {
     input_sizes: Vec<String>,
     #[serde(default)]
     output_shape: Option<String>,
+    #[serde(default)]
+    method: Option<String>,
     #[serde(default)]
     contract: Vec<RawClause>,
     #[serde(default)]
@@ -704,7 +710,11 @@ impl OpTable {
                 .iter()
                 .any(|c| c.check.is_tensor_check() && c.check.rejects());
         let call = OpSpec {
-            name: format!("{}.forward", raw.name),
+            name: format!(
+                "{}.{}",
+                raw.name,
+                raw.method.as_deref().unwrap_or("forward")
+            ),
             kind,
             params: forward,
             methods: Vec::new(),
@@ -738,6 +748,7 @@ impl OpTable {
             call,
             input_sizes,
             output_shape,
+            method: raw.method,
             doc: raw.doc,
         })
     }

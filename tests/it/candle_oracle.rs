@@ -536,6 +536,9 @@ mod candle_index_kernels;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_layer_fields.rs"]
 mod candle_layer_fields;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_get_kv_cache.rs"]
+mod candle_get_kv_cache;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -801,4 +804,48 @@ fn sl006_index_kernel_fixture_markers_fail_in_candle_and_the_fixed_versions_run(
         "{error}"
     );
     first_sequence_order(&input(&[2, 3, 4])).expect("first_sequence_order");
+}
+
+/// `candle_get_kv_cache.rs`: `get` of a non-contiguous tensor returns a contiguous copy (so
+/// the matmul after it runs, where a view would fail), of a contiguous one a view;
+/// `KvCache::append` of a transposed value fails and the contiguous one runs; a rank-5
+/// matmul fails on the CPU build at batch 2 even though its operands are contiguous, and
+/// the merged rank-3 one runs.
+#[test]
+fn get_kv_cache_fixture_markers_hold_in_candle() {
+    use candle_get_kv_cache::*;
+    let (b, t, hidden, heads) = (2, 3, 8, 2);
+    let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+    let mut attn = Attention::new(hidden, heads, vb).unwrap();
+    let xs = input(&[b, t, hidden]);
+    // What the fixture's `get` splits: (3, b, h, t, d), not contiguous; each slice comes
+    // back contiguous (a copy), where `get_on_dim` keeps the strided view.
+    let fused = input(&[b, t, 3 * hidden])
+        .reshape((b, t, 3, heads, ()))
+        .and_then(|x| x.permute((2, 0, 3, 1, 4)))
+        .unwrap();
+    assert!(!fused.is_contiguous());
+    assert!(fused.get(0).unwrap().is_contiguous());
+    assert!(!fused.get_on_dim(0, 0).unwrap().is_contiguous());
+    // The view the old `get` row described fails the matmul; the copy runs.
+    let view_q = fused.get_on_dim(0, 0).unwrap();
+    let view_k = fused.get_on_dim(0, 1).unwrap();
+    assert!(view_q.matmul(&view_k.t().unwrap()).is_err());
+    attn.scores_by_get(&xs).expect("scores_by_get");
+    attn.first_sequence(&xs).expect("first_sequence");
+    let error = error_text(
+        &attn
+            .append_transposed_value(&xs)
+            .expect_err("append_transposed_value"),
+    );
+    assert!(
+        error.contains("only supports contiguous tensors"),
+        "{error}"
+    );
+    attn.append_contiguous(&xs).expect("append_contiguous");
+    let (n, windows) = (4, 1);
+    let qkv = input(&[b, n * windows, 3 * heads * 4]);
+    let error = error_text(&windowed_scores(&qkv, heads, windows).expect_err("windowed_scores"));
+    assert!(error.contains("MatMulUnexpectedStriding"), "{error}");
+    windowed_scores_merged(&qkv, heads, windows).expect("windowed_scores_merged");
 }

@@ -182,6 +182,14 @@ impl Interpreter<'_> {
             Value::NnModule(m) if attr == "forward" || attr == "forward_t" => {
                 self.call_module(&m, a, call.span, nspan, env)
             }
+            // A library object's own method (`kv_cache.append(&k, &v)`, rules/*.toml
+            // `method`): its call applied as an op on the arguments.
+            Value::NnModule(m) if m.spec.method.as_deref() == Some(attr) => {
+                let spec = &m.spec.call;
+                self.with_apply_ctx(env, |ctx| {
+                    applying::apply_op(ctx, spec, None, a.positional, a.keywords, call.span, nspan)
+                })
+            }
             // A value the analysis lost (`cache.update(k, v)`) that the code treats as a
             // tensor (`.reshape(...)`, `.transpose(...)`): the call is still reached on this
             // path, with an unknown input, so a finding about the call on another path says

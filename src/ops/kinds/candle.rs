@@ -39,6 +39,7 @@ pub fn transfer<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Opt
                 .map_err(fail(InvalidArgument))
         }),
         OpKind::Narrow => narrow(args, d),
+        OpKind::Select if spec.variant.as_deref() == Some("reshape") => select_reshape(args, d),
         OpKind::Unsqueeze => unsqueeze(args),
         OpKind::Chunk => chunk(args, d),
         OpKind::Elementwise => elementwise(spec, args, d),
@@ -152,6 +153,23 @@ fn narrow<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     candle_narrow(input, dim, &start, &length, d)
         .map(Transfer::tensor)
         .map_err(fail(InvalidArgument))
+}
+
+/// `get(i)` (variant `reshape`): `narrow(0, i, 1)` then `reshape` to the remaining dims
+/// (tensor.rs:2246) — the select's geometry, *copied* when that is not candle-contiguous
+/// (candle's test skips size-1 dims, so the narrowed tensor is contiguous exactly when the
+/// select is). A rank-0 input comes back as it is.
+fn select_reshape<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    if input.rank() == 0 {
+        return Ok(Transfer::tensor(input.clone()));
+    }
+    let selected = super::geometry::select(args, d)?;
+    let Some(view) = selected.layout().cloned() else {
+        return Ok(selected);
+    };
+    let result = candle_reshape(&view, &view.shape, d).map_err(fail(ElementCount))?;
+    Ok(maybe_copy(result, &view))
 }
 
 /// `unsqueeze(d)`: a size-1 dim with the stride of the dim it lands before (1 at the end).
