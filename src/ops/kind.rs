@@ -234,7 +234,10 @@ impl OpKind {
             OpKind::BatchTranspose => &["mH", "adjoint"],
             // rms_norm: the output is known (row-major) only for a row-major input.
             // masked_fill: the output has the broadcast shape of (mask, input).
-            OpKind::ContiguousResult => &["only_row_major", "broadcast_mask"],
+            // candle's to_dtype/to_device: the input itself when nothing changes.
+            OpKind::ContiguousResult => {
+                &["only_row_major", "broadcast_mask", "alias_when_unchanged"]
+            }
             // batch_norm, roll: an empty input is cloned (preserve_format).
             OpKind::SuggestedFormatResult => &["clone_if_empty"],
             // fill_/zero_/masked_fill_: no check for overlapping receivers; indexed writes

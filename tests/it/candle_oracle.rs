@@ -593,6 +593,20 @@ fn sl006_in_a_layer_field_method_fails_in_candle_with_the_callers_layout() {
     rotary
         .apply_rotary_emb_qkv(&q, &k, 0)
         .expect("apply_rotary_emb_qkv (contiguous q, transposed k)");
+    // The projection built by a free function: the marked matmul fails on candle's CPU
+    // build too (the lhs batch dims do not merge).
+    let vb = candle_nn::VarBuilder::zeros(DType::F32, &dev);
+    let scores = SelfScores::load(heads * head_dim, heads, head_dim, vb).expect("load");
+    let error = error_text(&scores.forward(&xs).expect_err("SelfScores::forward"));
+    assert!(
+        error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+        "{error}"
+    );
+    // `to_dtype` to the same dtype keeps the transposed view: `values_as`'s copy is real.
+    let v = input(&[b, t, heads, head_dim]);
+    let same = v.transpose(1, 2).unwrap().to_dtype(DType::F32).unwrap();
+    assert!(!same.is_contiguous());
+    assert!(values_as(&v, DType::F32).unwrap().is_contiguous());
 }
 
 #[test]

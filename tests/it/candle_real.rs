@@ -26,17 +26,17 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Floors: a little below what the binary measures today (of 76 mutations some backend
-/// rejects, 24 found at the rejecting line, 21 of them naming exactly the rejecting
+/// rejects, 25 found at the rejecting line, 22 of them naming exactly the rejecting
 /// backends — 9 and 6 before the layers held in struct fields were followed
 /// (`self.rotary_emb.apply_rotary_emb_qkv(&q, &k, o)`); 1 SL005 alarm at a line every
 /// backend accepted — rwkv_v6.rs:134, at sizes RWKV never runs (the `get` row now copies,
-/// which removed blip.rs:156); SL002 TP 15, FP 0 of 81 copying reshape-family sites — the
+/// which removed blip.rs:156); SL002 TP 16, FP 0 of 81 copying reshape-family sites — the
 /// 6 `get` copies of blip.rs:153-155 and modernbert.rs:126-128 among them: precision 1.0).
 /// Raise them as the analysis improves.
-const MIN_MUTATIONS_FOUND: usize = 23;
-const MIN_MUTATIONS_FOUND_WITH_BACKENDS: usize = 20;
+const MIN_MUTATIONS_FOUND: usize = 24;
+const MIN_MUTATIONS_FOUND_WITH_BACKENDS: usize = 21;
 const MAX_FALSE_ALARMS: usize = 1;
-const SL002_MIN_TRUE_POSITIVES: usize = 14;
+const SL002_MIN_TRUE_POSITIVES: usize = 15;
 const SL002_MIN_PRECISION: f64 = 0.95;
 
 const BACKENDS: [&str; 4] = ["cpu", "mkl", "cuda", "metal"];
@@ -383,15 +383,18 @@ fn binary_meets_floors_on_candle_tree() {
 
     // unmodified: SL002 against the logged copies, SL005/SL006 at lines every backend accepted
     let findings = lint(&src);
-    let at = |code: &str, file: &str, line: u64| {
-        findings
-            .iter()
-            .any(|f| f["code"] == code && rel(f, &src) == file && covers(f, line))
-    };
     let (mut tp, mut fp) = (0, 0);
     let mut copying = 0;
+    // A finding spans its whole chain (`x.reshape(..)?.transpose(..)?.flatten_from(..)`):
+    // it is about the site of its own op, the one its subject names.
+    let reports_copy = |file: &str, line: u64, op: &str| {
+        findings.iter().any(|f| {
+            let own_op = f["subject"]["op"].as_str().is_none_or(|o| o == op);
+            f["code"] == "SL002" && rel(f, &src) == file && covers(f, line) && own_op
+        })
+    };
     for r in read_csv("copies.csv") {
-        let hit = at("SL002", &r["file"], n(&r, "line"));
+        let hit = reports_copy(&r["file"], n(&r, "line"), &r["op"]);
         if n(&r, "copied") > 0 {
             copying += 1;
             tp += hit as usize;

@@ -1289,12 +1289,16 @@ fn keeps_shape(spec: &OpSpec, operands: &[(String, Option<SymLayout>)]) -> bool 
 }
 
 /// Ops whose result is always a newly written contiguous tensor, whatever the input
-/// layout (PyTorch only; see [`OpKind::output_always_contiguous`]). `rms_norm` keeps some
+/// layout (see [`OpKind::output_always_contiguous`]). `rms_norm` keeps some
 /// input layouts, and `contiguous(memory_format=…)` may ask for channels-last.
 fn fresh_output(spec: &OpSpec, positional: &[Value], keywords: &[(String, Value)]) -> bool {
-    spec.semantics == ops::Semantics::Torch
-        && spec.kind.output_always_contiguous()
-        && spec.variant.as_deref() != Some("only_row_major")
+    // Both libraries allocate these outputs row-major (candle's matmul and fused kernels
+    // write a fresh contiguous buffer on every backend, spec §10).
+    spec.kind.output_always_contiguous()
+        && !matches!(
+            spec.variant.as_deref(),
+            Some("only_row_major" | "alias_when_unchanged")
+        )
         && (spec.kind != OpKind::Contiguous || (positional.is_empty() && keywords.is_empty()))
 }
 
@@ -1372,7 +1376,9 @@ fn target_size(ctx: &mut ApplyCtx, span: Span, i: usize) -> Dim {
         .trim_start_matches('(')
         .split('.')
         .next()
-        .unwrap_or("t");
+        .unwrap_or("t")
+        // A chain broken over lines (`x\n    .reshape(..)`) leaves the line break.
+        .trim();
     let not_a_tensor = matches!(first, "self" | "torch" | "F" | "nn" | "");
     let base = match &ctx.name_hint {
         Some(hint) if not_a_tensor => hint.clone(),

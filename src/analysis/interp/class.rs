@@ -155,8 +155,17 @@ impl Interpreter<'_> {
         let ctors = self.constructors(class);
         let Some((ctor, owner)) = ctors.first().cloned() else {
             // No constructor in the analysed code (a dataclass, a library base): an object
-            // without known attributes.
-            let obj = self.new_instance(class, HashMap::default(), &Facts::default());
+            // without known attributes; a Rust struct literal (`Linear { weight, span }`,
+            // the only Rust call with keywords) gives its fields.
+            let fields = match self.language {
+                Language::Rust => a
+                    .keywords
+                    .iter()
+                    .map(|(k, v)| (Arc::from(k.as_str()), v.clone()))
+                    .collect(),
+                Language::Python => HashMap::default(),
+            };
+            let obj = self.new_instance(class, fields, &Facts::default());
             return Value::Instance(obj);
         };
         let placeholder = self.new_instance(class, HashMap::default(), &Facts::default());

@@ -96,6 +96,7 @@ impl Lowerer {
             | SynExpr::Continue(_)
             | SynExpr::Assign(_) => self.hoist(expr),
             SynExpr::Struct(record) if self.is_constructor_result(record) => self.hoist(expr),
+            SynExpr::Struct(record) => self.struct_literal(record),
             _ => unknown(self.span_of(expr)),
         }
     }
@@ -215,6 +216,34 @@ impl Lowerer {
         let func = self.expr(&call.func);
         let args = self.arguments(&call.args);
         let span = join(func.span, self.span(call.paren_token.span.close()));
+        Expr::new(
+            ExprKind::Call {
+                func: Box::new(func),
+                args: args.into(),
+            },
+            span,
+        )
+    }
+
+    /// `Linear { weight, span }` outside `Linear`'s constructor (a factory function's
+    /// result): the call `Linear(weight=weight, span=span)`, which builds an object with
+    /// those fields (Rust has no keyword arguments, so only a struct literal has them). A
+    /// path of several segments or a `..base` is not lowered (the type or some fields are
+    /// unknown).
+    fn struct_literal(&mut self, record: &syn::ExprStruct) -> Expr {
+        let span = self.span_of(record);
+        let type_name = match record.path.get_ident() {
+            Some(ident) if record.qself.is_none() && record.rest.is_none() => unraw(ident),
+            _ => return unknown(span),
+        };
+        let mut args = Vec::with_capacity(record.fields.len());
+        for field in &record.fields {
+            let syn::Member::Named(name) = &field.member else {
+                return unknown(span);
+            };
+            args.push(Arg::keyword(unraw(name).into(), self.expr(&field.expr)));
+        }
+        let func = name_expr(type_name, self.span_of(&record.path));
         Expr::new(
             ExprKind::Call {
                 func: Box::new(func),

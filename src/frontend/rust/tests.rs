@@ -932,12 +932,36 @@ fn nested_items_consts_and_modules() {
 }
 
 #[test]
+fn a_struct_literal_outside_its_constructor_is_a_keyword_call() {
+    // The rendering shows argument values only: `Linear(weight, s)` is the call with the
+    // keywords `weight=` and `span=` (the fields the object gets).
+    let body = function_body(
+        r#"
+        fn f(weight: Tensor) {
+            let a = Linear { weight, span: s };
+            let b = crate::Linear { weight };
+            let c = Linear { weight, ..base };
+        }
+        "#,
+    );
+    assert_eq!(
+        body,
+        dedent(
+            r#"
+            a = Linear(weight, s)
+            b = ?
+            c = ?
+            "#
+        )
+    );
+}
+
+#[test]
 fn expressions_the_ir_does_not_model_are_unknown() {
     let body = function_body(
         r#"
         fn f(xs: &Tensor) {
             let a = xs.apply(|x| x.t());
-            let b = Config { heads: 2 };
             let c = [0f32; 16];
             let d = async { 1 };
             let e = <Tensor as Module>::forward(&m, xs);
@@ -953,7 +977,6 @@ fn expressions_the_ir_does_not_model_are_unknown() {
         dedent(
             r#"
             a = xs.apply(?)
-            b = ?
             c = ?
             d = ?
             e = ?(m, xs)

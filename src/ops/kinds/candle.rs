@@ -32,6 +32,9 @@ pub fn transfer<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Opt
         OpKind::Reshape => reshape(args, d),
         OpKind::Flatten => flatten(args, d),
         OpKind::Contiguous => contiguous(args, d),
+        OpKind::ContiguousResult if spec.variant.as_deref() == Some("alias_when_unchanged") => {
+            converted(args, d)
+        }
         OpKind::ContiguousResult => fresh(args),
         OpKind::MatrixTranspose => tensor_arg(args, "input").and_then(|input| {
             candle_t(input)
@@ -141,6 +144,18 @@ fn fresh<S: Size>(args: &BoundArgs<S>) -> Outcome<S> {
     Ok(Transfer::tensor(row_major(
         tensor_arg(args, "input")?.shape.clone(),
     )))
+}
+
+/// `to_dtype(t)` / `to_device(d)`: a fresh row-major copy, or the input itself when its
+/// dtype (device) is already that one (tensor.rs `to_dtype`: `self.clone()`). Contiguous
+/// either way only when the input is.
+fn converted<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+    let input = tensor_arg(args, "input")?;
+    let numel = input.numel();
+    Ok(match candle_is_contiguous(input, d) {
+        Tri::Yes => Transfer::tensor(input.clone()).with_copy(Tri::Unknown, numel),
+        Tri::No | Tri::Unknown => Transfer::unknown_tensor().with_copy(Tri::Unknown, numel),
+    })
 }
 
 fn narrow<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
