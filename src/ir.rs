@@ -219,9 +219,10 @@ pub struct Param {
     pub shape_annotation: Option<Vec<String>>,
     /// Annotated `int` (`key_dim: int`): a number, never a tensor.
     pub annotated_int: bool,
-    /// The type a parameter is annotated with when it is one plain name (`rope:
-    /// RotaryEmbedding`; Rust `rotary_emb: Arc<RotaryEmbedding>`, `&RotaryEmbedding`): an
-    /// object of that class when the file defines it.
+    /// The struct a Rust parameter holds (`rotary_emb: Arc<RotaryEmbedding>`,
+    /// `&RotaryEmbedding`): an object of that class when the file defines it. Python's
+    /// annotations are not read for it: measured on the first tree, objects for them cost
+    /// 2 % of the analysis and changed no finding.
     pub annotated_type: Option<String>,
     pub default: Option<Expr>,
     /// `*args` / `**kwargs`

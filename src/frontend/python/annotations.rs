@@ -20,19 +20,6 @@ pub(in crate::frontend::python) fn is_int_annotation(annotation: &Expr) -> bool 
     matches!(&annotation.kind, ExprKind::Name(n) if n == "int")
 }
 
-/// The class a parameter is annotated with, when the annotation is one plain name other
-/// than a builtin (`rope: RotaryEmbedding`); `Optional[...]` and unions are not one (the
-/// value may be something else).
-pub(in crate::frontend::python) fn type_annotation_name(annotation: &Expr) -> Option<String> {
-    const BUILTINS: [&str; 8] = [
-        "int", "float", "bool", "str", "bytes", "list", "dict", "tuple",
-    ];
-    match &annotation.kind {
-        ExprKind::Name(n) if !BUILTINS.contains(&n.as_str()) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
 /// The dimension names of a jaxtyping annotation (already lowered to IR), if it is one:
 /// `Dtype[Array, "dims"]`, through `Optional[...]` and `... | None` (`source` tells `|`
 /// from the other operators the IR merges into `BinOp::Other`).

@@ -8,9 +8,7 @@ use std::sync::Arc;
 
 use super::lexer::{Aug, Tok, Token};
 use super::{exact, is_invalid_target, to_target, Fail, Mode, PResult, Parser, MAX_DEPTH};
-use crate::frontend::python::annotations::{
-    is_int_annotation, shape_annotation, type_annotation_name,
-};
+use crate::frontend::python::annotations::{is_int_annotation, shape_annotation};
 use crate::ir::{self, BinOp, Class, Expr, ExprKind, Function, Param, Span, Stmt, Target};
 
 impl Parser<'_> {
@@ -1399,7 +1397,6 @@ impl Parser<'_> {
                     let name = self.expect_name()?;
                     let mut shape = None;
                     let mut annotated_int = false;
-                    let mut annotated_type = None;
                     if annotations && self.eat(Tok::Colon) {
                         self.no_walrus += 1;
                         let annotation = self.child(|p| p.expression());
@@ -1408,7 +1405,6 @@ impl Parser<'_> {
                         if self.building() {
                             shape = shape_annotation(&annotation, self.text);
                             annotated_int = is_int_annotation(&annotation);
-                            annotated_type = type_annotation_name(&annotation);
                         }
                     }
                     let default = if self.eat(Tok::Assign) {
@@ -1428,7 +1424,7 @@ impl Parser<'_> {
                         name: self.text_of(name).to_string(),
                         shape_annotation: shape,
                         annotated_int,
-                        annotated_type,
+                        annotated_type: None,
                         default: default.filter(|_| self.building()),
                         variadic: false,
                         span: self.span_from(start),
