@@ -874,3 +874,52 @@ fn the_integration_tests_are_one_binary_that_declares_every_file() {
         "tests/it/main.rs declares no `mod` for {undeclared:?}"
     );
 }
+
+/// Production functions of `analysis/`, `main.rs` and `lib.rs` fit in 100 lines (issue 34):
+/// from a `fn` line to the `}` at its indentation, in rustfmt's layout, test modules (from a
+/// column-0 `#[cfg(test)]` on) and `analysis/tests/` left out.
+#[test]
+fn no_production_function_over_100_lines() {
+    const MAX_LINES: usize = 100;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.join("main.rs"), src.join("lib.rs")];
+    let mut dirs = vec![src.join("analysis")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.ends_with("tests") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut long = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().take_while(|l| *l != "#[cfg(test)]").collect();
+        for (i, line) in lines.iter().enumerate() {
+            let code = line.trim_start();
+            let indent = &line[..line.len() - code.len()];
+            let signature = code
+                .trim_start_matches("pub ")
+                .trim_start_matches("pub(crate) ");
+            let signature = signature.trim_start_matches("pub(super) ");
+            if !signature.starts_with("fn ") {
+                continue;
+            }
+            let close = format!("{indent}}}");
+            let Some(end) = lines[i + 1..].iter().position(|l| *l == close) else {
+                continue;
+            };
+            if end + 2 > MAX_LINES {
+                long.push(format!("{}:{} ({} lines)", file.display(), i + 1, end + 2));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}

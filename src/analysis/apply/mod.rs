@@ -1754,34 +1754,7 @@ fn contiguous_unknown_shape(
                 .get("dim")
                 .is_some_and(|d| matches!(d, ArgValue::Int(_))) =>
         {
-            // `x.size(-1)`: one size of a tensor of unknown shape, the same at every read.
-            let dim = match bound.get("dim") {
-                Some(ArgValue::Int(d)) => d.as_lit(),
-                _ => None,
-            };
-            let known = alt
-                .origin
-                .zip(dim)
-                .and_then(|(o, i)| ctx.root.dim_name(o, i, None));
-            let size = match known {
-                Some(size) => size,
-                None => {
-                    let name = match ctx.name_hint.take() {
-                        Some(n) => n,
-                        None => ctx
-                            .text(span)
-                            .chars()
-                            .filter(|c| !c.is_whitespace())
-                            .take(40)
-                            .collect(),
-                    };
-                    let size = ctx.root.mint(&name);
-                    if let (Some(o), Some(i)) = (alt.origin, dim) {
-                        ctx.root.dim_names.insert((o, i), size.clone());
-                    }
-                    size
-                }
-            };
+            let size = size_of_unknown_shape(ctx, bound, alt, span);
             (
                 plain_transfer(OpResult::Size(ArgValue::Int(size))),
                 None,
@@ -1792,6 +1765,43 @@ fn contiguous_unknown_shape(
             (plain_transfer(OpResult::UnknownTensor), None, None)
         }
         _ => (unknown_transfer(), None, None),
+    }
+}
+
+/// `x.size(-1)` of a tensor of unknown shape: one size, the same at every read of that dim
+/// (named after the code that reads it first).
+fn size_of_unknown_shape(
+    ctx: &mut ApplyCtx,
+    bound: &ops::BoundArgs<Dim>,
+    alt: &TensorAlt,
+    span: Span,
+) -> Dim {
+    let dim = match bound.get("dim") {
+        Some(ArgValue::Int(d)) => d.as_lit(),
+        _ => None,
+    };
+    let known = alt
+        .origin
+        .zip(dim)
+        .and_then(|(o, i)| ctx.root.dim_name(o, i, None));
+    match known {
+        Some(size) => size,
+        None => {
+            let name = match ctx.name_hint.take() {
+                Some(n) => n,
+                None => ctx
+                    .text(span)
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .take(40)
+                    .collect(),
+            };
+            let size = ctx.root.mint(&name);
+            if let (Some(o), Some(i)) = (alt.origin, dim) {
+                ctx.root.dim_names.insert((o, i), size.clone());
+            }
+            size
+        }
     }
 }
 
