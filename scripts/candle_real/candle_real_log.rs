@@ -222,6 +222,29 @@ impl V {
 }
 
 /// Writes one record. `verdicts` are mkl, cuda, metal; cpu comes from `cpu_err`.
+/// scatter / scatter_add / index_add: every backend checks the ids and the source (the
+/// destination is a fresh copy of `input`).
+fn log_indexed_write(
+    f: &Frame,
+    op: &str,
+    input: &Tensor,
+    indexes: &Tensor,
+    source: &Tensor,
+    r: &Result<Tensor>,
+) {
+    if !enabled() {
+        return;
+    }
+    let ops = [indexes.layout(), source.layout()];
+    let v = contig_verdicts(cpu_v(r), &ops, &ops);
+    let operands = [
+        ("input", input.layout()),
+        ("index", indexes.layout()),
+        ("source", source.layout()),
+    ];
+    write(f, op, &operands, err_string(r), v, None, "");
+}
+
 fn write(
     frame: &Frame,
     op: &str,
@@ -480,23 +503,7 @@ impl Tensor {
     ) -> Result<Self> {
         let f = Frame::enter("scatter");
         let r = self.scatter__(indexes, source, dim);
-        if enabled() {
-            let ops = [indexes.layout(), source.layout()];
-            let v = contig_verdicts(cpu_v(&r), &ops, &ops);
-            write(
-                &f,
-                "scatter",
-                &[
-                    ("input", self.layout()),
-                    ("index", indexes.layout()),
-                    ("source", source.layout()),
-                ],
-                err_string(&r),
-                v,
-                None,
-                "",
-            );
-        }
+        log_indexed_write(&f, "scatter", self, indexes, source, &r);
         r
     }
 
@@ -509,23 +516,7 @@ impl Tensor {
     ) -> Result<Self> {
         let f = Frame::enter("scatter_add");
         let r = self.scatter_add__(indexes, source, dim);
-        if enabled() {
-            let ops = [indexes.layout(), source.layout()];
-            let v = contig_verdicts(cpu_v(&r), &ops, &ops);
-            write(
-                &f,
-                "scatter_add",
-                &[
-                    ("input", self.layout()),
-                    ("index", indexes.layout()),
-                    ("source", source.layout()),
-                ],
-                err_string(&r),
-                v,
-                None,
-                "",
-            );
-        }
+        log_indexed_write(&f, "scatter_add", self, indexes, source, &r);
         r
     }
 
@@ -538,23 +529,7 @@ impl Tensor {
     ) -> Result<Self> {
         let f = Frame::enter("index_add");
         let r = self.index_add__(indexes, source, dim);
-        if enabled() {
-            let ops = [indexes.layout(), source.layout()];
-            let v = contig_verdicts(cpu_v(&r), &ops, &ops);
-            write(
-                &f,
-                "index_add",
-                &[
-                    ("input", self.layout()),
-                    ("index", indexes.layout()),
-                    ("source", source.layout()),
-                ],
-                err_string(&r),
-                v,
-                None,
-                "",
-            );
-        }
+        log_indexed_write(&f, "index_add", self, indexes, source, &r);
         r
     }
 
