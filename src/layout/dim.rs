@@ -1552,18 +1552,14 @@ fn in_display_scope<R>(
 /// The name `symbol` prints under in the current [`with_display_order`] scope (itself
 /// outside one).
 pub fn display_name(symbol: &str) -> String {
-    DISPLAY.with(|d| match &mut d.borrow_mut().names {
-        Names::AsNamed => symbol.to_string(),
-        Names::Noting(printed) => {
-            printed.insert(symbol.to_string());
-            symbol.to_string()
-        }
-        Names::Chosen(names) => names.name(symbol).to_string(),
-    })
+    let mut shown = String::with_capacity(symbol.len());
+    // Writing to a String cannot fail.
+    let _ = write_symbol(&mut shown, symbol);
+    shown
 }
 
-/// Writes `symbol` under its name in the current scope, as [`display_name`] gives it,
-/// without allocating where the scope keeps the name (every size printed passes here).
+/// Writes `symbol` under its name in the current scope ([`display_name`]), without
+/// allocating where the scope keeps the name (every size printed passes here).
 fn write_symbol(w: &mut dyn fmt::Write, symbol: &str) -> fmt::Result {
     DISPLAY.with(|d| match &mut d.borrow_mut().names {
         Names::AsNamed => w.write_str(symbol),

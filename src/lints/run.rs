@@ -75,9 +75,10 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
             }
             // The first finding at a site is the one kept: a later one is not worded.
             let of_caller = ev.from_caller && !ev.rests_on_assumed_layout();
-            let kept = match of_caller {
-                true => from_callers.contains_key(&site),
-                false => open.contains_key(&site),
+            let kept = if of_caller {
+                from_callers.contains_key(&site)
+            } else {
+                open.contains_key(&site)
             };
             if kept {
                 continue;

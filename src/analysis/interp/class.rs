@@ -85,7 +85,7 @@ impl ClassTable {
 }
 
 impl Interpreter<'_> {
-    pub(super) fn new_instance(
+    fn new_instance(
         &mut self,
         class: &Arc<ClassDef>,
         attrs: Bindings,
@@ -100,6 +100,20 @@ impl Interpreter<'_> {
             id: self.next_instance,
             named: None,
         })
+    }
+
+    /// An object standing for the parameter `param` (a Rust parameter typed with a struct of
+    /// the file): no attribute known, the unknown ones named after the parameter.
+    pub(super) fn parameter_object(&mut self, class: &Arc<ClassDef>, param: &str) -> Value {
+        self.next_instance += 1;
+        Value::Instance(Arc::new(Instance {
+            class: class.clone(),
+            attrs: HashMap::default(),
+            exact_quotients: Vec::new(),
+            divisibility: Vec::new(),
+            id: self.next_instance,
+            named: Some(param.to_string()),
+        }))
     }
 
     /// The constructors of a class: Python's `__init__` (by the lookup order), or the Rust

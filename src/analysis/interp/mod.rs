@@ -829,20 +829,15 @@ impl<'a> Interpreter<'a> {
     }
 
     /// A Rust parameter whose type is a struct of this file (`rotary_emb:
-    /// Arc<RotaryEmbedding>`): an object of it whose attributes are unknown, so that its methods run with the
-    /// caller's arguments (`self.rotary_emb.apply_rotary_emb_qkv(&q, &k, offset)`).
+    /// Arc<RotaryEmbedding>`): an object of it whose attributes are unknown, so that its
+    /// methods run with the caller's arguments (`self.rotary_emb.apply_rotary_emb_qkv(&q,
+    /// &k, offset)`).
     fn annotated_object(&mut self, p: &crate::ir::Param) -> Option<Value> {
         let name = p.annotated_type.as_deref()?;
         let Some(Value::Class(class)) = self.globals.get(name).cloned() else {
             return None;
         };
-
-        let fresh = self.new_instance(&class, HashMap::default(), &Facts::default());
-        let named = Instance {
-            named: Some(p.name.clone()),
-            ..Arc::try_unwrap(fresh).ok()?
-        };
-        Some(Value::Instance(Arc::new(named)))
+        Some(self.parameter_object(&class, &p.name))
     }
 
     /// A parameter whose value nothing tells: a name. One annotated `int` or defaulting to

@@ -437,32 +437,29 @@ fn returns_own_type(output: &ReturnType, type_name: &str) -> bool {
 
 /// The type a parameter of type `ty` holds an object of, through references and the
 /// smart pointers model code shares layers with: `Arc<RotaryEmbedding>`,
-/// `&RotaryEmbedding`, `Box<Block>` → the last segment's name.
+/// `&RotaryEmbedding`, `Box<Block>` → its [`type_name`]. Not a generic type's, and not
+/// `Tensor` (a file may `impl SomeTrait for Tensor`, which makes it a class here, but its
+/// values are tensors).
 fn held_type_name(ty: &Type) -> Option<String> {
     match ty {
         Type::Reference(r) => held_type_name(&r.elem),
         Type::Paren(p) => held_type_name(&p.elem),
-        Type::Path(p) if p.qself.is_none() => {
-            let last = p.path.segments.last()?;
-            let name = unraw(&last.ident);
-            match &last.arguments {
-                // candle's and tch's tensor type: a file may `impl SomeTrait for Tensor`,
-                // which makes it a class here, but its values are tensors.
-                syn::PathArguments::None if name == "Tensor" => None,
-                syn::PathArguments::None => Some(name),
-                syn::PathArguments::AngleBracketed(args)
-                    if matches!(name.as_str(), "Arc" | "Rc" | "Box") =>
-                {
-                    match args.args.first()? {
-                        syn::GenericArgument::Type(inner) if args.args.len() == 1 => {
-                            held_type_name(inner)
-                        }
-                        _ => None,
+        Type::Group(g) => held_type_name(&g.elem),
+        Type::Path(p) if p.qself.is_none() => match &p.path.segments.last()?.arguments {
+            syn::PathArguments::None => Some(type_name(ty)).filter(|name| name != "Tensor"),
+            syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => {
+                let pointer = type_name(ty);
+                match args.args.first()? {
+                    syn::GenericArgument::Type(inner)
+                        if matches!(pointer.as_str(), "Arc" | "Rc" | "Box") =>
+                    {
+                        held_type_name(inner)
                     }
+                    _ => None,
                 }
-                _ => None,
             }
-        }
+            _ => None,
+        },
         _ => None,
     }
 }
