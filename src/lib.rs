@@ -253,7 +253,9 @@ fn check_file_cached(
         .and_then(|(cache, key)| cache.get(path, key));
     // A clean file from the cache is not even loaded, unless it may hold a malformed
     // directive, which is reported again on every run.
-    if hit.as_ref().is_some_and(Vec::is_empty) && !suppression::may_hold_directive(&text) {
+    if hit.as_ref().is_some_and(Vec::is_empty)
+        && !suppression::may_hold_directive(&text, source::language_of(path))
+    {
         return Ok(FileReport::default());
     }
     let file = Arc::new(load_source(path, text).map_err(|message| FileError {
@@ -410,13 +412,7 @@ fn check_loaded(
     settings: &Settings,
     project: &project::ProjectIndex,
 ) -> FileReport {
-    // The language is chosen by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
-    let is_rust = file.path.extension().is_some_and(|e| e == "rs");
-    let language = if is_rust {
-        ir::Language::Rust
-    } else {
-        ir::Language::Python
-    };
+    let language = file.language();
     // The pre-filter: a file that names no op any rule reports on cannot produce an op
     // finding. It is still parsed when SL999 may report its syntax errors.
     // Probes (the editor's hover) want every layout, whatever the rules could report.
@@ -432,6 +428,7 @@ fn check_loaded(
         return FileReport::default();
     }
     // syn is not error tolerant: a Rust file that does not parse is reported and skipped.
+    let is_rust = language == ir::Language::Rust;
     let parsed = if is_rust {
         frontend::rust::parse_rust(&file.text)
     } else {

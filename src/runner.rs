@@ -8,7 +8,7 @@
 //! Architecture invariant: the lints never see the source text; everything they need from
 //! it is a method of [`lints::SourceFacts`] implemented here.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use crate::analysis::event::OpEvent;
@@ -181,7 +181,7 @@ impl<'a> FileFacts<'a> {
         let mut facts = FileFacts {
             file,
             module,
-            discarded: HashMap::new(),
+            discarded: HashMap::default(),
             functions: Vec::new(),
         };
         let language = module.language;

@@ -226,13 +226,18 @@ pub fn python_newlines(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).expect("still UTF-8"))
 }
 
+/// A file's language, by extension: `.rs` is Rust (candle, tch-rs), the rest Python.
+pub fn language_of(path: &std::path::Path) -> crate::ir::Language {
+    match path.extension().is_some_and(|e| e == "rs") {
+        true => crate::ir::Language::Rust,
+        false => crate::ir::Language::Python,
+    }
+}
+
 impl SourceFile {
-    /// The file's language, by extension: `.rs` is Rust, the rest Python.
+    /// The file's language, by extension (see [`language_of`]).
     pub fn language(&self) -> crate::ir::Language {
-        match self.path.extension().is_some_and(|e| e == "rs") {
-            true => crate::ir::Language::Rust,
-            false => crate::ir::Language::Python,
-        }
+        language_of(&self.path)
     }
 
     /// The suppression comments of the file (see [`crate::suppression`]), read on the

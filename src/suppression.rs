@@ -410,7 +410,7 @@ impl Suppressions {
     pub fn new(text: &str, language: Language, line_of: impl Fn(usize) -> usize) -> Self {
         let mut found = Suppressions::default();
         // Most files name no directive at all: then there is nothing to lex.
-        if !may_hold_directive(text) {
+        if !may_hold_directive(text, language) {
             return found;
         }
         let lexed = lex(text, language);
@@ -493,10 +493,25 @@ fn alone_on_line(text: &str, start: usize) -> bool {
         .all(|b| b == b' ' || b == b'\t' || b == b'\x0c')
 }
 
-/// Does `text` name `noqa` or `stridelint` anywhere (any case)? Without either it has no
-/// directive, and no comment needs to be lexed.
-pub fn may_hold_directive(text: &str) -> bool {
-    directive_words().find(text.as_bytes()).is_some()
+/// Does `text` name `noqa` or `stridelint` anywhere a comment may be (any case)? Without
+/// either it has no directive, and no comment needs to be lexed. A Python comment ends its
+/// line, so only the rest of each line after a `#` is searched (most of a file is code and
+/// docstrings); Rust's block comments span lines, so a Rust file is searched whole.
+pub fn may_hold_directive(text: &str, language: Language) -> bool {
+    let bytes = text.as_bytes();
+    if language != Language::Python {
+        return directive_words().find(bytes).is_some();
+    }
+    let mut from = 0;
+    while let Some(hash) = memchr::memchr(b'#', &bytes[from..]) {
+        let start = from + hash;
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |n| start + n);
+        if directive_words().find(&bytes[start..end]).is_some() {
+            return true;
+        }
+        from = end;
+    }
+    false
 }
 
 fn directive_words() -> &'static AhoCorasick {

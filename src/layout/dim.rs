@@ -48,9 +48,10 @@
 //! Every `Dim` denotes an integer whenever its divisibility assumptions hold; the bounds
 //! rely on that (a positive integer is `≥ 1`).
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -1138,7 +1139,7 @@ impl ShiftedExpansion {
         let scale = d.terms.iter().try_fold(1i128, |acc, t| {
             acc.checked_mul(t.coeff.den / gcd(acc as u128, t.coeff.den as u128) as i128)
         })?;
-        let mut expanded: HashMap<Vec<u32>, i128> = HashMap::new();
+        let mut expanded: HashMap<Vec<u32>, i128> = HashMap::default();
         for term in d.terms.iter() {
             let coefficient = term.coeff.num.checked_mul(scale / term.coeff.den)?;
             let mut powers = lifts.clone();

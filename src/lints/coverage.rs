@@ -8,7 +8,7 @@
 //! undecided on a known input is told apart here, from the target and the operands, only
 //! for the sites counted.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::event::{AltOutcome, OpEvent, Outcome, UnknownReason};
 use crate::coverage::{OpFamily, SiteCounts};
@@ -25,7 +25,7 @@ pub fn count_sites(events: &[OpEvent], language: Language) -> SiteCounts {
     let ops = ReportedOps::get(language);
     let requires_contiguous = super::registered("SL006");
     // Per site: its family, and `None` once decided, else the first reason seen.
-    let mut sites: HashMap<(Span, &str), (OpFamily, Option<UnknownReason>)> = HashMap::new();
+    let mut sites: HashMap<(Span, &str), (OpFamily, Option<UnknownReason>)> = HashMap::default();
     let mut order: Vec<(Span, &str)> = Vec::new();
     for ev in events {
         let family = if ops.reports(requires_contiguous, ev.op) {

@@ -13,7 +13,8 @@
 //! of one or two letters (`t`, `mT`, candle's `i`) are looked for as `.t(` / `.mT`, so a
 //! bare `t(x)` imported from torch is not seen (no model code writes it).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -55,7 +56,7 @@ impl ReportedOps {
                 ops.chain(modules).collect::<Vec<_>>()
             })
             .collect();
-        let mut by_rule: HashMap<&'static str, HashSet<String>> = HashMap::new();
+        let mut by_rule: HashMap<&'static str, HashSet<String>> = HashMap::default();
         let mut tokens = BTreeSet::new();
         for rule in RULES {
             let names = by_rule.entry(rule.code).or_default();

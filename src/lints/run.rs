@@ -1,6 +1,6 @@
 //! Running the event rules of the registry over a file's events.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::analysis::event::OpEvent;
 use crate::diagnostic::{Fix, Label, Subject};
@@ -51,9 +51,9 @@ pub fn run_lints(events: &[OpEvent], ctx: &LintContext) -> Vec<Reported> {
     // The open context's finding at a site, and whether a caller can contradict it: a finding
     // on one named path (`channels_first` is true) is not contradicted by a caller that
     // takes another path.
-    let mut open: HashMap<Site, (Reported, bool)> = HashMap::new();
-    let mut from_callers: HashMap<Site, Reported> = HashMap::new();
-    let mut contradicted: HashSet<Site> = HashSet::new();
+    let mut open: HashMap<Site, (Reported, bool)> = HashMap::default();
+    let mut from_callers: HashMap<Site, Reported> = HashMap::default();
+    let mut contradicted: HashSet<Site> = HashSet::default();
     let ops = ReportedOps::get(ctx.language);
     for ev in events {
         for r in RULES {

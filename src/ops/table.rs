@@ -7,7 +7,8 @@
 //! a malformed table fails `cargo test` with that message rather than a lint run.
 //! See the `ops` module docs for the table format.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -495,10 +496,10 @@ impl OpTable {
             method_namespaces: Vec::new(),
             ops: Vec::new(),
             modules: Vec::new(),
-            methods: HashMap::new(),
-            functions: HashMap::new(),
-            attributes: HashMap::new(),
-            classes: HashMap::new(),
+            methods: HashMap::default(),
+            functions: HashMap::default(),
+            attributes: HashMap::default(),
+            classes: HashMap::default(),
         };
         let mut parsed = Vec::new();
         for &(file, text) in sources {

@@ -20,7 +20,7 @@ mod expressions;
 mod lexer;
 mod statements;
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::sync::Arc;
 
 use lexer::{Lexer, Tok, Token};
@@ -121,7 +121,7 @@ impl<'s> Parser<'s> {
             module_classes: Vec::new(),
             recovering: false,
             reported_too_deep: false,
-            names: HashSet::new(),
+            names: HashSet::default(),
         }
     }
 
