@@ -7,8 +7,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use super::value::{
-    join, same_value, Bindings, Origin, SymLayout, TensorVal, UnknownReason, Value,
-    MAX_ALTERNATIVES,
+    join_bindings, same_bindings, Bindings, Origin, SymLayout, TensorVal, Value, MAX_ALTERNATIVES,
 };
 
 /// Local bindings. `None` marks a path that cannot continue (after `return`/`raise`).
@@ -87,8 +86,8 @@ pub fn join_envs(a: &Env, b: &Env) -> Env {
         .take_while(|(x, y)| x == y)
         .count();
     Env {
-        vars: join_maps(&a.vars, &b.vars),
-        self_attrs: join_maps(&a.self_attrs, &b.self_attrs),
+        vars: join_bindings(&a.vars, &b.vars),
+        self_attrs: join_bindings(&a.self_attrs, &b.self_attrs),
         shapes,
         decisions: a.decisions[..common].to_vec(),
         settled: a
@@ -100,9 +99,25 @@ pub fn join_envs(a: &Env, b: &Env) -> Env {
     }
 }
 
+/// [`join_envs`], where a tensor's alternatives that only one path has are tagged with
+/// that path's condition (`yes` for `a`'s, `no` for `b`'s).
+pub fn join_envs_tagged(a: &Env, b: &Env, yes: &str, no: &str) -> Env {
+    let mut out = join_envs(a, b);
+    let tag = |from_a: &Bindings, from_b: &Bindings, into: &mut Bindings| {
+        for (k, va) in from_a {
+            if let Some(v) = from_b.get(k).and_then(|vb| join_tagged(va, vb, yes, no)) {
+                into.insert(k.clone(), v);
+            }
+        }
+    };
+    tag(&a.vars, &b.vars, &mut out.vars);
+    tag(&a.self_attrs, &b.self_attrs, &mut out.self_attrs);
+    out
+}
+
 /// Join the attributes of `self` at two exits of a function.
 pub fn join_attrs(a: &Bindings, b: &Bindings) -> Bindings {
-    join_maps(a, b)
+    join_bindings(a, b)
 }
 
 /// The join of two tensors from the two sides of a nameable condition, each alternative
@@ -145,31 +160,6 @@ pub(super) fn conjoin(existing: Option<&str>, more: &str) -> Arc<str> {
     }
 }
 
-fn join_maps(a: &Bindings, b: &Bindings) -> Bindings {
-    let mut out = HashMap::with_capacity_and_hasher(a.len().max(b.len()), Default::default());
-    for (k, va) in a {
-        let v = match b.get(k) {
-            Some(vb) => join(va, vb),
-            None => unbound_on_one_path(va),
-        };
-        out.insert(k.clone(), v);
-    }
-    for (k, vb) in b {
-        if !a.contains_key(k) {
-            out.insert(k.clone(), unbound_on_one_path(vb));
-        }
-    }
-    out
-}
-
-fn unbound_on_one_path(v: &Value) -> Value {
-    if v.is_tensor() {
-        Value::unknown_tensor(UnknownReason::PathsDisagree)
-    } else {
-        Value::Unknown(UnknownReason::PathsDisagree)
-    }
-}
-
 /// The join of every path (`None` when there is none).
 pub fn join_all_envs(paths: Vec<Env>) -> Option<Env> {
     let mut it = paths.into_iter();
@@ -191,11 +181,4 @@ pub fn same_env(a: &Env, b: &Env) -> bool {
     same_bindings(&a.vars, &b.vars)
         && same_bindings(&a.self_attrs, &b.self_attrs)
         && a.shapes == b.shapes
-}
-
-/// Do two maps bind the same names to the same abstract values?
-pub fn same_bindings(a: &Bindings, b: &Bindings) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))
 }

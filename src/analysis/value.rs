@@ -459,6 +459,11 @@ pub enum Value {
     Slice(Box<[Value; 3]>),
     /// `...` in a subscript.
     Ellipsis,
+    /// A list or `nn.ModuleList` of unknown length whose every item is this value: built by
+    /// `append` in a loop or by a comprehension over an unknown range
+    /// (`[Block(dim) for _ in range(depth)]`). Only objects and layers (and tuples of them)
+    /// are kept so: iterating it runs the loop body on the item.
+    Repeated(Arc<Value>),
     /// `range(...)` whose bounds are not literals: integers, how many unknown; with the
     /// bound `stop` they stay below when they start at 0 or more. A loop over it binds its
     /// target to one integer symbol, the same in every iteration, so `pred[b]` keeps its
@@ -695,8 +700,16 @@ pub fn join(a: &Value, b: &Value) -> Value {
         (Value::Lambda(x), Value::Lambda(y)) if Arc::ptr_eq(x, y) => a.clone(),
         (Value::Partial(x), Value::Partial(y)) if Arc::ptr_eq(x, y) => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        (Value::Instance(x), Value::Instance(y)) if Arc::ptr_eq(&x.class, &y.class) => {
+            join_instances(x, y)
+        }
         (Value::Sequential(x), Value::Sequential(y)) if x.len() == y.len() => {
             Value::Sequential(x.iter().zip(y.iter()).map(|(p, q)| join(p, q)).collect())
+        }
+        // A list one path grew further than the other (`append` in a loop): any number of
+        // its items, when they are objects or layers that join.
+        (Value::Tuple(_) | Value::Repeated(_), Value::Tuple(_) | Value::Repeated(_)) => {
+            repeated_items([a, b]).unwrap_or(Value::Unknown(UnknownReason::PathsDisagree))
         }
         // One path has a tensor, the other something else (e.g. `None` for an optional mask):
         // the result may be either, which no certain finding can rest on.
@@ -711,6 +724,96 @@ pub fn join(a: &Value, b: &Value) -> Value {
         (Value::Unknown(x), Value::Unknown(y)) => Value::Unknown(x.join(*y)),
         (Value::Unknown(why), _) | (_, Value::Unknown(why)) => Value::Unknown(*why),
         _ => Value::Unknown(UnknownReason::PathsDisagree),
+    }
+}
+
+/// Join the bindings of two paths: a name bound on one path only is unknown.
+pub fn join_bindings(a: &Bindings, b: &Bindings) -> Bindings {
+    let mut out = HashMap::with_capacity_and_hasher(a.len().max(b.len()), Default::default());
+    for (k, va) in a {
+        let v = match b.get(k) {
+            Some(vb) => join(va, vb),
+            None => unbound_on_one_path(va),
+        };
+        out.insert(k.clone(), v);
+    }
+    for (k, vb) in b {
+        if !a.contains_key(k) {
+            out.insert(k.clone(), unbound_on_one_path(vb));
+        }
+    }
+    out
+}
+
+fn unbound_on_one_path(v: &Value) -> Value {
+    if v.is_tensor() {
+        Value::unknown_tensor(UnknownReason::PathsDisagree)
+    } else {
+        Value::Unknown(UnknownReason::PathsDisagree)
+    }
+}
+
+/// Do two maps bind the same names to the same abstract values?
+pub fn same_bindings(a: &Bindings, b: &Bindings) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))
+}
+
+/// Two objects of one class, made on two paths (or two iterations of a loop): one object
+/// whose attributes are the joins of theirs. What the constructors relied on is kept where
+/// both did.
+fn join_instances(x: &Arc<Instance>, y: &Arc<Instance>) -> Value {
+    if same_bindings(&x.attrs, &y.attrs) {
+        return Value::Instance(x.clone());
+    }
+    static JOINED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(u32::MAX);
+    let kept =
+        |a: &[Assumption], b: &[Assumption]| a.iter().filter(|p| b.contains(p)).cloned().collect();
+    Value::Instance(Arc::new(Instance {
+        class: x.class.clone(),
+        attrs: join_bindings(&x.attrs, &y.attrs),
+        exact_quotients: x
+            .exact_quotients
+            .iter()
+            .filter(|q| y.exact_quotients.contains(q))
+            .cloned()
+            .collect(),
+        divisibility: kept(&x.divisibility, &y.divisibility),
+        // Told apart from the objects of this analysis, whose ids count up from 1.
+        id: JOINED.fetch_sub(1, std::sync::atomic::Ordering::Relaxed),
+        named: x.named.clone().filter(|n| y.named.as_ref() == Some(n)),
+    }))
+}
+
+/// The list of any number of the items of `lists` (tuples or repeated lists), when all
+/// items are objects or layers that join into one; `None` otherwise.
+pub fn repeated_items<'a>(lists: impl IntoIterator<Item = &'a Value>) -> Option<Value> {
+    let mut item: Option<Value> = None;
+    for list in lists {
+        let items: &[Value] = match list {
+            Value::Tuple(items) => items,
+            Value::Repeated(one) => std::slice::from_ref(&**one),
+            _ => return None,
+        };
+        for v in items {
+            item = Some(match &item {
+                Some(acc) => join(acc, v),
+                None => v.clone(),
+            });
+        }
+    }
+    let item = item?;
+    is_layer_like(&item).then(|| Value::Repeated(Arc::new(item)))
+}
+
+/// Objects, layers and callables, or tuples of them: what a list of layers holds.
+fn is_layer_like(v: &Value) -> bool {
+    match v {
+        Value::Instance(_) | Value::NnModule(_) | Value::Sequential(_) => true,
+        Value::Tuple(items) => !items.is_empty() && items.iter().all(is_layer_like),
+        Value::Repeated(item) => is_layer_like(item),
+        _ => false,
     }
 }
 
@@ -808,11 +911,17 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::Function(f, s1), Value::Function(g, s2)) => {
             Arc::ptr_eq(f, g) && same_receiver(s1, s2)
         }
-        (Value::NnModule(x), Value::NnModule(y)) => Arc::ptr_eq(x, y),
+        (Value::NnModule(x), Value::NnModule(y)) => {
+            Arc::ptr_eq(x, y) || (std::ptr::eq(x.spec, y.spec) && x.args == y.args)
+        }
         (Value::Class(x), Value::Class(y)) => Arc::ptr_eq(x, y),
         (Value::Lambda(x), Value::Lambda(y)) => Arc::ptr_eq(x, y),
         (Value::Partial(x), Value::Partial(y)) => Arc::ptr_eq(x, y),
-        (Value::Instance(x), Value::Instance(y)) => Arc::ptr_eq(x, y),
+        (Value::Instance(x), Value::Instance(y)) => {
+            Arc::ptr_eq(x, y)
+                || (Arc::ptr_eq(&x.class, &y.class) && same_bindings(&x.attrs, &y.attrs))
+        }
+        (Value::Repeated(x), Value::Repeated(y)) => same_value(x, y),
         (Value::Sequential(x), Value::Sequential(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_value(p, q))
         }

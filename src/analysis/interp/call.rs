@@ -12,8 +12,8 @@ use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs
 use super::super::env::Env;
 use super::super::event::REVEAL_OP;
 use super::super::value::{
-    bounded_tuple, holds_packed, producer_of, with_producer, ClassDef, Instance, LambdaVal,
-    NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal, UnknownReason, Value,
+    bounded_tuple, holds_packed, producer_of, repeated_items, with_producer, ClassDef, Instance,
+    LambdaVal, NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal, UnknownReason, Value,
 };
 use super::{Callee, Interpreter};
 
@@ -77,7 +77,8 @@ impl Interpreter<'_> {
         for a in args {
             let v = self.eval(a.value(), env);
             if a.is_double_star() {
-                out.opaque_spread = true;
+                // An empty `**kwargs` (see `variadics_get_nothing`) passes nothing.
+                out.opaque_spread |= !matches!(&v, Value::Tuple(items) if items.is_empty());
             } else if a.is_star() {
                 match v {
                     Value::Tuple(items) => {
@@ -1371,6 +1372,7 @@ fn appended(list: &Value, method: &str, a: &CallArgs) -> Value {
         Value::Sequential(layers) => {
             Value::Sequential(layers.iter().cloned().chain(more).collect())
         }
+        Value::Repeated(_) => repeated_items([list, &Value::Tuple(more)]).unwrap_or(unknown),
         _ => unknown,
     }
 }
@@ -1513,6 +1515,7 @@ fn container_of(container: ops::helpers::Container, a: CallArgs) -> Value {
         (ops::helpers::Container::Chain, layers) => Value::Sequential(layers.into()),
         (ops::helpers::Container::List, []) => Value::Tuple(Vec::new()),
         (ops::helpers::Container::List, [Value::Tuple(layers)]) => Value::Tuple(layers.clone()),
+        (ops::helpers::Container::List, [list @ Value::Repeated(_)]) => list.clone(),
         (ops::helpers::Container::List, _) => Value::Unknown(UnknownReason::Unmodelled),
     }
 }

@@ -8,7 +8,9 @@ use crate::layout::{Assumption, Decider, Dim, Tri};
 use super::super::apply::{param_as_tensor, resolve_alt};
 use super::super::env::{join_tagged, Env};
 use super::super::prefix;
-use super::super::value::{bounded_tuple, holds_packed, join, TensorVal, UnknownReason, Value};
+use super::super::value::{
+    bounded_tuple, holds_packed, join, repeated_items, TensorVal, UnknownReason, Value,
+};
 use super::stmt::branch_taken;
 use super::stmt::size_query_receiver;
 use super::{Interpreter, EXPR_WORK, MAX_EXPR_DEPTH};
@@ -668,10 +670,12 @@ impl Interpreter<'_> {
             {
                 items
             }
+            // Items the analysis does not list (`range(depth)`): one item of unknown value
+            // stands for each; a list of layers built so is any number of that layer.
             _ => {
                 self.assign(target, unknown.clone(), env);
-                f(self, env);
-                return unknown;
+                let item = f(self, env);
+                return repeated_items([&Value::Tuple(vec![item])]).unwrap_or(unknown);
             }
         };
         let outer = self.frame.path.clone();

@@ -45,12 +45,13 @@ use crate::ir::{ExprKind, Function, Language, Span};
 use crate::layout::{Assumptions, Dim};
 
 use super::apply::{ApplyCtx, CallArgs};
-use super::env::{same_bindings, Env};
+use super::env::Env;
 use super::event::OpEvent;
 use super::foreign::{self, ForeignItem, ForeignKind, ForeignModule, Project, SourceText};
 use super::frame::{CallContext, Facts, Frame, RootState};
 use super::rank;
 use super::tables::OpTables;
+use super::value::same_bindings;
 use super::value::{
     join, same_value, substitute, Bindings, ClassDef, Instance, Origin, Step, SymLayout, TensorAlt,
     TensorVal, UnknownReason, Value,
@@ -1115,6 +1116,22 @@ impl<'a> Interpreter<'a> {
         s.result
     }
 
+    /// Does a call pass nothing that `*args` / `**kwargs` would collect (every positional
+    /// argument has a parameter before the first `*`, every keyword names a parameter)?
+    /// Then both are empty: `self.fn(x, **kwargs)` passes nothing more.
+    fn variadics_get_nothing(
+        &self,
+        f: &Function,
+        args: &[(Option<String>, Value)],
+        spread: bool,
+    ) -> bool {
+        let positional_slots = f.params.iter().take_while(|p| !p.variadic).count();
+        let named = |k: &str| f.params.iter().any(|p| !p.variadic && p.name == k);
+        !spread
+            && args.iter().filter(|(k, _)| k.is_none()).count() <= positional_slots
+            && args.iter().all(|(k, _)| k.as_deref().is_none_or(named))
+    }
+
     /// The callee's parameters from a call's arguments: positional, then by keyword, then
     /// literal defaults. An argument the caller knows nothing about enters like a parameter
     /// analysed on its own (a tensor of it is assumed contiguous).
@@ -1134,9 +1151,14 @@ impl<'a> Interpreter<'a> {
             .iter()
             .filter(|(k, _)| k.is_none())
             .map(|(_, v)| v.clone());
+        let nothing_more = self.variadics_get_nothing(f, &args, spread);
         for p in &f.params {
             if p.variadic {
-                params.push((p.name.clone(), Value::Unknown(UnknownReason::Unmodelled)));
+                let v = match nothing_more {
+                    true => Value::Tuple(Vec::new()),
+                    false => Value::Unknown(UnknownReason::Unmodelled),
+                };
+                params.push((p.name.clone(), v));
                 continue;
             }
             let v = args

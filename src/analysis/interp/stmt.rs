@@ -285,6 +285,11 @@ impl Interpreter<'_> {
                         return self.exec_paths(orelse, after);
                     }
                 }
+                if let (Some(Value::Repeated(item)), Some(it)) = (&items, iter.as_ref()) {
+                    let list = self.text(it.span).to_string();
+                    let after = self.exec_repeated(&list, target.as_deref(), item, body, env);
+                    return self.exec_paths(orelse, vec![after]);
+                }
                 let item = match (target.as_deref(), &items) {
                     (Some(t), Some(Value::IntRange(stop))) => self.loop_index(t, stop.clone()),
                     _ => Value::Unknown(UnknownReason::Unmodelled),
@@ -572,6 +577,48 @@ impl Interpreter<'_> {
             }
         }
         head
+    }
+
+    /// A loop over a list of unknown length (`for attn, ff in self.layers`): its values
+    /// after no iteration and after one or more, told apart by the list's emptiness where
+    /// a tensor's layout differs (the list is built from a size the analysis does not know:
+    /// `depth` may be 0).
+    fn exec_repeated(
+        &mut self,
+        list: &str,
+        target: Option<&Target>,
+        item: &Value,
+        body: &[Stmt],
+        env: Env,
+    ) -> Env {
+        let mut entry = env.clone();
+        if let Some(t) = target {
+            self.assign(t, item.clone(), &mut entry);
+        }
+        let learned = self.learned_count();
+        let Some(first) = self.exec_block(body, Some(entry)) else {
+            return env;
+        };
+        let more = self.exec_loop(target, item.clone(), body, first);
+        // Sizes the body learned equal (a layer's input width is its `in_features`) are
+        // the frame's from here on: the path without an iteration is read with them too.
+        let mut env = env;
+        if self.learned_count() != learned {
+            for v in env.vars.values_mut().chain(env.self_attrs.values_mut()) {
+                *v = self.apply_subst(std::mem::replace(v, Value::NoneVal));
+            }
+        }
+        let list = if list.chars().count() <= 40 {
+            list
+        } else {
+            "the list"
+        };
+        super::super::env::join_envs_tagged(
+            &env,
+            &more,
+            &format!("`{list}` is empty"),
+            &format!("`{list}` is not empty"),
+        )
     }
 
     /// `B, T, C = x.size()` / `x.shape` on a tensor whose shape is not known yet: the

@@ -358,8 +358,9 @@ fn plain_class_method() {
     );
 }
 
-// Filled by `append` over `range(depth)`, the list may be empty or hold blocks: unknown.
-// Over `range(2)`, it holds two, and the loop over it runs each.
+// Filled by `append` over `range(depth)`, the list holds any number of blocks: the loop over
+// it gives one layout where it is empty and one where it is not. Over `range(2)`, it holds
+// two, and the loop over it runs each.
 #[test]
 fn module_list_filled_by_append() {
     check(
@@ -395,8 +396,9 @@ fn module_list_filled_by_append() {
           (B, dim, C) strides (C·dim, C, 1) -> (B, C, dim) strides (C·dim, 1, C)
         y.view(-1): view
           (B, C, dim) strides (C·dim, dim, 1) -> (B·C·dim,) strides (1,)
-        z.view(-1): view [unknown input: input from a call the analysis cannot follow]
-          contiguous, shape unknown -> undecided, may copy
+        z.view(-1): view
+          [if `self.some` is empty] (B, C, dim) strides (C·dim, 1, C) -> fails ViewIncompatible, target (-1,)
+          [if `self.some` is not empty] (B, C, dim) strides (C·dim, dim, 1) -> (B·C·dim,) strides (1,)
         "#,
     );
 }
