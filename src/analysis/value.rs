@@ -549,6 +549,11 @@ pub struct LambdaVal {
     /// body runs in that frame's variables, as Python's closures see them at the call;
     /// elsewhere the analysis does not know the variables it closes over.
     pub frame: u64,
+    /// The body reads no variable of that frame (only its parameters and the module's
+    /// names: `lambda t: t.transpose(1, 2).flatten(-2)`): it runs the same in any frame of
+    /// the module it was made in (`module`, the interpreter's module slot).
+    pub closed: bool,
+    pub module: usize,
 }
 
 #[derive(Debug)]

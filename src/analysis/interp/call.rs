@@ -871,8 +871,8 @@ impl Interpreter<'_> {
     fn call_lambda(&mut self, l: &LambdaVal, a: CallArgs, env: &mut Env) -> Value {
         let plain = a.keywords.is_empty() && !a.opaque_spread && !a.packed_spread;
         let ptr: *const LambdaVal = l;
-        if l.frame == 0
-            || l.frame != self.frame.id
+        let here = l.frame != 0 && l.frame == self.frame.id;
+        if !(here || (l.closed && l.module == self.current_module))
             || !plain
             || self.lambda_stack.contains(&ptr)
             || !self.burn()

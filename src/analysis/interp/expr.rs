@@ -78,7 +78,7 @@ impl Interpreter<'_> {
             } => self.eval_comprehension(element, target, iter, env),
             // Run in place by `map(lambda t: …, xs)`, or when called after an assignment
             // kept it (`Interpreter::lambda_value`); an argument (`key=lambda …`) is not.
-            ExprKind::Lambda { .. } => Value::Unknown(UnknownReason::Unmodelled),
+            ExprKind::Lambda { params, body } => self.lambda_value(params, body, env),
             ExprKind::Starred(inner) | ExprKind::Labelled { value: inner, .. } => {
                 self.eval(inner, env)
             }
@@ -711,13 +711,18 @@ impl Interpreter<'_> {
         }
     }
 
-    /// `lambda params: body`, as assigned to a name: run when called in this frame
+    /// `lambda params: body`, as assigned to a name or passed on: run when called in this
+    /// frame, or in any frame of this module when it reads none of this frame's variables
     /// (`call::call_lambda`).
-    pub(super) fn lambda_value(&self, params: &[ir::Name], body: &Expr) -> Value {
+    pub(super) fn lambda_value(&self, params: &[ir::Name], body: &Expr, env: &Env) -> Value {
+        let own = |n: &str| params.iter().any(|p| p.as_str() == n);
+        let closed = reads_only(body, &|n| own(n) || (n != "self" && env.get(n).is_none()));
         Value::Lambda(Arc::new(super::super::value::LambdaVal {
             params: params.iter().map(|p| p.to_string()).collect(),
             body: body.clone(),
             frame: self.frame.id,
+            closed,
+            module: self.current_module,
         }))
     }
 
@@ -1103,5 +1108,39 @@ fn truth_of(value: &Value) -> Option<bool> {
             Some(true)
         }
         _ => None,
+    }
+}
+
+/// Does `e` read only names that `allowed` accepts? No for any expression whose names this
+/// does not look into (a nested lambda or comprehension binds names of its own).
+fn reads_only(e: &Expr, allowed: &dyn Fn(&str) -> bool) -> bool {
+    let all = |items: &[Expr]| items.iter().all(|i| reads_only(i, allowed));
+    match &e.kind {
+        ExprKind::Name(n) => allowed(n.as_str()),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::None
+        | ExprKind::Ellipsis => true,
+        ExprKind::Attr { value, .. }
+        | ExprKind::Starred(value)
+        | ExprKind::Neg(value)
+        | ExprKind::Labelled { value, .. } => reads_only(value, allowed),
+        ExprKind::Tuple(items) | ExprKind::List(items) => all(items),
+        ExprKind::Call { func, args } => {
+            reads_only(func, allowed) && args.iter().all(|a| reads_only(a.value(), allowed))
+        }
+        ExprKind::Subscript { value, index } => reads_only(value, allowed) && all(index),
+        ExprKind::Slice { lower, upper, step } => [lower, upper, step]
+            .iter()
+            .all(|p| p.as_ref().is_none_or(|x| reads_only(x, allowed))),
+        ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
+            reads_only(left, allowed) && reads_only(right, allowed)
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            reads_only(test, allowed) && reads_only(body, allowed) && reads_only(orelse, allowed)
+        }
+        ExprKind::Comprehension { .. } | ExprKind::Lambda { .. } | ExprKind::Unknown => false,
     }
 }

@@ -384,11 +384,8 @@ impl Interpreter<'_> {
             }
             _ => None,
         };
-        let v = match &value.kind {
-            // `norm_fn = lambda d: …`: a lambda kept under a name, to be called.
-            ExprKind::Lambda { params, body } => self.lambda_value(params, body),
-            _ => self.eval(value, &mut env),
-        };
+        // `norm_fn = lambda d: …` is a lambda kept under a name, to be called.
+        let v = self.eval(value, &mut env);
         self.frame.name_hint = None;
         for t in targets {
             self.assign(t, v.clone(), &mut env);
