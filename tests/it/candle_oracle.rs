@@ -539,6 +539,9 @@ mod candle_layer_fields;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_get_kv_cache.rs"]
 mod candle_get_kv_cache;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_unknown_scalars.rs"]
+mod candle_unknown_scalars;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -607,6 +610,34 @@ fn sl006_in_a_layer_field_method_fails_in_candle_with_the_callers_layout() {
     let same = v.transpose(1, 2).unwrap().to_dtype(DType::F32).unwrap();
     assert!(!same.is_contiguous());
     assert!(values_as(&v, DType::F32).unwrap().is_contiguous());
+}
+
+/// `candle_unknown_scalars.rs`: the clipped query keeps its shape and fails in `rope` once
+/// transposed (with and without a clip); the scaled weights times the transposed values
+/// fail on the CPU build too (their batch dims do not merge).
+#[test]
+fn unknown_scalar_fixture_markers_fail_in_candle() {
+    use candle_unknown_scalars::*;
+    let (b, t, heads, head_dim) = (2, 5, 3, 4);
+    let dev = Device::Cpu;
+    let cs = Tensor::ones((t, head_dim / 2), DType::F32, &dev).unwrap();
+    let xs = input(&[b, t, heads * head_dim]);
+    for clip in [None, Some(0.5)] {
+        let vb = candle_nn::VarBuilder::zeros(DType::F32, &dev);
+        let attention = ClippedAttention::new(heads * head_dim, heads, clip, vb)
+            .expect("ClippedAttention::new");
+        assert_not_contiguous_error(attention.forward(&xs, &cs, &cs), "forward");
+        let error = error_text(&attention.attend(&xs, &xs).expect_err("attend"));
+        assert!(
+            error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+            "{error}"
+        );
+    }
+    // `clamp` by scalars gives a contiguous tensor of the input's shape.
+    let q = input(&[b, heads, t, head_dim]).transpose(1, 2).unwrap();
+    let clipped = q.clamp(-0.5, 0.5).unwrap();
+    assert_eq!(clipped.dims(), q.dims());
+    assert!(clipped.is_contiguous());
 }
 
 #[test]

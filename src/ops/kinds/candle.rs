@@ -216,8 +216,9 @@ fn chunk<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
 }
 
 /// Element-wise ops: a fresh row-major output of the broadcast shape. With the variant
-/// `same_shape`, tensor operands must have identical shapes (candle's `binary_op!`).
-/// A zero-element input is returned as an alias of itself.
+/// `same_shape`, tensor operands must have identical shapes (candle's `binary_op!`,
+/// `binary_op_scalar!`), so the output has the input's shape whatever an operand the
+/// analysis does not know is. A zero-element input is returned as an alias of itself.
 fn elementwise<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
     let mut shape = input.shape.clone();
@@ -232,12 +233,16 @@ fn elementwise<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outc
         ) {
             continue;
         }
+        let same_shape_op = spec.variant.as_deref() == Some("same_shape");
         let other = match args.get(&param.name) {
             Some(ArgValue::Tensor(Some(layout))) => layout,
             Some(v) if v.is_number() || v.is_none() => continue,
+            // An operand the analysis does not know (a tensor or a scalar): candle gives
+            // the input's shape whatever it is, or fails on a mismatch.
+            _ if same_shape_op => continue,
             _ => return Err(Transfer::unknown_tensor()),
         };
-        if spec.variant.as_deref() == Some("same_shape") {
+        if same_shape_op {
             let same = other.rank() == shape.len()
                 && other
                     .shape
