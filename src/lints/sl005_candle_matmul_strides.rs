@@ -35,7 +35,7 @@ const RHS_PARAM: &str = "other";
 
 /// The operands one alternative hands the kernel: the lhs, and the rhs when known.
 struct Operands {
-    lhs: SymLayout,
+    lhs: Option<SymLayout>,
     rhs: Option<SymLayout>,
 }
 
@@ -46,7 +46,7 @@ struct Verdict {
 }
 
 pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
-    if !ev.tags.iter().any(|t| t == CANDLE_MATMUL_TAG) || ev.unknown_input.is_some() {
+    if !ev.tags.iter().any(|t| t == CANDLE_MATMUL_TAG) {
         return None;
     }
     let spec = OpTable::candle().call_named(ev.op)?;
@@ -124,12 +124,16 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         ),
         None => "rhs unknown: no rhs of matching shape makes the lhs acceptable".into(),
     };
-    finding.details = vec![
-        format!(
-            "lhs {} strides {}, {rhs_text}",
-            format_shape(&operands.lhs.shape),
-            format_shape(&operands.lhs.strides),
+    let lhs_text = match &operands.lhs {
+        Some(lhs) => format!(
+            "lhs {} strides {}",
+            format_shape(&lhs.shape),
+            format_shape(&lhs.strides)
         ),
+        None => "lhs unknown: no non-empty lhs of matching shape makes the rhs acceptable".into(),
+    };
+    finding.details = vec![
+        format!("{lhs_text}, {rhs_text}"),
         reason,
         super::explain::backend_verdicts(&rejecting, &CandleBackend::ALL, at),
     ];
@@ -144,9 +148,9 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     finding.help = Some(
             "make the rejected operand contiguous first (`.contiguous()?`), or produce it in a row-major layout (narrow the rows rather than the columns of a fused projection); set `candle-backend = \"cpu\"` if the code only runs on candle's default CPU build".into(),
         );
-    finding.subject = Some(Subject {
+    finding.subject = operands.lhs.map(|layout| Subject {
         op: ev.op.to_string(),
-        layout: operands.lhs,
+        layout,
         target: None,
         semantics: ev.semantics,
         aliases: Vec::new(),
@@ -163,8 +167,10 @@ fn verdict(
     backend: CandleBackend,
     d: &Decider,
 ) -> Option<Verdict> {
-    let input = alt.input.layout.as_ref()?;
     let label = backend.to_string();
+    let Some(input) = alt.input.layout.as_ref() else {
+        return rhs_alone(alt, how, rules, &label, d);
+    };
     let operands = match how {
         "linear" => {
             let Outcome::Ok(Some(out)) = &alt.outcome else {
@@ -173,25 +179,26 @@ fn verdict(
             let n = out.shape.last()?;
             let (lhs, rhs) = candle_linear_operands(input, n, d)?;
             Operands {
-                lhs,
+                lhs: Some(lhs),
                 rhs: Some(rhs),
             }
         }
         _ => Operands {
-            lhs: input.clone(),
+            lhs: Some(input.clone()),
             rhs: rhs_operand(alt).cloned(),
         },
     };
+    let lhs = operands.lhs.as_ref()?;
     let check = match &operands.rhs {
         Some(rhs) => {
             // A call that fails anyway, or is undecided, is another lint's business.
             if !matches!(alt.outcome, Outcome::Ok(_)) {
                 return None;
             }
-            if shapes_agree(&operands.lhs, rhs, d) != Tri::Yes {
+            if shapes_agree(lhs, rhs, d) != Tri::Yes {
                 return None;
             }
-            candle_matmul_check(&operands.lhs, rhs, rules, &label, d)
+            candle_matmul_check(lhs, rhs, rules, &label, d)
         }
         // The rhs is unknown (`w.t()` of a `w` of unknown rank): the lhs alone decides
         // when it fails for every partner.
@@ -199,10 +206,36 @@ fn verdict(
             if matches!(alt.outcome, Outcome::Error(_)) {
                 return None;
             }
-            candle_matmul_operand_check(&operands.lhs, "lhs", rules, &label, d)
+            candle_matmul_operand_check(lhs, "lhs", rules, &label, d)
         }
     };
     Some(Verdict { check, operands })
+}
+
+/// The lhs is unknown (attention weights from a helper the analysis does not follow, or
+/// of a shape it lost) but the rhs is known: candle tests each operand's strides on its
+/// own (`ab_skip`, `gemm_config`, the mkl and MLX matrix tests read only that operand's
+/// strides and its own two sizes), so the rhs decides when it fails for every lhs — one
+/// that is not empty and matches its shape, as the call needs.
+fn rhs_alone(
+    alt: &AltOutcome,
+    how: &str,
+    rules: MatmulRules,
+    label: &str,
+    d: &Decider,
+) -> Option<Verdict> {
+    if how == "linear" || matches!(alt.outcome, Outcome::Error(_)) {
+        return None;
+    }
+    let rhs = rhs_operand(alt)?.clone();
+    let check = candle_matmul_operand_check(&rhs, "rhs", rules, label, d);
+    Some(Verdict {
+        check,
+        operands: Operands {
+            lhs: None,
+            rhs: Some(rhs),
+        },
+    })
 }
 
 /// The right-hand operand's layout, when the analysis knows it.
@@ -347,6 +380,36 @@ mod tests {
         let mut ev = matmul_event(q.clone(), q);
         ev.outcomes[0].operands = vec![(RHS_PARAM.into(), None)];
         ev.outcomes[0].outcome = Outcome::Unknown;
+        assert!(check(&ev, &context(CandleBackend::Cuda)).is_none());
+    }
+
+    /// An unknown lhs (weights of unknown rank): values whose batch dims do not merge fail
+    /// for every lhs, on every backend; contiguous values are not reported.
+    #[test]
+    fn an_unknown_lhs_leaves_the_decision_to_the_rhs() {
+        let (t, d) = (Dim::sym("t"), Dim::sym("d"));
+        let h = Dim::sym("h");
+        // v: a (b, h, t, d) view of a (b, t, h, d) buffer.
+        let v = sym(
+            &["b", "h", "t", "d"],
+            &[t.mul(&h).mul(&d), d.clone(), h.mul(&d), Dim::lit(1)],
+        );
+        let mut ev = narrowed_q_times_contiguous_k();
+        ev.outcomes[0].input = TensorAlt::new(None, None);
+        ev.outcomes[0].outcome = Outcome::Unknown;
+        ev.outcomes[0].operands = vec![(RHS_PARAM.into(), Some(v))];
+        for backend in [CandleBackend::Cuda, CandleBackend::Cpu] {
+            let found = check(&ev, &context(backend)).expect("the rhs decides");
+            assert!(found.message.contains("its rhs"), "{}", found.message);
+            assert!(
+                found.details[0].contains("lhs unknown"),
+                "{:?}",
+                found.details
+            );
+        }
+        let contiguous =
+            Layout::contiguous(["b", "h", "t", "d"].iter().map(|s| Dim::sym(s)).collect());
+        ev.outcomes[0].operands = vec![(RHS_PARAM.into(), Some(contiguous))];
         assert!(check(&ev, &context(CandleBackend::Cuda)).is_none());
     }
 

@@ -542,6 +542,9 @@ mod candle_get_kv_cache;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_unknown_scalars.rs"]
 mod candle_unknown_scalars;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_values_operand.rs"]
+mod candle_values_operand;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -638,6 +641,27 @@ fn unknown_scalar_fixture_markers_fail_in_candle() {
     let clipped = q.clamp(-0.5, 0.5).unwrap();
     assert_eq!(clipped.dims(), q.dims());
     assert!(clipped.is_contiguous());
+}
+
+/// `candle_values_operand.rs`: the transposed values fail the matmul on the CPU build
+/// whatever the weights (their batch dims do not merge); made contiguous, they pass.
+#[test]
+fn values_operand_fixture_markers_fail_in_candle() {
+    use candle_values_operand::*;
+    let (b, t, heads, head_dim) = (2, 5, 3, 4);
+    let v = input(&[b, t, heads * head_dim]);
+    let weights = input(&[b, heads, t, t]);
+    let batch_error = |result: candle_core::Result<Tensor>, what: &str| {
+        let error = error_text(&result.expect_err(what));
+        assert!(
+            error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+            "{what}: {error}"
+        );
+    };
+    batch_error(attend(&weights, &v, heads), "attend");
+    attend_contiguous(&weights, &v, heads).expect("attend_contiguous");
+    let mask = Tensor::ones((b, heads, t, t), DType::U8, &Device::Cpu).unwrap();
+    batch_error(attend_masked(&weights, &mask, &v, heads), "attend_masked");
 }
 
 #[test]

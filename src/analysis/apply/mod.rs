@@ -637,12 +637,17 @@ fn apply_to_unknown_input(ctx: &mut ApplyCtx, call: &OpCall) -> Value {
     let (spec, span) = (call.spec, call.span);
     // One outcome of unknown input, so that the path is still seen to reach the call
     // (a failure on another path is then reported on that path only).
-    let unknown = AltOutcome::bare(
+    let mut unknown = AltOutcome::bare(
         TensorAlt::new(None, None),
         Outcome::Unknown,
         Tri::Unknown,
         ctx.decisions.to_vec(),
     );
+    // candle tests some operands on their own (a matmul's rhs strides): they are kept
+    // for the lints even when the input is lost.
+    if spec.semantics == ops::Semantics::Candle {
+        unknown.operands = unknown_input_operands(ctx, call);
+    }
     let why = input_unknown_reason(call.input());
     ctx.record_with(spec, span, call.nspan, vec![unknown], Some(why));
     let args = call.method_args();
@@ -657,6 +662,22 @@ fn apply_to_unknown_input(ctx: &mut ApplyCtx, call: &OpCall) -> Value {
         return with_producer(fresh_contiguous(ctx, span, &call.what), &producer);
     }
     with_producer(unknown_result(spec, why), &producer)
+}
+
+/// The tensor operands besides an input of unknown layout, as bound (see
+/// [`tensor_operands`]); none when the call does not bind.
+fn unknown_input_operands(ctx: &ApplyCtx, call: &OpCall) -> Vec<(String, Option<SymLayout>)> {
+    let args = convert_args(
+        ctx.shapes,
+        &call.spec.params,
+        call.receiver,
+        &call.positional,
+        &call.keywords,
+    );
+    match call.bind(&args, &None) {
+        Ok(bound) => tensor_operands(call.spec, &bound, call.receiver.unwrap_or(0)),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The alternatives the op runs on: resolved to the sizes the path gave them, with a layout
