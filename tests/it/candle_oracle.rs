@@ -545,6 +545,9 @@ mod candle_unknown_scalars;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_values_operand.rs"]
 mod candle_values_operand;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_field_sizes.rs"]
+mod candle_field_sizes;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -662,6 +665,41 @@ fn values_operand_fixture_markers_fail_in_candle() {
     attend_contiguous(&weights, &v, heads).expect("attend_contiguous");
     let mask = Tensor::ones((b, heads, t, t), DType::U8, &Device::Cpu).unwrap();
     batch_error(attend_masked(&weights, &mask, &v, heads), "attend_masked");
+}
+
+/// `candle_field_sizes.rs`: head sizes from the config's fields; the marked rope and
+/// matmul fail in candle, and the merged output is reshaped from a non-contiguous product.
+#[test]
+fn field_sizes_fixture_markers_hold_in_candle() {
+    use candle_field_sizes::*;
+    let (b, t, heads, head_dim) = (2, 5, 3, 4);
+    let heads_from = HeadsFromConfig::new(&Config {
+        num_attention_heads: heads,
+        head_dim,
+    });
+    let xs = input(&[b, t, heads * head_dim]);
+    let cs = Tensor::ones((t, head_dim / 2), DType::F32, &Device::Cpu).unwrap();
+    assert_not_contiguous_error(heads_from.rotate(&xs, &cs, &cs), "rotate");
+    let error = error_text(&heads_from.scores(&xs).expect_err("scores"));
+    assert!(
+        error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+        "{error}"
+    );
+    let w = input(&[b * heads * t * t]);
+    let merged = heads_from.merge(&w, &xs).expect("merge");
+    assert_eq!(merged.dims(), &[b, t, heads * head_dim]);
+    // What the marked reshape receives: the product transposed, not contiguous.
+    let v = xs
+        .reshape((b, t, heads, head_dim))
+        .unwrap()
+        .transpose(1, 2)
+        .unwrap();
+    let product = w
+        .reshape((b, heads, t, t))
+        .unwrap()
+        .matmul(&v.contiguous().unwrap())
+        .unwrap();
+    assert!(!product.transpose(1, 2).unwrap().is_contiguous());
 }
 
 #[test]

@@ -210,6 +210,9 @@ fn assume_required_equalities(
             required.einops_group_sizes(spec, bound, d)
         }
         OpKind::Split => required.split_sizes(bound, d)?,
+        OpKind::View | OpKind::Reshape if spec.semantics == ops::Semantics::Candle => {
+            required.reshaped_input_size(spec, bound, d)?
+        }
         _ => return None,
     }
     let Required { mut equal, entries } = required;
@@ -354,6 +357,48 @@ impl Required {
                 ops::einops::GroupCheck::Equals => self.equal.push((length, k)),
             }
         }
+    }
+
+    /// candle's `reshape` of an input with one size the target does not mention (`c` of a
+    /// `(b, t, c)` input reshaped to `(b, t, self.num_heads, self.head_dim)`, whose sizes
+    /// come from struct fields): the element counts must match, so past the call `c` is the
+    /// target's count over the input's other sizes (`num_heads·head_dim`) — when that
+    /// quotient is exact and `c` is one symbol used nowhere else in the input's shape.
+    fn reshaped_input_size(
+        &mut self,
+        spec: &OpSpec,
+        bound: &ops::BoundArgs<Dim>,
+        d: &Decider,
+    ) -> Option<()> {
+        let input = bound.get("input").and_then(ArgValue::as_layout)?;
+        let target = ops::target_shape(spec, bound)?;
+        if target.iter().any(|t| t.as_lit() == Some(-1)) {
+            return None;
+        }
+        let target_symbols: Vec<String> = target.iter().flat_map(|t| t.symbols()).collect();
+        let mut free = input.shape.iter().enumerate().filter(|(_, s)| {
+            !s.is_lit() && s.symbols().iter().all(|x| !target_symbols.contains(x))
+        });
+        let (index, size) = free.next()?;
+        if free.next().is_some() {
+            return None;
+        }
+        let name = single_symbol(size)?;
+        let others = input
+            .shape
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != index)
+            .try_fold(Dim::lit(1), |acc, (_, s)| {
+                (!s.symbols().contains(&name)).then(|| acc.mul(s))
+            })?;
+        let count = target.iter().fold(Dim::lit(1), |acc, t| acc.mul(t));
+        let value = count.floordiv(&others);
+        if value.mul(&others) != count || !undecided(d, size, &value) {
+            return None;
+        }
+        self.equal.push((value, size.clone()));
+        Some(())
     }
 
     /// `split([a, b, c], dim)`: the sizes must sum to the dim's size.
