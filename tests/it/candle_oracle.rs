@@ -700,6 +700,16 @@ fn field_sizes_fixture_markers_hold_in_candle() {
         .matmul(&v.contiguous().unwrap())
         .unwrap();
     assert!(!product.transpose(1, 2).unwrap().is_contiguous());
+    for head_dim_option in [None, Some(head_dim)] {
+        let cfg = OptionalHeadDim {
+            hidden_size: heads * head_dim,
+            num_attention_heads: heads,
+            head_dim: head_dim_option,
+        };
+        let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+        let projected = ProjectedHeads::new(&cfg, vb).expect("ProjectedHeads::new");
+        assert_not_contiguous_error(projected.rotate(&xs, &cs, &cs), "ProjectedHeads::rotate");
+    }
 }
 
 #[test]

@@ -993,6 +993,12 @@ impl Interpreter<'_> {
             {
                 Some(Value::Int(Dim::lit(0).sub(k)))
             }
+            // `cfg.head_dim.unwrap_or(hidden / heads)`: an `Option` of the default's type,
+            // so an integer — one fixed size, the default itself when the option is one.
+            (_, "unwrap_or", [Value::Int(default)]) if !recv.is_tensor() => match recv {
+                Value::Int(d) if d == default => Some(recv.clone()),
+                _ => Some(Value::Int(self.mint_whole_value(span))),
+            },
             (
                 Value::Tensor(_) | Value::Named { param: Some(_), .. },
                 "apply" | "apply_t",
