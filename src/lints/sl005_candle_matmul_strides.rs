@@ -23,7 +23,7 @@ use crate::layout::{
     candle_linear_operands, candle_matmul_check, candle_matmul_operand_check, CandleBackend,
     Decider, Dim, MatmulCheck, MatmulRules, Tri,
 };
-use crate::ops::{ContractCheck, OpTable};
+use crate::ops::{ContractCheck, OpSpec, OpTable};
 
 use super::{Finding, LintContext};
 
@@ -52,32 +52,17 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
     let spec = OpTable::candle().call_named(ev.op)?;
     let d = Decider::new(&ev.assumptions);
     // Every backend's verdict, alternative by alternative: a backend rejects the call
-    // when every alternative fails its checks.
-    let mut rejecting = Vec::new();
-    let mut shown: Option<(&AltOutcome, Verdict)> = None;
-    for backend in CandleBackend::ALL {
-        let (rules, how) = spec.matmul_rules(backend)?;
-        let mut first = None;
-        let mut all_fail = !ev.outcomes.is_empty();
-        for alt in &ev.outcomes {
-            match verdict(alt, how, rules, backend, &d) {
-                Some(v) if v.check.ok == Tri::No => {
-                    first.get_or_insert((alt, v));
-                }
-                _ => {
-                    all_fail = false;
-                    break;
-                }
-            }
+    // when every alternative fails its checks — on every path that reaches the call, or
+    // on one path whose branches can be named (`self.skip_rope` is true).
+    let all: Vec<&AltOutcome> = ev.outcomes.iter().collect();
+    let (rejecting, shown, holds) = match rejections(&all, spec, ctx, &d)? {
+        (rejecting, Some(shown)) => (rejecting, shown, Holds::Always as fn(_) -> _),
+        (_, None) => {
+            let (rejecting, shown) = on_a_named_path(ev, spec, ctx, &d)?;
+            (rejecting, shown, Holds::OnPath as fn(_) -> _)
         }
-        if all_fail {
-            rejecting.push(backend);
-            if backend == ctx.candle_backend {
-                shown = first;
-            }
-        }
-    }
-    let (alt, verdict) = shown?;
+    };
+    let (alt, verdict) = shown;
     let Verdict { check, operands } = verdict;
     let reason = check.reason.unwrap_or_default();
     let operand = check
@@ -104,7 +89,7 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
             passing.join(", ")
         )
     };
-    let mut finding = Finding::new(ev.span, message, Some(Holds::Always(alt)));
+    let mut finding = Finding::new(ev.span, message, Some(holds(alt)));
     let batch_rule = check.batch_rule;
     let at = spec
         .contract
@@ -156,6 +141,70 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         aliases: Vec::new(),
     });
     Some(finding)
+}
+
+/// The backends that reject the call on every one of `outcomes`, and the first failing
+/// alternative with its verdict on the configured backend (`None` when that backend
+/// accepts some alternative); `None` when the op has no matmul rules.
+fn rejections<'e>(
+    outcomes: &[&'e AltOutcome],
+    spec: &OpSpec,
+    ctx: &LintContext,
+    d: &Decider,
+) -> Option<Rejections<'e>> {
+    let mut rejecting = Vec::new();
+    let mut shown = None;
+    for backend in CandleBackend::ALL {
+        let (rules, how) = spec.matmul_rules(backend)?;
+        let mut first = None;
+        let mut all_fail = !outcomes.is_empty();
+        for &alt in outcomes {
+            match verdict(alt, how, rules, backend, d) {
+                Some(v) if v.check.ok == Tri::No => {
+                    first.get_or_insert((alt, v));
+                }
+                _ => {
+                    all_fail = false;
+                    break;
+                }
+            }
+        }
+        if all_fail {
+            rejecting.push(backend);
+            if backend == ctx.candle_backend {
+                shown = first;
+            }
+        }
+    }
+    Some((rejecting, shown))
+}
+
+/// The rejecting backends and shown alternative (see [`rejections`]).
+type Rejections<'e> = (Vec<CandleBackend>, Option<(&'e AltOutcome, Verdict)>);
+
+/// The first path whose branches can be named (its alternatives carry a condition) on
+/// which the configured backend rejects every alternative: the path's alternatives are the
+/// outcomes found with the same branches taken.
+fn on_a_named_path<'e>(
+    ev: &'e OpEvent,
+    spec: &OpSpec,
+    ctx: &LintContext,
+    d: &Decider,
+) -> Option<(Vec<CandleBackend>, (&'e AltOutcome, Verdict))> {
+    ev.outcomes
+        .iter()
+        .filter(|o| o.input.condition.is_some())
+        .find_map(|named| {
+            let path: Vec<&AltOutcome> = ev
+                .outcomes
+                .iter()
+                .filter(|o| o.decisions == named.decisions)
+                .collect();
+            match rejections(&path, spec, ctx, d)? {
+                (rejecting, Some(shown)) => Some((rejecting, shown)),
+                _ => None,
+            }
+        })
 }
 
 /// One alternative on one backend: `None` when the call fails for another reason, is
@@ -411,6 +460,23 @@ mod tests {
             Layout::contiguous(["b", "h", "t", "d"].iter().map(|s| Dim::sym(s)).collect());
         ev.outcomes[0].operands = vec![(RHS_PARAM.into(), Some(contiguous))];
         assert!(check(&ev, &context(CandleBackend::Cuda)).is_none());
+    }
+
+    /// Two paths reach the call: on the one whose branch can be named the lhs fails, on
+    /// the other it passes. The finding holds on the named path; with the failing path's
+    /// branch unnamed (no condition), nothing is reported.
+    #[test]
+    fn a_failure_on_a_named_path_is_reported_on_that_path() {
+        let mut ev = narrowed_q_times_contiguous_k();
+        let mut passing = ev.outcomes[0].clone();
+        passing.input = TensorAlt::new(Some(sym(&["t", "h"], &[Dim::sym("h"), Dim::lit(1)])), None);
+        passing.decisions = vec!["`flag` is false".into()];
+        ev.outcomes[0].decisions = vec!["`flag` is true".into()];
+        ev.outcomes.push(passing);
+        assert!(check(&ev, &context(CandleBackend::Cuda)).is_none());
+        ev.outcomes[0].input.condition = Some("`flag` is true".into());
+        let found = check(&ev, &context(CandleBackend::Cuda)).expect("the named path fails");
+        assert!(matches!(found.holds, Some(Holds::OnPath(_))));
     }
 
     /// The message names the backends that reject the call and those that do not.
