@@ -548,6 +548,9 @@ mod candle_values_operand;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_field_sizes.rs"]
 mod candle_field_sizes;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_optional_rope.rs"]
+mod candle_optional_rope;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -710,6 +713,29 @@ fn field_sizes_fixture_markers_hold_in_candle() {
         let projected = ProjectedHeads::new(&cfg, vb).expect("ProjectedHeads::new");
         assert_not_contiguous_error(projected.rotate(&xs, &cs, &cs), "ProjectedHeads::rotate");
     }
+}
+
+/// `candle_optional_rope.rs`: with the rotary layer, the transposed query fails in its
+/// `rope`; skipping it, the matmul fails (the query's batch dims do not merge); without the
+/// layer and not skipping, the copies make it run.
+#[test]
+fn optional_rope_fixture_markers_fail_in_candle() {
+    use candle_optional_rope::*;
+    let (b, t, heads, head_dim) = (2, 5, 3, 4);
+    let dev = Device::Cpu;
+    let rope = std::sync::Arc::new(Rope::new(head_dim, 16, &dev).expect("Rope::new"));
+    let xs = input(&[b, t, heads * head_dim]);
+    let with_rope = Attention::new(Some(rope.clone()), heads, head_dim, false);
+    assert_not_contiguous_error(with_rope.forward(&xs, 0), "forward with the rotary layer");
+    let skipping = Attention::new(Some(rope), heads, head_dim, true);
+    let error = error_text(&skipping.forward(&xs, 0).expect_err("forward skipping it"));
+    assert!(
+        error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+        "{error}"
+    );
+    Attention::new(None, heads, head_dim, false)
+        .forward(&xs, 0)
+        .expect("forward without the layer");
 }
 
 #[test]

@@ -435,9 +435,10 @@ fn returns_own_type(output: &ReturnType, type_name: &str) -> bool {
     }
 }
 
-/// The type a parameter of type `ty` holds an object of, through references and the
-/// smart pointers model code shares layers with: `Arc<RotaryEmbedding>`,
-/// `&RotaryEmbedding`, `Box<Block>` → its [`type_name`]. Not a generic type's, and not
+/// The type a parameter of type `ty` holds an object of, through references, the smart
+/// pointers model code shares layers with and `Option` (which the IR erases, as it does
+/// `Some(x)`): `Arc<RotaryEmbedding>`, `&RotaryEmbedding`, `Box<Block>`,
+/// `Option<Arc<RotaryEmbedding>>` → its [`type_name`]. Not a generic type's, and not
 /// `Tensor` (a file may `impl SomeTrait for Tensor`, which makes it a class here, but its
 /// values are tensors).
 fn held_type_name(ty: &Type) -> Option<String> {
@@ -451,7 +452,7 @@ fn held_type_name(ty: &Type) -> Option<String> {
                 let pointer = type_name(ty);
                 match args.args.first()? {
                     syn::GenericArgument::Type(inner)
-                        if matches!(pointer.as_str(), "Arc" | "Rc" | "Box") =>
+                        if matches!(pointer.as_str(), "Arc" | "Rc" | "Box" | "Option") =>
                     {
                         held_type_name(inner)
                     }
