@@ -101,27 +101,18 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
             _ => false,
         })
         .map_or("", |c| c.at.as_str());
-    let rhs_text = match &operands.rhs {
-        Some(rhs) => format!(
-            "rhs {} strides {}",
-            format_shape(&rhs.shape),
-            format_shape(&rhs.strides)
-        ),
-        None => "rhs unknown: no rhs of matching shape makes the lhs acceptable".into(),
-    };
-    let lhs_text = match &operands.lhs {
-        Some(lhs) => format!(
-            "lhs {} strides {}",
-            format_shape(&lhs.shape),
-            format_shape(&lhs.strides)
-        ),
-        None => "lhs unknown: no non-empty lhs of matching shape makes the rhs acceptable".into(),
-    };
     finding.details = vec![
-        format!("{lhs_text}, {rhs_text}"),
+        operands_text(&operands),
         reason,
         super::explain::backend_verdicts(&rejecting, &CandleBackend::ALL, at),
     ];
+    if let (Some(lhs), Some(rhs)) = (&operands.lhs, &operands.rhs) {
+        if shapes_agree(lhs, rhs, &d) == Tri::Unknown {
+            finding.details.push(
+                "the shapes agree only for some sizes (the contracted dims, the number of matrices): the call runs only for those, and there it is rejected".into(),
+            );
+        }
+    }
     let (_, how) = spec.matmul_rules(ctx.candle_backend)?;
     if how == "linear" {
         finding.details.push(
@@ -141,6 +132,28 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         aliases: Vec::new(),
     });
     Some(finding)
+}
+
+/// The operands as the finding's first detail: each layout, or why an unknown one does
+/// not matter.
+fn operands_text(operands: &Operands) -> String {
+    let rhs = match &operands.rhs {
+        Some(rhs) => format!(
+            "rhs {} strides {}",
+            format_shape(&rhs.shape),
+            format_shape(&rhs.strides)
+        ),
+        None => "rhs unknown: no rhs of matching shape makes the lhs acceptable".into(),
+    };
+    let lhs = match &operands.lhs {
+        Some(lhs) => format!(
+            "lhs {} strides {}",
+            format_shape(&lhs.shape),
+            format_shape(&lhs.strides)
+        ),
+        None => "lhs unknown: no non-empty lhs of matching shape makes the rhs acceptable".into(),
+    };
+    format!("{lhs}, {rhs}")
 }
 
 /// The backends that reject the call on every one of `outcomes`, and the first failing
@@ -244,10 +257,14 @@ fn verdict(
             if !matches!(alt.outcome, Outcome::Ok(_)) {
                 return None;
             }
-            if shapes_agree(lhs, rhs, d) != Tri::Yes {
-                return None;
+            match shapes_agree(lhs, rhs, d) {
+                Tri::Yes => candle_matmul_check(lhs, rhs, rules, &label, d),
+                Tri::No => return None,
+                // Contracted sizes of unrelated names (`q.dim(3)`, `k.dim(3)`): the call
+                // runs only where they match, and each operand's strides are tested on
+                // their own there — as with a partner of unknown layout.
+                Tri::Unknown => each_operand(lhs, rhs, rules, &label, d),
             }
-            candle_matmul_check(lhs, rhs, rules, &label, d)
         }
         // The rhs is unknown (`w.t()` of a `w` of unknown rank): the lhs alone decides
         // when it fails for every partner.
@@ -259,6 +276,26 @@ fn verdict(
         }
     };
     Some(Verdict { check, operands })
+}
+
+/// Each operand's own verdict (see [`candle_matmul_operand_check`]): rejected when either
+/// is, accepted when both are.
+fn each_operand(
+    lhs: &SymLayout,
+    rhs: &SymLayout,
+    rules: MatmulRules,
+    label: &str,
+    d: &Decider,
+) -> MatmulCheck {
+    let left = candle_matmul_operand_check(lhs, "lhs", rules, label, d);
+    if left.ok == Tri::No {
+        return left;
+    }
+    let right = candle_matmul_operand_check(rhs, "rhs", rules, label, d);
+    if right.ok == Tri::No || left.ok == Tri::Yes {
+        return right;
+    }
+    left
 }
 
 /// The lhs is unknown (attention weights from a helper the analysis does not follow, or
@@ -496,8 +533,29 @@ mod tests {
     #[test]
     fn mismatched_shapes_are_not_reported() {
         let mut ev = narrowed_q_times_contiguous_k();
-        let wrong_k = sym(&["k", "t"], &[Dim::sym("t"), Dim::lit(1)]);
+        // k rows h + 1 against the lhs's h columns: a shape error, another lint's.
+        let h_plus_one = Dim::sym("h").add(&Dim::lit(1));
+        let wrong_k = Layout::new(
+            vec![h_plus_one, Dim::sym("t")],
+            vec![Dim::sym("t"), Dim::lit(1)],
+            Dim::lit(0),
+        );
         ev.outcomes[0].operands = vec![(RHS_PARAM.into(), Some(wrong_k))];
+        assert!(check(&ev, &context(CandleBackend::Cuda)).is_none());
+    }
+
+    /// Contracted sizes of unrelated names (`h` and `k`): the call runs only where they
+    /// match, and there the narrowed lhs is rejected; a contiguous one is not reported.
+    #[test]
+    fn undecided_contracted_sizes_leave_each_operand_to_decide() {
+        let mut ev = narrowed_q_times_contiguous_k();
+        let other_k = sym(&["k", "t"], &[Dim::sym("t"), Dim::lit(1)]);
+        ev.outcomes[0].operands = vec![(RHS_PARAM.into(), Some(other_k.clone()))];
+        assert!(check(&ev, &context(CandleBackend::Cuda)).is_some());
+        assert!(check(&ev, &context(CandleBackend::Cpu)).is_none());
+        let q = sym(&["t", "h"], &[Dim::sym("h"), Dim::lit(1)]);
+        let mut ev = matmul_event(q, other_k);
+        ev.outcomes[0].outcome = Outcome::Ok(None);
         assert!(check(&ev, &context(CandleBackend::Cuda)).is_none());
     }
 }

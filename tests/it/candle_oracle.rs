@@ -551,6 +551,9 @@ mod candle_field_sizes;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_optional_rope.rs"]
 mod candle_optional_rope;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_core_attention.rs"]
+mod candle_core_attention;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -806,6 +809,59 @@ fn sl005_fixture_layouts_fail_the_blas_stride_rule_only() {
     }
     assert_eq!(
         candle_matmul_ok(&q, &k_t, CandleBackend::Cpu, &d).ok,
+        Tri::Yes
+    );
+}
+
+/// `candle_core_attention.rs`: both versions run on the default CPU build and agree; the
+/// marked product's lhs fails the cuBLAS, Metal and mkl matrix rule, the fixed one's passes.
+#[test]
+fn core_attention_fixture_lhs_fails_the_blas_rule_only() {
+    use candle_core_attention::*;
+    let (sq, b, np, hn) = (5, 2, 3, 4);
+    let q = input(&[sq, b, np, hn]);
+    let k = input(&[sq, b, np, hn]);
+    let marked = core_scores(&q, &k).expect("CPU gemm accepts the strided lhs");
+    let fixed = core_scores_contiguous(&q, &k).expect("contiguous operands");
+    assert_eq!(
+        marked.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+        fixed.flatten_all().unwrap().to_vec1::<f32>().unwrap()
+    );
+    let lhs = q
+        .reshape((sq, b * np, hn))
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+    let rhs = k
+        .reshape((sq, b * np, hn))
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap()
+        .transpose(1, 2)
+        .unwrap()
+        .contiguous()
+        .unwrap();
+    let (l, r) = (actual_layout(&lhs), actual_layout(&rhs));
+    let d = Decider::concrete();
+    for backend in [
+        CandleBackend::Cuda,
+        CandleBackend::Mkl,
+        CandleBackend::Metal,
+    ] {
+        assert_eq!(
+            candle_matmul_ok(&l, &r, backend, &d).ok,
+            Tri::No,
+            "{backend}"
+        );
+        let fresh_l = fresh(&l.shape);
+        assert_eq!(
+            candle_matmul_ok(&fresh_l, &r, backend, &d).ok,
+            Tri::Yes,
+            "{backend}"
+        );
+    }
+    assert_eq!(
+        candle_matmul_ok(&l, &r, CandleBackend::Cpu, &d).ok,
         Tri::Yes
     );
 }
