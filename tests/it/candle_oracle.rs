@@ -716,6 +716,17 @@ fn field_sizes_fixture_markers_hold_in_candle() {
         let projected = ProjectedHeads::new(&cfg, vb).expect("ProjectedHeads::new");
         assert_not_contiguous_error(projected.rotate(&xs, &cs, &cs), "ProjectedHeads::rotate");
     }
+    let kv = KvHeads::new(&KvConfig {
+        num_attention_heads: heads,
+        num_key_value_heads: None,
+        head_dim,
+    });
+    let weights = input(&[b, heads, t, t]);
+    let error = error_text(&kv.attend(&weights, &xs, b, t).expect_err("KvHeads::attend"));
+    assert!(
+        error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+        "{error}"
+    );
 }
 
 /// `candle_optional_rope.rs`: with the rotary layer, the transposed query fails in its

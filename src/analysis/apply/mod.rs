@@ -1386,6 +1386,39 @@ fn target_param(spec: &OpSpec) -> &'static str {
     }
 }
 
+/// A candle reshape target whose entries are not all readable (`(b, t, self.num_kv_heads,
+/// head_dim)` with a size the analysis cannot compute): each entry of a candle shape is one
+/// dim, so the target has that rank, with a fresh size for each unreadable entry. `None`
+/// for other tables, or a target that is not a list of entries.
+fn candle_loose_target(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+    span: Span,
+) -> Option<Vec<Dim>> {
+    if spec.semantics != ops::Semantics::Candle {
+        return None;
+    }
+    let ArgValue::IntList(items) = bound.get(target_param(spec))? else {
+        return None;
+    };
+    let items = match items.as_slice() {
+        [ArgValue::IntList(inner)] => inner.as_slice(),
+        items => items,
+    };
+    if items.iter().any(|i| matches!(i, ArgValue::IntList(_))) {
+        return None;
+    }
+    let readable: Vec<Option<Dim>> = items.iter().map(ArgValue::as_size).collect();
+    Some(
+        readable
+            .into_iter()
+            .enumerate()
+            .map(|(i, size)| size.unwrap_or_else(|| target_size(ctx, span, i)))
+            .collect(),
+    )
+}
+
 /// A fresh size for entry `i` of a view/reshape target the analysis cannot compute (a
 /// `-1` whose element count is unknown, an unreadable size), named after the tensor the
 /// call starts from (`x[2]` for `x.view(B, T, -1)`), or after the variable it is assigned
@@ -1721,7 +1754,9 @@ fn contiguous_unknown_shape(
 ) -> (ops::Transfer<Dim>, Option<Vec<Dim>>, Option<SymLayout>) {
     match spec.kind_name() {
         "view" | "reshape" => {
-            let Some(target) = ops::target_shape(spec, bound) else {
+            let target = ops::target_shape(spec, bound)
+                .or_else(|| candle_loose_target(ctx, spec, bound, span));
+            let Some(target) = target else {
                 // A target the analysis cannot read (`x.size()[:-1] + (h, -1)` of a tensor
                 // of unknown rank): the result, if any, is still a view of a contiguous
                 // tensor, so contiguous, of a shape its later uses may reveal.
