@@ -727,6 +727,38 @@ fn field_sizes_fixture_markers_hold_in_candle() {
         error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
         "{error}"
     );
+    // The per-head blocks: the CPU build runs them; the BLAS rules reject the lhs.
+    let gates = BlockGates::new(&LruConfig {
+        hidden_size: heads * head_dim,
+        lru_width: None,
+        num_attention_heads: heads,
+    });
+    let w = input(&[heads, head_dim, head_dim]);
+    gates
+        .gates(&xs, &w)
+        .expect("CPU gemm takes the permuted blocks");
+    let x = xs
+        .reshape((b * t, heads, head_dim))
+        .unwrap()
+        .permute((1, 0, 2))
+        .unwrap();
+    let (l, r) = (actual_layout(&x), actual_layout(&w));
+    let d = Decider::concrete();
+    for backend in [
+        CandleBackend::Cuda,
+        CandleBackend::Mkl,
+        CandleBackend::Metal,
+    ] {
+        assert_eq!(
+            candle_matmul_ok(&l, &r, backend, &d).ok,
+            Tri::No,
+            "{backend}"
+        );
+    }
+    assert_eq!(
+        candle_matmul_ok(&l, &r, CandleBackend::Cpu, &d).ok,
+        Tri::Yes
+    );
 }
 
 /// `candle_optional_rope.rs`: with the rotary layer, the transposed query fails in its

@@ -997,8 +997,21 @@ impl Interpreter<'_> {
             // so an integer — one fixed size, the default itself when the option is one.
             (_, "unwrap_or", [Value::Int(default)]) if !recv.is_tensor() => match recv {
                 Value::Int(d) if d == default => Some(recv.clone()),
-                _ => Some(Value::Int(self.mint_whole_value(span))),
+                _ => Some(Value::Int(self.unwrapped_size(recv, span))),
             },
+            // `cfg.lru_width.unwrap_or(cfg.hidden_size)`: a default of unknown type gives a
+            // value of that type, one fixed value — a size of its own where it is used as
+            // one, like the default itself.
+            (_, "unwrap_or", [Value::Named { .. }]) if !recv.is_tensor() => {
+                let size = self.unwrapped_size(recv, span);
+                match size.symbols().as_slice() {
+                    [name] if Dim::sym(name) == size => Some(Value::Named {
+                        name: name.clone(),
+                        param: None,
+                    }),
+                    _ => None,
+                }
+            }
             (
                 Value::Tensor(_) | Value::Named { param: Some(_), .. },
                 "apply" | "apply_t",
@@ -1019,6 +1032,23 @@ impl Interpreter<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The fresh size `opt.unwrap_or(..)` at `span` is: named after the variable it is
+    /// assigned to, else after the option (`cfg.lru_width`).
+    fn unwrapped_size(&mut self, recv: &Value, span: Span) -> Dim {
+        if matches!(&self.frame.name_hint, Some((_, s)) if *s == span) {
+            return self.mint_whole_value(span);
+        }
+        self.frame.name_hint = None;
+        let name = match recv {
+            Value::Named { name, .. } => name.clone(),
+            _ => {
+                let text = self.span_name(span);
+                text.split(".unwrap_or").next().unwrap_or(&text).to_string()
+            }
+        };
+        self.mint(&name)
     }
 
     /// An in-place method (`name_`) the tables do not list: it may rewrite the layout.
