@@ -65,9 +65,26 @@ const RUST_FLOAT_METHODS: &[&str] = &[
 /// layer (`super().__init__(…)` built it); no Python name can collide with it.
 const LIBRARY_LAYER: &str = "<library layer>";
 
-/// Methods that change a Python list in place.
+/// Methods that change a Python list or a Rust `Vec` in place.
 const LIST_MUTATORS: &[&str] = &[
-    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "clear",
+    "sort",
+    "reverse",
+    // Rust's `Vec`
+    "push",
+    "extend_from_slice",
+    "truncate",
+    "drain",
+    "retain",
+    "dedup",
+    "resize",
+    "swap",
+    "split_off",
 ];
 
 impl Interpreter<'_> {
@@ -244,7 +261,11 @@ impl Interpreter<'_> {
                 return Some(v);
             }
         }
-        if matches!(recv, Value::Tuple(_) | Value::Sequential(_)) && LIST_MUTATORS.contains(&attr) {
+        if matches!(
+            recv,
+            Value::Tuple(_) | Value::Sequential(_) | Value::Repeated(_)
+        ) && LIST_MUTATORS.contains(&attr)
+        {
             // `self.layers.append(Block(dim))`: the list with one more item; any other
             // change (or one the analysis cannot follow) makes it unknown.
             let changed = appended(recv, attr, a);
@@ -1397,8 +1418,10 @@ fn appended(list: &Value, method: &str, a: &CallArgs) -> Value {
         return unknown;
     }
     let more: Vec<Value> = match (method, a.positional.as_slice()) {
-        ("append", [item]) => vec![item.clone()],
-        ("extend", [Value::Tuple(items)]) if !holds_packed(items) => items.clone(),
+        ("append" | "push", [item]) => vec![item.clone()],
+        ("extend" | "extend_from_slice", [Value::Tuple(items)]) if !holds_packed(items) => {
+            items.clone()
+        }
         _ => return unknown,
     };
     match list {
