@@ -554,6 +554,9 @@ mod candle_optional_rope;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_core_attention.rs"]
 mod candle_core_attention;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_vec_shapes.rs"]
+mod candle_vec_shapes;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -1090,4 +1093,22 @@ fn get_kv_cache_fixture_markers_hold_in_candle() {
     let error = error_text(&windowed_scores(&qkv, heads, windows).expect_err("windowed_scores"));
     assert!(error.contains("MatMulUnexpectedStriding"), "{error}");
     windowed_scores_merged(&qkv, heads, windows).expect("windowed_scores_merged");
+}
+
+/// `candle_vec_shapes.rs`: the chunked tensors are 5-d and 4-d, so their permutes run; the
+/// marked reshape of the transposed input copies.
+#[test]
+fn vec_shape_fixture_runs_in_candle_and_its_reshape_copies() {
+    use candle_vec_shapes::*;
+    let (b, t, heads, head_dim) = (2, 6, 3, 4);
+    let x = input(&[b, t, heads, head_dim]);
+    let a = input(&[b, t, heads]);
+    let (x, a) = Mixer { chunk_size: 2 }.chunked(&x, &a).expect("chunked");
+    assert_eq!(x.dims(), &[b, t / 2, heads, 2, head_dim]);
+    assert_eq!(a.dims(), &[b, heads, t / 2, 2]);
+    let (y, z) = heads_first(&input(&[b, t, heads, head_dim])).expect("heads_first");
+    assert!(
+        !shares_storage(&y, &z),
+        "the reshape of the transposed input copied"
+    );
 }
