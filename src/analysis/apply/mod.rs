@@ -1399,19 +1399,9 @@ fn candle_loose_target(
     if spec.semantics != ops::Semantics::Candle {
         return None;
     }
-    let ArgValue::IntList(items) = bound.get(target_param(spec))? else {
-        return None;
-    };
-    let items = match items.as_slice() {
-        [ArgValue::IntList(inner)] => inner.as_slice(),
-        items => items,
-    };
-    if items.iter().any(|i| matches!(i, ArgValue::IntList(_))) {
-        return None;
-    }
-    let readable: Vec<Option<Dim>> = items.iter().map(ArgValue::as_size).collect();
+    let entries = target_entries(spec, bound)?;
     Some(
-        readable
+        entries
             .into_iter()
             .enumerate()
             .map(|(i, size)| size.unwrap_or_else(|| target_size(ctx, span, i)))
@@ -1458,9 +1448,8 @@ fn target_entries(spec: &OpSpec, bound: &ops::BoundArgs<Dim>) -> Option<Vec<Opti
     items
         .iter()
         .map(|item| match item {
-            ArgValue::Int(size) => Some(Some(size.clone())),
             ArgValue::IntList(_) => None,
-            _ => Some(None),
+            other => Some(other.as_size()),
         })
         .collect()
 }
