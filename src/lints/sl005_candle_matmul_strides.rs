@@ -137,22 +137,24 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
 /// The operands as the finding's first detail: each layout, or why an unknown one does
 /// not matter.
 fn operands_text(operands: &Operands) -> String {
-    let rhs = match &operands.rhs {
-        Some(rhs) => format!(
-            "rhs {} strides {}",
-            format_shape(&rhs.shape),
-            format_shape(&rhs.strides)
+    let side = |name: &str, layout: &Option<SymLayout>, unknown: &str| match layout {
+        Some(l) => format!(
+            "{name} {} strides {}",
+            format_shape(&l.shape),
+            format_shape(&l.strides)
         ),
-        None => "rhs unknown: no rhs of matching shape makes the lhs acceptable".into(),
+        None => format!("{name} unknown: {unknown}"),
     };
-    let lhs = match &operands.lhs {
-        Some(lhs) => format!(
-            "lhs {} strides {}",
-            format_shape(&lhs.shape),
-            format_shape(&lhs.strides)
-        ),
-        None => "lhs unknown: no non-empty lhs of matching shape makes the rhs acceptable".into(),
-    };
+    let lhs = side(
+        "lhs",
+        &operands.lhs,
+        "no non-empty lhs of matching shape makes the rhs acceptable",
+    );
+    let rhs = side(
+        "rhs",
+        &operands.rhs,
+        "no rhs of matching shape makes the lhs acceptable",
+    );
     format!("{lhs}, {rhs}")
 }
 

@@ -566,6 +566,28 @@ fn input(shape: &[usize]) -> Tensor {
         .expect("input")
 }
 
+/// The candle matmul rule on `l` × `r`: each of `rejecting` refuses the operands, and the
+/// default CPU build (the gemm crate) takes them.
+fn assert_only_cpu_gemm_takes(
+    l: &Layout<i64>,
+    r: &Layout<i64>,
+    rejecting: &[CandleBackend],
+    d: &Decider,
+) {
+    for &backend in rejecting {
+        assert_eq!(
+            candle_matmul_ok(l, r, backend, d).ok,
+            Tri::No,
+            "{backend}: {l:?} x {r:?}"
+        );
+    }
+    assert_eq!(
+        candle_matmul_ok(l, r, CandleBackend::Cpu, d).ok,
+        Tri::Yes,
+        "cpu: {l:?} x {r:?}"
+    );
+}
+
 fn assert_not_contiguous_error(result: candle_core::Result<Tensor>, what: &str) {
     let error = error_text(&result.expect_err(what));
     assert!(error.contains("has to be contiguous"), "{what}: {error}");
@@ -746,22 +768,12 @@ fn field_sizes_fixture_markers_hold_in_candle() {
         .permute((1, 0, 2))
         .unwrap();
     let (l, r) = (actual_layout(&x), actual_layout(&w));
-    let d = Decider::concrete();
-    for backend in [
+    let blas = [
         CandleBackend::Cuda,
         CandleBackend::Mkl,
         CandleBackend::Metal,
-    ] {
-        assert_eq!(
-            candle_matmul_ok(&l, &r, backend, &d).ok,
-            Tri::No,
-            "{backend}"
-        );
-    }
-    assert_eq!(
-        candle_matmul_ok(&l, &r, CandleBackend::Cpu, &d).ok,
-        Tri::Yes
-    );
+    ];
+    assert_only_cpu_gemm_takes(&l, &r, &blas, &Decider::concrete());
 }
 
 /// `candle_optional_rope.rs`: with the rotary layer, the transposed query fails in its
@@ -832,12 +844,9 @@ fn sl005_fixture_layouts_fail_the_blas_stride_rule_only() {
     let q = actual_layout(&qkv.narrow(1, 0, 4).unwrap());
     let k_t = actual_layout(&qkv.narrow(1, 4, 4).unwrap().t().unwrap());
     let d = Decider::concrete();
-    for backend in [CandleBackend::Cuda, CandleBackend::Mkl] {
-        assert_eq!(
-            candle_matmul_ok(&q, &k_t, backend, &d).ok,
-            Tri::No,
-            "{backend}"
-        );
+    let rejecting = [CandleBackend::Cuda, CandleBackend::Mkl];
+    assert_only_cpu_gemm_takes(&q, &k_t, &rejecting, &d);
+    for backend in rejecting {
         let fresh_q = fresh(&q.shape);
         let fresh_k_t = actual_layout(
             &qkv.narrow(1, 4, 4)
@@ -853,10 +862,6 @@ fn sl005_fixture_layouts_fail_the_blas_stride_rule_only() {
             "{backend}"
         );
     }
-    assert_eq!(
-        candle_matmul_ok(&q, &k_t, CandleBackend::Cpu, &d).ok,
-        Tri::Yes
-    );
 }
 
 /// `candle_core_attention.rs`: both versions run on the default CPU build and agree; the
@@ -889,27 +894,20 @@ fn core_attention_fixture_lhs_fails_the_blas_rule_only() {
         .unwrap();
     let (l, r) = (actual_layout(&lhs), actual_layout(&rhs));
     let d = Decider::concrete();
-    for backend in [
+    let blas = [
         CandleBackend::Cuda,
         CandleBackend::Mkl,
         CandleBackend::Metal,
-    ] {
-        assert_eq!(
-            candle_matmul_ok(&l, &r, backend, &d).ok,
-            Tri::No,
-            "{backend}"
-        );
-        let fresh_l = fresh(&l.shape);
+    ];
+    assert_only_cpu_gemm_takes(&l, &r, &blas, &d);
+    let fresh_l = fresh(&l.shape);
+    for backend in blas {
         assert_eq!(
             candle_matmul_ok(&fresh_l, &r, backend, &d).ok,
             Tri::Yes,
             "{backend}"
         );
     }
-    assert_eq!(
-        candle_matmul_ok(&l, &r, CandleBackend::Cpu, &d).ok,
-        Tri::Yes
-    );
 }
 
 /// `candle_lm_head.rs`: every function runs on the default CPU build (the gemm crate takes
@@ -950,22 +948,13 @@ fn sl005_lm_head_fixture_runs_on_cpu_and_its_marked_operands_fail_the_gpu_rules(
         (first, w_t(hidden)),
         (actual_layout(&scores), values),
     ];
+    let blas = [
+        CandleBackend::Cuda,
+        CandleBackend::Metal,
+        CandleBackend::Mkl,
+    ];
     for (lhs, rhs) in &marked {
-        for backend in [
-            CandleBackend::Cuda,
-            CandleBackend::Metal,
-            CandleBackend::Mkl,
-        ] {
-            assert_eq!(
-                candle_matmul_ok(lhs, rhs, backend, &d).ok,
-                Tri::No,
-                "{backend}: {lhs:?} x {rhs:?}"
-            );
-        }
-        assert_eq!(
-            candle_matmul_ok(lhs, rhs, CandleBackend::Cpu, &d).ok,
-            Tri::Yes
-        );
+        assert_only_cpu_gemm_takes(lhs, rhs, &blas, &d);
     }
     // The fixed and unmarked ones: a contiguous row, a narrowed 1-row batch against the
     // broadcast weight (Linear's non-contiguous 3-d path).
