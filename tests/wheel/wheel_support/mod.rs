@@ -83,8 +83,15 @@ pub fn pip_install(venv: &Path, args: &[&str]) -> Option<()> {
     }
 }
 
-/// maturin from PyPI, kept under the target directory between runs.
+/// maturin from PyPI, kept under the target directory between runs. Installed once per
+/// test binary: tests run in parallel, and one that found the executable while another
+/// was still writing it (or removing a half-made environment) could not run it.
 pub fn maturin() -> Option<PathBuf> {
+    static MATURIN: OnceLock<Option<PathBuf>> = OnceLock::new();
+    MATURIN.get_or_init(install_maturin).clone()
+}
+
+fn install_maturin() -> Option<PathBuf> {
     let venv = scratch().join("maturin-venv");
     let exe = venv_bin(&venv).join("maturin");
     if exe.is_file() {
