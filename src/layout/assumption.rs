@@ -36,6 +36,14 @@ pub enum Assumption {
         name: String,
         value: String,
     },
+    /// Slice bounds the analysis cannot clamp (`x[i:i + n]`, `i` a loop index) lie within
+    /// their dimension, `0 ≤ start ≤ end ≤ size`, and are taken as written (near the end
+    /// of the dimension the slice is shorter).
+    SliceWithin {
+        start: String,
+        end: String,
+        size: String,
+    },
 }
 
 impl fmt::Display for Assumption {
@@ -50,6 +58,12 @@ impl fmt::Display for Assumption {
             }
             Assumption::DefaultArgument { class, name, value } => {
                 write!(f, "`{class}` built with its default `{name}={value}`")
+            }
+            Assumption::SliceWithin { start, end, size } => {
+                write!(
+                    f,
+                    "the slice `{start}:{end}` lies within its dim of size {size}"
+                )
             }
         }
     }

@@ -4,7 +4,8 @@
 //! Dimension arguments are `i64` (negative counts from the end, as in Python); sizes,
 //! indices and positions are `S`, so they may be symbolic (`x[:, T - 1]`).
 
-use super::decided::{at_least_zero, known, negate, smaller};
+use super::assumption::Assumption;
+use super::decided::{at_least_zero, known, negate, smaller, Undecided};
 use super::error::{torch_list, LayoutError, LayoutErrorKind};
 use super::layout::Layout;
 use super::size::{Decider, Size};
@@ -401,8 +402,29 @@ pub fn slice<S: Size>(
         return Err(LayoutError::invalid("slice step must be positive"));
     }
     let size = &layout.shape[d];
+    let (start, end) = match clamped_bounds(start, end, size, dec) {
+        Ok(bounds) => bounds,
+        Err(Undecided) => assumed_within(start, end, size, dec)?,
+    };
+    let length = end.sub(&start);
+    let count = if step == 1 {
+        length
+    } else {
+        length.add(&S::lit(step - 1)).floordiv(&S::lit(step))
+    };
+    Ok(take_range(layout, d, &start, count, step))
+}
+
+/// A slice's bounds as torch uses them: `None` bounds are the ends of the dimension
+/// (PyTorch's C++ default for a missing start is 0, for a missing end INT64_MAX), negative
+/// bounds count from the end, both clamped into `[0, size]` with `end ≥ start`.
+fn clamped_bounds<S: Size>(
+    start: Option<&S>,
+    end: Option<&S>,
+    size: &S,
+    dec: &Decider,
+) -> Result<(S, S), Undecided> {
     let zero = S::lit(0);
-    // PyTorch's C++ default for a missing start is 0, for a missing end INT64_MAX.
     let mut start = match start {
         Some(start) if start.as_lit() != Some(i64::MAX) => start.clone(),
         _ => zero.clone(),
@@ -424,13 +446,33 @@ pub fn slice<S: Size>(
     } else if known(dec.le(size, &end))? {
         end = size.clone();
     }
-    let length = end.sub(&start);
-    let count = if step == 1 {
-        length
-    } else {
-        length.add(&S::lit(step - 1)).floordiv(&S::lit(step))
+    Ok((start, end))
+}
+
+/// Bounds [`clamped_bounds`] cannot place, of a window that moves with a loop
+/// (`x[:, i:i + n]`, `i` the index of a `range` loop): taken as written when `end ≥ start`
+/// whatever the sizes, on the stated condition that the slice lies within the dimension
+/// ([`Assumption::SliceWithin`]); near the end of the dimension it would be shorter. Other
+/// bounds (literals, parameters) stay undecided: nothing says where they fall.
+fn assumed_within<S: Size>(
+    start: Option<&S>,
+    end: Option<&S>,
+    size: &S,
+    dec: &Decider,
+) -> Result<(S, S), Undecided> {
+    let (Some(start), Some(end)) = (start, end) else {
+        return Err(Undecided);
     };
-    Ok(take_range(layout, d, &start, count, step))
+    let moves_with_loop = |b: &S| b.index_bound(dec.assumptions()).is_some();
+    if !(moves_with_loop(start) || moves_with_loop(end)) || !known(dec.le(start, end))? {
+        return Err(Undecided);
+    }
+    dec.record(Assumption::SliceWithin {
+        start: start.to_string(),
+        end: end.to_string(),
+        size: size.to_string(),
+    });
+    Ok((start.clone(), end.clone()))
 }
 
 /// The layout of `count` elements of dimension `d`, every `step`-th from `start`

@@ -1809,8 +1809,49 @@ fn contiguous_unknown_shape(
         _ if spec.preserves_contiguous_shape() => {
             (plain_transfer(OpResult::UnknownTensor), None, None)
         }
+        "index" if takes_leading_rows(bound) => {
+            (plain_transfer(OpResult::UnknownTensor), None, None)
+        }
         _ => (unknown_transfer(), None, None),
     }
+}
+
+/// Does a subscript take rows of dim 0 and keep the rest whole (`source[i:i + n]`,
+/// `x[b]`, `x[a:b, ...]`)? Of a contiguous tensor that is contiguous, whatever its rank
+/// and sizes (another shape: a tensor of its own).
+fn takes_leading_rows(bound: &ops::BoundArgs<Dim>) -> bool {
+    let Some(ArgValue::IntList(entries)) = bound.get("indices") else {
+        return false;
+    };
+    let Some((first, rest)) = entries.split_first() else {
+        return false;
+    };
+    let rows = match first {
+        ArgValue::Int(_) => true,
+        ArgValue::Slice(s) => {
+            let step_one = matches!(&s.step, ArgValue::None) || s.step.as_i64() == Some(1);
+            step_one && !at_most_one_row(s)
+        }
+        _ => false,
+    };
+    let whole = |e: &ArgValue<Dim>| match e {
+        ArgValue::Ellipsis => true,
+        ArgValue::Slice(s) => [&s.start, &s.stop, &s.step].iter().all(|p| p.is_none()),
+        _ => false,
+    };
+    rows && rest.iter().all(whole)
+}
+
+/// A slice that keeps at most one row (`x[:1]`, `x[-1:]`, `x[3:4]`): its result has a dim
+/// of size 0 or 1, which a tensor of unknown shape would take to be a size ≥ 2.
+fn at_most_one_row(s: &ops::SliceArg<Dim>) -> bool {
+    let lit = |p: &ArgValue<Dim>| p.as_size().and_then(|d| d.as_lit());
+    let rows = match (&s.start, &s.stop) {
+        (ArgValue::None, stop) => lit(stop),
+        (start, ArgValue::None) => lit(start).filter(|&v| v < 0).map(|v| -v),
+        (start, stop) => lit(stop).zip(lit(start)).map(|(b, a)| b - a),
+    };
+    rows.is_some_and(|n| n <= 1)
 }
 
 /// `x.size(-1)` of a tensor of unknown shape: one size, the same at every read of that dim

@@ -92,11 +92,29 @@ pub(super) fn decide(
         }
     }
     Decided {
+        what: carried_assumption(step_what, what, &assumptions),
         transfer,
         target,
         assumptions,
-        what: step_what,
     }
+}
+
+/// The step's text, naming the assumption the layout it gives rests on where a later
+/// finding must state it: an op's own assumptions die with its event, its output lives on
+/// (`x[:, i:i + 4]` whose bounds were taken as written).
+fn carried_assumption(
+    step_what: Option<String>,
+    what: &str,
+    assumptions: &[Assumption],
+) -> Option<String> {
+    let Some(slice) = assumptions
+        .iter()
+        .find(|a| matches!(a, Assumption::SliceWithin { .. }))
+    else {
+        return step_what;
+    };
+    let what = step_what.as_deref().unwrap_or(what);
+    Some(format!("{what} (assuming {slice})"))
 }
 
 /// An element-wise op whose other operands' layouts are unknown, when its first tensor

@@ -1302,16 +1302,22 @@ pub(super) fn literal_range(bounds: &[Value]) -> Value {
 
 /// The bound below which every integer of `range(bounds…)` lies, when they are all at
 /// least 0: `range(stop)` and `range(start, stop[, step])` with a literal start ≥ 0 and a
-/// literal step ≥ 1.
+/// step that is a literal ≥ 1 or a size (`range(0, t, self.window)`: a window of ≥ 2
+/// steps, as every named size is taken to be).
 fn range_bound(bounds: &[Value]) -> Option<Dim> {
     let lit = |v: &Value| match v {
         Value::Int(d) => d.as_lit(),
         _ => None,
     };
+    let forward = |step: &Value| match step {
+        Value::Int(d) => d.as_lit().is_none_or(|v| v >= 1),
+        Value::Named { .. } => true,
+        _ => false,
+    };
     let stop = match bounds {
         [stop] => stop,
         [start, stop] if lit(start)? >= 0 => stop,
-        [start, stop, step] if lit(start)? >= 0 && lit(step)? >= 1 => stop,
+        [start, stop, step] if lit(start)? >= 0 && forward(step) => stop,
         _ => return None,
     };
     match stop {
