@@ -234,7 +234,7 @@ pub struct Param {
 pub enum Stmt {
     /// `a = b = value`, `a, b = value`, `self.x = value`, Rust `let (a, b) = value;`.
     Assign {
-        targets: Vec<Target>,
+        targets: Targets,
         value: Expr,
         span: Span,
     },
@@ -311,6 +311,61 @@ pub struct Try {
     pub orelse: Vec<Stmt>,
     pub finalbody: Vec<Stmt>,
     pub span: Span,
+}
+
+/// The targets of an assignment, in order. Nearly always one, held inline: a large file
+/// holds an assignment per line, and a list would cost each an allocation for its one
+/// target. `a = b = value` holds several. Reads as a slice.
+#[derive(Debug, Clone)]
+pub enum Targets {
+    One(Target),
+    Many(Box<[Target]>),
+}
+
+impl From<Target> for Targets {
+    fn from(target: Target) -> Self {
+        Targets::One(target)
+    }
+}
+
+impl From<Vec<Target>> for Targets {
+    fn from(mut targets: Vec<Target>) -> Self {
+        match targets.pop() {
+            Some(target) if targets.is_empty() => Targets::One(target),
+            Some(last) => {
+                targets.push(last);
+                Targets::Many(targets.into_boxed_slice())
+            }
+            None => Targets::Many(Box::default()),
+        }
+    }
+}
+
+impl Deref for Targets {
+    type Target = [Target];
+    fn deref(&self) -> &[Target] {
+        match self {
+            Targets::One(target) => std::slice::from_ref(target),
+            Targets::Many(targets) => targets,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Targets {
+    fn deref_mut(&mut self) -> &mut [Target] {
+        match self {
+            Targets::One(target) => std::slice::from_mut(target),
+            Targets::Many(targets) => targets,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Targets {
+    type Item = &'a Target;
+    type IntoIter = std::slice::Iter<'a, Target>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -507,6 +562,7 @@ const _: () = {
     assert!(std::mem::size_of::<Expr>() == 40);
     assert!(std::mem::size_of::<Arg>() == 40);
     assert!(std::mem::size_of::<Target>() == 32);
+    assert!(std::mem::size_of::<Targets>() == 32);
     assert!(std::mem::size_of::<Stmt>() == 80);
 };
 

@@ -283,7 +283,7 @@ fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
             let ExprKind::Name(original) = &value.kind else {
                 continue;
             };
-            let aliased = match targets.as_slice() {
+            let aliased = match &targets[..] {
                 [Target::Name(alias, _)] => tested.names.contains(alias.as_str()),
                 [Target::Attr {
                     value: obj, attr, ..

@@ -242,7 +242,7 @@ impl LocalUses<'_, '_> {
                 targets,
                 value,
                 span,
-            } if self.once(*span) => match targets.as_slice() {
+            } if self.once(*span) => match &targets[..] {
                 [Target::Name(n, _)] if n == self.name => {
                     self.accounted += 1;
                     self.sole.extend(chain_spans(value));

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use syn::{FnArg, ImplItem, Item, ReturnType, TraitItem, Type, UseTree};
 
-use crate::ir::{Class, Function, Module, Param, Span, Stmt, Target};
+use crate::ir::{Class, Function, Module, Param, Span, Stmt, Target, Targets};
 
 use super::lowerer::{Dest, Lowerer};
 use super::patterns::{name_expr, unraw};
@@ -179,7 +179,7 @@ impl Lowerer {
         self.flush(out);
         let name = self.declare(&unraw(ident));
         out.push(Stmt::Assign {
-            targets: vec![Target::Name(name.into(), self.span(ident.span()))],
+            targets: Targets::One(Target::Name(name.into(), self.span(ident.span()))),
             value,
             span,
         });

@@ -14,7 +14,7 @@
 
 use syn::Pat;
 
-use crate::ir::{Expr, ExprKind, Span, Stmt, Target};
+use crate::ir::{Expr, ExprKind, Span, Stmt, Target, Targets};
 
 use super::lowerer::{unknown, Lowerer};
 
@@ -34,7 +34,7 @@ impl Lowerer {
         }
         match self.target(pattern) {
             Some(target) => out.push(Stmt::Assign {
-                targets: vec![target],
+                targets: Targets::One(target),
                 value,
                 span,
             }),
@@ -53,7 +53,7 @@ impl Lowerer {
             let span = self.span(ident.span());
             let name = self.declare(&ident.to_string());
             out.push(Stmt::Assign {
-                targets: vec![Target::Name(name.into(), span)],
+                targets: Targets::One(Target::Name(name.into(), span)),
                 value: unknown(span),
                 span,
             });

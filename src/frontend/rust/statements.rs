@@ -23,7 +23,7 @@
 
 use syn::{Expr as SynExpr, Stmt as SynStmt};
 
-use crate::ir::{Expr, ExprKind, Stmt, Target};
+use crate::ir::{Expr, ExprKind, Stmt, Target, Targets};
 
 use super::expressions::peel;
 use super::lowerer::{join, unknown, Dest, Lowerer};
@@ -76,7 +76,7 @@ impl Lowerer {
                 let target = self.assignment_target(&assign.left);
                 self.flush(out);
                 out.push(Stmt::Assign {
-                    targets: vec![target],
+                    targets: Targets::One(target),
                     value,
                     span: self.span_of(assign),
                 });
@@ -96,7 +96,7 @@ impl Lowerer {
                         span: self.span_of(record),
                     }),
                     Dest::Assign(target) => out.push(Stmt::Assign {
-                        targets: vec![target.clone()],
+                        targets: Targets::One(target.clone()),
                         value: name_expr("self".into(), self.span_of(&record.path)),
                         span: self.span_of(record),
                     }),
@@ -112,7 +112,7 @@ impl Lowerer {
                         value: Some(value),
                     },
                     Dest::Assign(target) => Stmt::Assign {
-                        targets: vec![target.clone()],
+                        targets: Targets::One(target.clone()),
                         span: value.span,
                         value,
                     },
@@ -249,7 +249,7 @@ impl Lowerer {
                 let temporary = self.temporary();
                 let span = scrutinee.span;
                 out.push(Stmt::Assign {
-                    targets: vec![Target::Name(temporary.as_str().into(), span)],
+                    targets: Targets::One(Target::Name(temporary.as_str().into(), span)),
                     value: scrutinee,
                     span,
                 });
@@ -284,7 +284,7 @@ impl Lowerer {
             syn::Pat::Wild(_) => {}
             _ => match self.target(&arm.pat) {
                 Some(target) => body.push(Stmt::Assign {
-                    targets: vec![target],
+                    targets: Targets::One(target),
                     value: scrutinee.clone(),
                     span,
                 }),
@@ -383,11 +383,11 @@ impl Lowerer {
             self.flush(out);
             let span = join(name_span, value.span);
             out.push(Stmt::Assign {
-                targets: vec![Target::Attr {
+                targets: Targets::One(Target::Attr {
                     value: Box::new(name_expr("self".into(), name_span)),
                     attr: unraw(name).into(),
                     span: name_span,
-                }],
+                }),
                 value,
                 span,
             });

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use lexer::{Lexer, Tok, Token};
 
 use super::{ParseOutcome, SyntaxError, MAX_REPORTED_ERRORS};
-use crate::ir::{self, Expr, ExprKind, Span, Stmt, Target};
+use crate::ir::{self, Expr, ExprKind, Span, Stmt, Target, Targets};
 
 /// How many syntax levels (statements and expressions together) are parsed by recursion;
 /// deeper ones are skimmed and lowered as opaque. CPython refuses 201 nested brackets and
@@ -442,7 +442,7 @@ impl<'s> Parser<'s> {
     fn bind(&mut self, name: Token, value: Expr, span: Span) {
         let target = Target::Name(self.name_of(name), name.span());
         self.walrus.push(Stmt::Assign {
-            targets: vec![target],
+            targets: Targets::One(target),
             value,
             span,
         });

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::lexer::{Aug, Tok, Token};
 use super::{exact, is_invalid_target, to_target, Fail, Mode, PResult, Parser, MAX_DEPTH};
 use crate::frontend::python::annotations::{is_int_annotation, shape_annotation};
-use crate::ir::{self, BinOp, Class, Expr, ExprKind, Function, Param, Span, Stmt, Target};
+use crate::ir::{self, BinOp, Class, Expr, ExprKind, Function, Param, Span, Stmt, Target, Targets};
 
 impl Parser<'_> {
     /// The whole file. Definitions directly at module level go to the module's functions and
@@ -382,7 +382,7 @@ impl Parser<'_> {
                     self.reorder_bindings(mark, value_mark);
                     break value;
                 };
-                let targets = self.targets(targets)?;
+                let targets = self.targets(targets)?.into();
                 let span = self.span_from(start);
                 self.emit(
                     out,
@@ -400,7 +400,7 @@ impl Parser<'_> {
                     let value_mark = self.walrus.len();
                     let value = self.assigned_value()?;
                     self.reorder_bindings(mark, value_mark);
-                    let targets = self.targets(vec![first])?;
+                    let targets = self.targets(vec![first])?.into();
                     let span = self.span_from(start);
                     self.emit(
                         out,
@@ -482,7 +482,8 @@ impl Parser<'_> {
             self.record_error(span, "cannot assign to expression".into());
             return Err(Fail);
         }
-        Ok(exact(exprs.into_iter().map(to_target).collect()))
+        // Not sized to fit: `Targets` keeps one target inline and frees the list.
+        Ok(exprs.into_iter().map(to_target).collect())
     }
 
     fn single_target(&mut self, expr: Expr) -> PResult<Target> {
@@ -876,7 +877,7 @@ impl Parser<'_> {
                     end,
                 };
                 handler.push(Stmt::Assign {
-                    targets: vec![Target::Name(self.name_of(name), name.span())],
+                    targets: Targets::One(Target::Name(self.name_of(name), name.span())),
                     value: Expr::new(ExprKind::Unknown, span),
                     span,
                 });
@@ -1020,7 +1021,7 @@ impl Parser<'_> {
                     let mut body = Vec::new();
                     for name in names {
                         body.push(Stmt::Assign {
-                            targets: vec![Target::Name(self.name_of(name), name.span())],
+                            targets: Targets::One(Target::Name(self.name_of(name), name.span())),
                             value: Expr::new(ExprKind::Unknown, span),
                             span,
                         });
@@ -1596,7 +1597,7 @@ impl Parser<'_> {
                 self.discard -= 1;
                 self.take_walrus();
                 if let [Stmt::Assign { targets, value, .. }] = scratch.as_slice() {
-                    if let [Target::Name(name, _)] = targets.as_slice() {
+                    if let [Target::Name(name, _)] = &targets[..] {
                         attrs.push((name.to_string(), value.clone()));
                     }
                 }
