@@ -410,6 +410,9 @@ pub struct Expr {
     pub span: Span,
 }
 
+// Every variant's fields fit in two words, so that an expression is four: a large file
+// holds a few per line. A variant with more parts keeps them in one allocation, and a call
+// or subscript keeps its callee or value in the slice of its arguments or index.
 #[derive(Debug, Clone)]
 pub enum ExprKind {
     Name(Name),
@@ -423,65 +426,135 @@ pub enum ExprKind {
     Bool(bool),
     None,
     Ellipsis,
-    Tuple(Vec<Expr>),
-    List(Vec<Expr>),
+    Tuple(Box<[Expr]>),
+    List(Box<[Expr]>),
     /// `*x` in a call or tuple.
     Starred(Box<Expr>),
-    Call {
-        func: Box<Expr>,
-        // Boxed slices rather than vectors here and below: the largest kind sets the size
-        // of every expression.
-        args: Box<[Arg]>,
-    },
+    /// `func(args)`.
+    Call(Call),
     /// `value[i]`, `value[a:b, ..., None]`: one entry per comma-separated index.
-    Subscript {
-        value: Box<Expr>,
-        index: Box<[Expr]>,
-    },
+    Subscript(Subscript),
     /// A slice `a:b:c` (Python subscripts) or a range `a..b` / `..` (Rust); missing parts are `None`.
-    Slice {
-        lower: Option<Box<Expr>>,
-        upper: Option<Box<Expr>>,
-        step: Option<Box<Expr>>,
-    },
+    Slice(Box<SliceBounds>),
     BinOp {
         op: BinOp,
-        left: Box<Expr>,
-        right: Box<Expr>,
+        /// Left and right.
+        operands: Box<[Expr; 2]>,
     },
     Neg(Box<Expr>),
-    /// `body if test else orelse`
-    IfExp {
-        test: Box<Expr>,
-        body: Box<Expr>,
-        orelse: Box<Expr>,
-    },
+    /// `body if test else orelse`: test, body and orelse.
+    IfExp(Box<[Expr; 3]>),
     /// Comparisons and boolean operators: only kept so tests can be recognised.
     Compare {
-        left: Box<Expr>,
         op: CmpOp,
-        right: Box<Expr>,
+        /// Left and right.
+        operands: Box<[Expr; 2]>,
     },
     /// `[element for target in iter]`, `(element for target in iter)`: one `for` clause and
     /// no `if` (others are `Unknown`). The target is local to the comprehension.
-    Comprehension {
-        element: Box<Expr>,
-        // Boxed: every expression is as large as the largest variant.
-        target: Box<Target>,
-        iter: Box<Expr>,
-    },
+    Comprehension(Box<Comprehension>),
     /// `lambda a, b: body` with plain positional parameters (others are `Unknown`).
-    Lambda {
-        params: Box<[Name]>,
-        body: Box<Expr>,
-    },
+    Lambda(Box<Lambda>),
     /// A keyword or spread argument of a call (only inside an [`Arg`]).
-    Labelled {
-        label: ArgLabel,
-        value: Box<Expr>,
-    },
+    Labelled(Box<Labelled>),
     /// Something the frontend does not model (dicts, sets, f-strings, ...).
     Unknown,
+}
+
+impl ExprKind {
+    /// A call's callee and arguments.
+    pub fn as_call(&self) -> Option<(&Expr, &[Arg])> {
+        match self {
+            ExprKind::Call(call) => Some((call.func(), call.args())),
+            _ => None,
+        }
+    }
+    /// A subscript's value and index entries.
+    pub fn as_subscript(&self) -> Option<(&Expr, &[Expr])> {
+        match self {
+            ExprKind::Subscript(subscript) => Some((subscript.value(), subscript.index())),
+            _ => None,
+        }
+    }
+}
+
+/// A call's callee and arguments, in one slice: the callee first, as a positional argument.
+#[derive(Debug, Clone)]
+pub struct Call(Box<[Arg]>);
+
+impl Call {
+    pub fn new(func: Expr, args: Vec<Arg>) -> Self {
+        let mut parts = Vec::with_capacity(args.len() + 1);
+        parts.push(Arg(func));
+        parts.extend(args);
+        Call(parts.into_boxed_slice())
+    }
+    /// The called expression (`x.view` of `x.view(B, -1)`).
+    pub fn func(&self) -> &Expr {
+        &self.0[0].0
+    }
+    pub fn args(&self) -> &[Arg] {
+        &self.0[1..]
+    }
+    pub fn func_mut(&mut self) -> &mut Expr {
+        &mut self.0[0].0
+    }
+    fn parts_mut(&mut self) -> impl Iterator<Item = &mut Expr> {
+        self.0.iter_mut().map(|a| &mut a.0)
+    }
+}
+
+/// A subscript's value and index entries, in one slice: the value first.
+#[derive(Debug, Clone)]
+pub struct Subscript(Box<[Expr]>);
+
+impl Subscript {
+    pub fn new(value: Expr, index: Vec<Expr>) -> Self {
+        let mut parts = Vec::with_capacity(index.len() + 1);
+        parts.push(value);
+        parts.extend(index);
+        Subscript(parts.into_boxed_slice())
+    }
+    /// The subscripted expression (`x` of `x[0]`).
+    pub fn value(&self) -> &Expr {
+        &self.0[0]
+    }
+    pub fn index(&self) -> &[Expr] {
+        &self.0[1..]
+    }
+    pub fn value_mut(&mut self) -> &mut Expr {
+        &mut self.0[0]
+    }
+    pub fn into_value(self) -> Expr {
+        let mut parts = self.0.into_vec();
+        parts.swap_remove(0)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SliceBounds {
+    pub lower: Option<Expr>,
+    pub upper: Option<Expr>,
+    pub step: Option<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Comprehension {
+    pub element: Expr,
+    pub target: Target,
+    pub iter: Expr,
+}
+
+#[derive(Debug, Clone)]
+pub struct Lambda {
+    pub params: Box<[Name]>,
+    pub body: Expr,
+}
+
+#[derive(Debug, Clone)]
+pub struct Labelled {
+    pub label: ArgLabel,
+    pub value: Expr,
 }
 
 /// One argument of a call: `x`, `dim=1`, `*xs` or `**kw`. Held as its expression, a keyword
@@ -517,19 +590,21 @@ impl Arg {
     }
     fn labelled(label: ArgLabel, value: Expr) -> Self {
         let span = value.span;
-        let value = Box::new(value);
-        Arg(Expr::new(ExprKind::Labelled { label, value }, span))
+        Arg(Expr::new(
+            ExprKind::Labelled(Box::new(Labelled { label, value })),
+            span,
+        ))
     }
     /// The argument's value (of `dim=1`, `1`; of `*xs`, `xs`).
     pub fn value(&self) -> &Expr {
         match &self.0.kind {
-            ExprKind::Labelled { value, .. } => value,
+            ExprKind::Labelled(labelled) => &labelled.value,
             _ => &self.0,
         }
     }
     fn label(&self) -> Option<&ArgLabel> {
         match &self.0.kind {
-            ExprKind::Labelled { label, .. } => Some(label),
+            ExprKind::Labelled(labelled) => Some(&labelled.label),
             _ => None,
         }
     }
@@ -554,13 +629,15 @@ impl Arg {
     }
 }
 
-// The sizes a large file's memory rests on (about 20 bytes per byte of source, most of it
-// these nodes): a field that grows one of them grows every expression or statement.
+// The sizes a large file's memory rests on (about 13 bytes per byte of source, most of it
+// these nodes): a field that grows one of them grows every expression or statement. The
+// allocator rounds a block of five words up to six, so a boxed expression of five words
+// cost as much as one of six.
 #[cfg(target_pointer_width = "64")]
 const _: () = {
     assert!(std::mem::size_of::<Name>() == 8);
-    assert!(std::mem::size_of::<Expr>() == 40);
-    assert!(std::mem::size_of::<Arg>() == 40);
+    assert!(std::mem::size_of::<Expr>() == 32);
+    assert!(std::mem::size_of::<Arg>() == 32);
     assert!(std::mem::size_of::<Target>() == 32);
     assert!(std::mem::size_of::<Targets>() == 32);
     assert!(std::mem::size_of::<Stmt>() == 80);
@@ -786,45 +863,30 @@ fn shift_target(t: &mut Target, by: u32) {
 fn shift_expr(e: &mut Expr, by: u32) {
     shift(&mut e.span, by);
     match &mut e.kind {
-        ExprKind::Attr { value, .. }
-        | ExprKind::Starred(value)
-        | ExprKind::Neg(value)
-        | ExprKind::Labelled { value, .. } => shift_expr(value, by),
-        ExprKind::Tuple(items) | ExprKind::List(items) => {
+        ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => {
+            shift_expr(value, by)
+        }
+        ExprKind::Labelled(labelled) => shift_expr(&mut labelled.value, by),
+        ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Subscript(Subscript(items)) => {
             items.iter_mut().for_each(|i| shift_expr(i, by))
         }
-        ExprKind::Call { func, args } => {
-            shift_expr(func, by);
-            args.iter_mut().for_each(|a| shift_expr(&mut a.0, by));
-        }
-        ExprKind::Subscript { value, index } => {
-            shift_expr(value, by);
-            index.iter_mut().for_each(|i| shift_expr(i, by));
-        }
-        ExprKind::Slice { lower, upper, step } => {
+        ExprKind::Call(call) => call.parts_mut().for_each(|p| shift_expr(p, by)),
+        ExprKind::Slice(bounds) => {
+            let SliceBounds { lower, upper, step } = &mut **bounds;
             for part in [lower, upper, step].into_iter().flatten() {
                 shift_expr(part, by);
             }
         }
-        ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
-            shift_expr(left, by);
-            shift_expr(right, by);
+        ExprKind::BinOp { operands, .. } | ExprKind::Compare { operands, .. } => {
+            operands.iter_mut().for_each(|o| shift_expr(o, by))
         }
-        ExprKind::IfExp { test, body, orelse } => {
-            shift_expr(test, by);
-            shift_expr(body, by);
-            shift_expr(orelse, by);
+        ExprKind::IfExp(parts) => parts.iter_mut().for_each(|p| shift_expr(p, by)),
+        ExprKind::Comprehension(c) => {
+            shift_expr(&mut c.element, by);
+            shift_target(&mut c.target, by);
+            shift_expr(&mut c.iter, by);
         }
-        ExprKind::Comprehension {
-            element,
-            target,
-            iter,
-        } => {
-            shift_expr(element, by);
-            shift_target(target, by);
-            shift_expr(iter, by);
-        }
-        ExprKind::Lambda { body, .. } => shift_expr(body, by),
+        ExprKind::Lambda(lambda) => shift_expr(&mut lambda.body, by),
         ExprKind::Name(_)
         | ExprKind::Int(_)
         | ExprKind::Float(_)

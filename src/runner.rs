@@ -231,7 +231,7 @@ impl<'a> FileFacts<'a> {
         language: Language,
         locals: Option<&HashSet<String>>,
     ) {
-        let ExprKind::Call { func, .. } = &e.kind else {
+        let Some((func, _)) = e.kind.as_call() else {
             return;
         };
         let ExprKind::Attr { value, .. } = &func.kind else {

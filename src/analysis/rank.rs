@@ -267,7 +267,7 @@ impl<'a> Scan<'a> {
     fn reorders(&self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Name(n) => self.reordered.contains(n.as_str()),
-            ExprKind::Call { func, .. } => match &func.kind {
+            ExprKind::Call(call) => match &call.func().kind {
                 ExprKind::Attr { value, attr } => {
                     matches!(
                         attr.as_str(),
@@ -276,9 +276,8 @@ impl<'a> Scan<'a> {
                 }
                 _ => false,
             },
-            ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => {
-                self.reorders(value)
-            }
+            ExprKind::Subscript(subscript) => self.reorders(subscript.value()),
+            ExprKind::Attr { value, .. } => self.reorders(value),
             _ => false,
         }
     }
@@ -505,14 +504,12 @@ impl<'a> Scan<'a> {
 
     /// The derived tensor `e` is a method call on, with the method and its arguments.
     fn method_call<'e>(&self, e: &'e Expr) -> Option<((String, i64), &'e str, &'e [Arg])> {
-        let ExprKind::Call { func, args } = &e.kind else {
-            return None;
-        };
+        let (func, args) = e.kind.as_call()?;
         let ExprKind::Attr { value, attr } = &func.kind else {
             return None;
         };
         let recv = self.derive(value)?;
-        Some((recv, attr.as_str(), &args[..]))
+        Some((recv, attr.as_str(), args))
     }
 
     /// `(values, indices)` of `v.topk(…)`/`v.sort(…)`, the parts of `v.chunk(…)`/`v.split(…)`:
@@ -538,10 +535,10 @@ impl<'a> Scan<'a> {
     fn derive(&self, e: &Expr) -> Option<(String, i64)> {
         match &e.kind {
             ExprKind::Name(n) => self.derived.get(n.as_str()).cloned(),
-            ExprKind::Call { func, args } if self.layer_input(func, args).is_some() => {
-                self.derive(self.layer_input(func, args)?)
+            ExprKind::Call(call) if self.layer_input(call.func(), call.args()).is_some() => {
+                self.derive(self.layer_input(call.func(), call.args())?)
             }
-            ExprKind::Call { .. } => {
+            ExprKind::Call(_) => {
                 let ((p, d), method, args) = self.method_call(e)?;
                 match method {
                     "t" | "transpose" | "permute" | "contiguous" | "float" | "half" | "double"
@@ -560,8 +557,9 @@ impl<'a> Scan<'a> {
             }
             // `v[:k]`, `v[a:b, :]`: slices keep the rank; `v[None]` adds a dim; `qkv[0]` of
             // the parts of a chunk is one part.
-            ExprKind::Subscript { value, index } => {
-                if let (ExprKind::Name(n), [ix]) = (&value.kind, &index[..]) {
+            ExprKind::Subscript(subscript) => {
+                let (value, index) = (subscript.value(), subscript.index());
+                if let (ExprKind::Name(n), [ix]) = (&value.kind, index) {
                     if let (Some(part), ExprKind::Int(_)) = (self.parts.get(n.as_str()), &ix.kind) {
                         return Some(part.clone());
                     }
@@ -622,23 +620,22 @@ impl<'a> Scan<'a> {
                 }
             }
             match &e.kind {
-                ExprKind::Call { func, args } => {
-                    stack.push(func);
-                    stack.extend(args.iter().map(|a| a.value()));
+                ExprKind::Call(call) => {
+                    stack.push(call.func());
+                    stack.extend(call.args().iter().map(|a| a.value()));
                 }
                 ExprKind::Attr { value, .. } => stack.push(value),
-                ExprKind::Subscript { value, index } => {
-                    stack.push(value);
-                    stack.extend(index.iter());
+                ExprKind::Subscript(subscript) => {
+                    stack.push(subscript.value());
+                    stack.extend(subscript.index().iter());
                 }
-                ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
-                    stack.push(left);
-                    stack.push(right);
+                ExprKind::BinOp { operands, .. } | ExprKind::Compare { operands, .. } => {
+                    stack.extend(operands.iter())
                 }
                 ExprKind::Neg(inner) | ExprKind::Starred(inner) => stack.push(inner),
                 ExprKind::Tuple(items) | ExprKind::List(items) => stack.extend(items.iter()),
                 // Only one side of a conditional runs.
-                ExprKind::IfExp { test, .. } => stack.push(test),
+                ExprKind::IfExp(parts) => stack.push(&parts[0]),
                 _ => {}
             }
         }
@@ -679,9 +676,7 @@ impl<'a> Scan<'a> {
     /// dimensions on the left of the pattern (a parenthesised group is one), exactly, or at
     /// least that many besides a `...`.
     fn einops_rank(&self, e: &Expr) -> Option<(String, RankUse)> {
-        let ExprKind::Call { func, args } = &e.kind else {
-            return None;
-        };
+        let (func, args) = e.kind.as_call()?;
         let name = match &func.kind {
             ExprKind::Name(n) => n.as_str(),
             ExprKind::Attr { attr, .. } => attr.as_str(),
@@ -690,7 +685,7 @@ impl<'a> Scan<'a> {
         if !matches!(name, "rearrange" | "reduce" | "repeat") {
             return None;
         }
-        let [first, second, ..] = &args[..] else {
+        let [first, second, ..] = args else {
             return None;
         };
         let (p, d) = self.derive(first.value())?;
@@ -721,7 +716,7 @@ impl<'a> Scan<'a> {
         }
         let recv = match &e.kind {
             ExprKind::Attr { value, attr } if attr == "shape" => value,
-            ExprKind::Call { func, args } if args.is_empty() => match &func.kind {
+            ExprKind::Call(call) if call.args().is_empty() => match &call.func().kind {
                 ExprKind::Attr { value, attr } if attr == "size" => value,
                 _ => return None,
             },
@@ -732,14 +727,13 @@ impl<'a> Scan<'a> {
 
     /// `v.shape[a:b]` / `v.size()[a:b]` with literal (or absent) bounds and no step.
     fn sliced_size_query(&self, e: &Expr) -> Option<(String, i64, Option<i64>, Option<i64>)> {
-        let ExprKind::Subscript { value, index } = &e.kind else {
+        let (value, index) = e.kind.as_subscript()?;
+        let [ix] = index else { return None };
+        let ExprKind::Slice(bounds) = &ix.kind else {
             return None;
         };
-        let [ix] = &index[..] else { return None };
-        let ExprKind::Slice { lower, upper, step } = &ix.kind else {
-            return None;
-        };
-        let literal = |b: &Option<Box<Expr>>| match b.as_deref().map(|b| &b.kind) {
+        let crate::ir::SliceBounds { lower, upper, step } = &**bounds;
+        let literal = |b: &Option<Expr>| match b.as_ref().map(|b| &b.kind) {
             None => Some(None),
             Some(ExprKind::Int(i)) => Some(Some(*i)),
             Some(_) => None,
@@ -754,18 +748,19 @@ impl<'a> Scan<'a> {
     /// `v.shape[i]` / `v.size(i)` / `v.size()[i]` with a literal `i`.
     fn one_size(&self, e: &Expr) -> Option<(String, i64, i64)> {
         match &e.kind {
-            ExprKind::Subscript { value, index } => {
-                let [ix] = &index[..] else { return None };
+            ExprKind::Subscript(subscript) => {
+                let (value, index) = (subscript.value(), subscript.index());
+                let [ix] = index else { return None };
                 let ExprKind::Int(i) = ix.kind else {
                     return None;
                 };
                 self.size_query(value).map(|(p, d)| (p, d, i))
             }
-            ExprKind::Call { func, args } => {
-                let ExprKind::Attr { value, attr } = &func.kind else {
+            ExprKind::Call(call) => {
+                let ExprKind::Attr { value, attr } = &call.func().kind else {
                     return None;
                 };
-                let [a] = &args[..] else { return None };
+                let [a] = call.args() else { return None };
                 let ExprKind::Int(i) = a.value().kind else {
                     return None;
                 };
@@ -798,33 +793,29 @@ fn per_item_body(value: &Expr) -> Option<(&str, &Expr, Items<'_>)> {
         }
     }
     match &value.kind {
-        ExprKind::Call { func, args } => {
-            let ExprKind::Name(f) = &func.kind else {
+        ExprKind::Call(call) => {
+            let ExprKind::Name(f) = &call.func().kind else {
                 return None;
             };
-            match (f.as_str(), &args[..]) {
+            match (f.as_str(), call.args()) {
                 ("map", [l, items]) => {
-                    let ExprKind::Lambda { params, body } = &l.value().kind else {
+                    let ExprKind::Lambda(lambda) = &l.value().kind else {
                         return None;
                     };
-                    let [param] = &params[..] else {
+                    let [param] = &lambda.params[..] else {
                         return None;
                     };
-                    Some((param.as_str(), &**body, items_of(items.value())?))
+                    Some((param.as_str(), &lambda.body, items_of(items.value())?))
                 }
                 ("tuple" | "list", [inner]) => per_item_body(inner.value()),
                 _ => None,
             }
         }
-        ExprKind::Comprehension {
-            element,
-            target,
-            iter,
-        } => {
-            let Target::Name(param, _) = &**target else {
+        ExprKind::Comprehension(c) => {
+            let Target::Name(param, _) = &c.target else {
                 return None;
             };
-            Some((param.as_str(), &**element, items_of(iter)?))
+            Some((param.as_str(), &c.element, items_of(&c.iter)?))
         }
         _ => None,
     }

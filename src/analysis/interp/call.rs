@@ -19,9 +19,7 @@ use super::{Callee, Interpreter};
 
 /// `self.register_buffer("name", value)` → `name`.
 pub fn register_buffer_name(e: &Expr) -> Option<String> {
-    let ExprKind::Call { func, args } = &e.kind else {
-        return None;
-    };
+    let (func, args) = e.kind.as_call()?;
     let ExprKind::Attr { value, attr } = &func.kind else {
         return None;
     };
@@ -52,7 +50,7 @@ fn name_span(func: &Expr, text: &str) -> Span {
 
 /// `super()` (with or without its two arguments).
 fn is_super_call(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "super"))
+    matches!(e.kind.as_call(), Some((func, _)) if matches!(&func.kind, ExprKind::Name(n) if n == "super"))
 }
 
 /// Methods of Rust's `f32`/`f64` that return a float.
@@ -348,12 +346,12 @@ impl Interpreter<'_> {
         };
         let ExprKind::BinOp {
             op: BinOp::Div,
-            left,
-            right,
+            operands,
         } = &arg.value().kind
         else {
             return None;
         };
+        let [left, right] = &**operands;
         if arg.name().is_some() || arg.is_star() || arg.is_double_star() {
             return None;
         }
@@ -836,7 +834,8 @@ impl Interpreter<'_> {
         {
             return None;
         }
-        if let ExprKind::Lambda { params, body } = &function.value().kind {
+        if let ExprKind::Lambda(lambda) = &function.value().kind {
+            let ir::Lambda { params, body } = &**lambda;
             let [param] = &params[..] else {
                 return None;
             };
@@ -851,8 +850,8 @@ impl Interpreter<'_> {
         // evaluated again, with its events, when this returns `None`.
         let plain = match &function.value().kind {
             ExprKind::Name(_) | ExprKind::Attr { .. } => true,
-            ExprKind::Call { func, .. } => matches!(
-                &func.kind,
+            ExprKind::Call(call) => matches!(
+                &call.func().kind,
                 ExprKind::Name(n) | ExprKind::Attr { attr: n, .. } if n == "partial"
             ),
             _ => false,
@@ -1110,8 +1109,9 @@ impl Interpreter<'_> {
     /// One index entry as a value: ints, `None`, `...`, slices.
     fn index_item(&mut self, ix: &Expr, env: &mut Env) -> Value {
         match &ix.kind {
-            ExprKind::Slice { lower, upper, step } => {
-                let mut part = |p: &Option<Box<Expr>>| match p {
+            ExprKind::Slice(bounds) => {
+                let ir::SliceBounds { lower, upper, step } = &**bounds;
+                let mut part = |p: &Option<Expr>| match p {
                     Some(x) => self.eval(x, env),
                     None => Value::NoneVal,
                 };

@@ -356,30 +356,24 @@ fn tested_names_in_stmt<'a>(s: &'a Stmt, out: &mut Tested<'a>) {
 /// `a or b` / `a and b`.
 fn tests_in_expr<'a>(e: &'a Expr, out: &mut Tested<'a>) {
     match &e.kind {
-        ExprKind::IfExp { test, body, orelse } => {
+        ExprKind::IfExp(parts) => {
+            let [test, body, orelse] = &**parts;
             names_in(test, out);
             tests_in_expr(body, out);
             tests_in_expr(orelse, out);
         }
         ExprKind::Compare {
-            left,
             op: CmpOp::Or | CmpOp::And,
-            right,
-        } => {
-            names_in(left, out);
-            names_in(right, out);
-        }
-        ExprKind::Call { func, args } => {
-            tests_in_expr(func, out);
-            args.iter().for_each(|a| tests_in_expr(a.value(), out));
+            operands,
+        } => operands.iter().for_each(|o| names_in(o, out)),
+        ExprKind::Call(call) => {
+            tests_in_expr(call.func(), out);
+            (call.args().iter()).for_each(|a| tests_in_expr(a.value(), out));
         }
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             items.iter().for_each(|i| tests_in_expr(i, out))
         }
-        ExprKind::BinOp { left, right, .. } => {
-            tests_in_expr(left, out);
-            tests_in_expr(right, out);
-        }
+        ExprKind::BinOp { operands, .. } => operands.iter().for_each(|o| tests_in_expr(o, out)),
         _ => {}
     }
 }
@@ -397,22 +391,17 @@ fn names_in<'a>(e: &'a Expr, out: &mut Tested<'a>) {
             names_in(value, out)
         }
         ExprKind::Starred(value) | ExprKind::Neg(value) => names_in(value, out),
-        ExprKind::Compare { left, right, .. } | ExprKind::BinOp { left, right, .. } => {
-            names_in(left, out);
-            names_in(right, out);
+        ExprKind::Compare { operands, .. } | ExprKind::BinOp { operands, .. } => {
+            operands.iter().for_each(|o| names_in(o, out))
         }
-        ExprKind::IfExp { test, body, orelse } => {
-            names_in(test, out);
-            names_in(body, out);
-            names_in(orelse, out);
+        ExprKind::IfExp(parts) => parts.iter().for_each(|p| names_in(p, out)),
+        ExprKind::Call(call) => {
+            names_in(call.func(), out);
+            (call.args().iter()).for_each(|a| names_in(a.value(), out));
         }
-        ExprKind::Call { func, args } => {
-            names_in(func, out);
-            args.iter().for_each(|a| names_in(a.value(), out));
-        }
-        ExprKind::Subscript { value, index } => {
-            names_in(value, out);
-            index.iter().for_each(|i| names_in(i, out));
+        ExprKind::Subscript(subscript) => {
+            names_in(subscript.value(), out);
+            (subscript.index().iter()).for_each(|i| names_in(i, out));
         }
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             items.iter().for_each(|i| names_in(i, out))

@@ -71,34 +71,36 @@ impl Interpreter<'_> {
             ExprKind::None => Value::NoneVal,
             ExprKind::Ellipsis => Value::Unknown(UnknownReason::Unmodelled),
             ExprKind::Tuple(items) | ExprKind::List(items) => self.eval_sequence(items, env),
-            ExprKind::Comprehension {
-                element,
-                target,
-                iter,
-            } => self.eval_comprehension(element, target, iter, env),
+            ExprKind::Comprehension(c) => {
+                self.eval_comprehension(&c.element, &c.target, &c.iter, env)
+            }
             // Run in place by `map(lambda t: …, xs)`, or when called after an assignment
             // kept it (`Interpreter::lambda_value`); an argument (`key=lambda …`) is not.
-            ExprKind::Lambda { params, body } => self.lambda_value(params, body, env),
-            ExprKind::Starred(inner) | ExprKind::Labelled { value: inner, .. } => {
-                self.eval(inner, env)
-            }
+            ExprKind::Lambda(lambda) => self.lambda_value(&lambda.params, &lambda.body, env),
+            ExprKind::Starred(inner) => self.eval(inner, env),
+            ExprKind::Labelled(labelled) => self.eval(&labelled.value, env),
             ExprKind::Attr { value, attr } => {
                 let v = self.eval_attr(value, attr, e.span, env);
                 self.probed(e.span, v, env)
             }
-            ExprKind::Call { func, args } => {
-                let v = self.eval_call(e, func, args, env);
+            ExprKind::Call(call) => {
+                let v = self.eval_call(e, call.func(), call.args(), env);
                 self.probed(e.span, v, env)
             }
-            ExprKind::Subscript { value, index } => {
+            ExprKind::Subscript(subscript) => {
+                let (value, index) = (subscript.value(), subscript.index());
                 if let Some(v) = self.size_of_unknown_shape(e, value, index, env) {
                     return v;
                 }
                 let base = self.eval(value, env);
                 self.subscript(e, base, index, env)
             }
-            ExprKind::Slice { lower, upper, step } => self.eval_slice([lower, upper, step], env),
-            ExprKind::BinOp { op, left, right } => {
+            ExprKind::Slice(bounds) => {
+                let ir::SliceBounds { lower, upper, step } = &**bounds;
+                self.eval_slice([lower, upper, step], env)
+            }
+            ExprKind::BinOp { op, operands } => {
+                let [left, right] = &**operands;
                 let l = self.eval(left, env);
                 let r = self.eval(right, env);
                 self.binop(*op, l, r, e.span, env)
@@ -109,10 +111,12 @@ impl Interpreter<'_> {
                 v @ Value::Tensor(_) => self.tensor_unary("neg", v, e.span, env),
                 _ => Value::Unknown(UnknownReason::Unmodelled),
             },
-            ExprKind::IfExp { test, body, orelse } => {
+            ExprKind::IfExp(parts) => {
+                let [test, body, orelse] = &**parts;
                 self.eval_if_exp(e.span, test, body, orelse, env)
             }
-            ExprKind::Compare { left, op, right } => {
+            ExprKind::Compare { op, operands } => {
+                let [left, right] = &**operands;
                 self.eval_compare(e.span, left, *op, right, env)
             }
             ExprKind::Unknown => Value::Unknown(UnknownReason::Unmodelled),
@@ -143,7 +147,7 @@ impl Interpreter<'_> {
     }
 
     /// `lower:upper:step`, its parts evaluated in that order.
-    fn eval_slice(&mut self, parts: [&Option<Box<Expr>>; 3], env: &mut Env) -> Value {
+    fn eval_slice(&mut self, parts: [&Option<Expr>; 3], env: &mut Env) -> Value {
         let parts = parts.map(|part| match part {
             Some(x) => self.eval(x, env),
             None => Value::NoneVal,
@@ -317,8 +321,8 @@ impl Interpreter<'_> {
             match &e.kind {
                 ExprKind::Name(n) => it.lookup(n, env).is_tensor(),
                 ExprKind::Attr { value, .. } => reads_tensor(it, value, env),
-                ExprKind::Compare { left, right, .. } => {
-                    reads_tensor(it, left, env) || reads_tensor(it, right, env)
+                ExprKind::Compare { operands, .. } => {
+                    operands.iter().any(|o| reads_tensor(it, o, env))
                 }
                 _ => false,
             }
@@ -340,7 +344,8 @@ impl Interpreter<'_> {
                 | ExprKind::Bool(_)
                 | ExprKind::Float(_) => true,
                 ExprKind::Attr { value, .. } => plain(value),
-                ExprKind::Compare { left, op, right } => {
+                ExprKind::Compare { op, operands } => {
+                    let [left, right] = &**operands;
                     plain(left) && (*op == CmpOp::Not || plain(right))
                 }
                 _ => false,
@@ -447,7 +452,8 @@ impl Interpreter<'_> {
             Value::Tuple(items) if holds_packed(&items) => self.subscript_packed(items, index, env),
             Value::Tuple(items) => {
                 if let [ix] = index {
-                    if let ExprKind::Slice { lower, upper, step } = &ix.kind {
+                    if let ExprKind::Slice(bounds) = &ix.kind {
+                        let ir::SliceBounds { lower, upper, step } = &**bounds;
                         let lo = lower.as_ref().map(|x| self.eval(x, env));
                         let hi = upper.as_ref().map(|x| self.eval(x, env));
                         let st = step.as_ref().map(|x| self.eval(x, env));
@@ -762,12 +768,9 @@ impl Interpreter<'_> {
         };
         let [ix] = index else { return unknown };
         match &ix.kind {
-            ExprKind::Slice {
-                lower,
-                upper,
-                step: None,
-            } => {
-                let mut bound = |b: &Option<Box<Expr>>| match b {
+            ExprKind::Slice(bounds) if bounds.step.is_none() => {
+                let ir::SliceBounds { lower, upper, .. } = &**bounds;
+                let mut bound = |b: &Option<Expr>| match b {
                     None => Some(None),
                     Some(x) => {
                         let v = self.eval(x, env);
@@ -800,12 +803,15 @@ impl Interpreter<'_> {
         env: &mut Env,
     ) -> Option<Value> {
         let [ix] = index else { return None };
-        if let ExprKind::Slice {
-            lower: None,
-            upper: Some(upper),
-            step: None,
-        } = &ix.kind
-        {
+        if let ExprKind::Slice(bounds) = &ix.kind {
+            let ir::SliceBounds {
+                lower: None,
+                upper: Some(upper),
+                step: None,
+            } = &**bounds
+            else {
+                return None;
+            };
             return match upper.kind {
                 ExprKind::Int(k) if k < 0 => self.packed_leading_sizes(e, value, -k, env),
                 _ => None,
@@ -991,9 +997,7 @@ impl Interpreter<'_> {
         if is_constant_expr(e) {
             return Some(self.eval(e, &mut Env::default()));
         }
-        let ExprKind::Call { func, args } = &e.kind else {
-            return None;
-        };
+        let (func, args) = e.kind.as_call()?;
         let library = is_constant_expr(func)
             && args.iter().all(|a| is_constant_expr(a.value()))
             && matches!(self.eval(func, &mut Env::default()), Value::Import(_));
@@ -1123,24 +1127,25 @@ fn reads_only(e: &Expr, allowed: &dyn Fn(&str) -> bool) -> bool {
         | ExprKind::Bool(_)
         | ExprKind::None
         | ExprKind::Ellipsis => true,
-        ExprKind::Attr { value, .. }
-        | ExprKind::Starred(value)
-        | ExprKind::Neg(value)
-        | ExprKind::Labelled { value, .. } => reads_only(value, allowed),
-        ExprKind::Tuple(items) | ExprKind::List(items) => all(items),
-        ExprKind::Call { func, args } => {
-            reads_only(func, allowed) && args.iter().all(|a| reads_only(a.value(), allowed))
+        ExprKind::Attr { value, .. } | ExprKind::Starred(value) | ExprKind::Neg(value) => {
+            reads_only(value, allowed)
         }
-        ExprKind::Subscript { value, index } => reads_only(value, allowed) && all(index),
-        ExprKind::Slice { lower, upper, step } => [lower, upper, step]
+        ExprKind::Labelled(labelled) => reads_only(&labelled.value, allowed),
+        ExprKind::Tuple(items) | ExprKind::List(items) => all(items),
+        ExprKind::Call(call) => {
+            reads_only(call.func(), allowed)
+                && (call.args().iter()).all(|a| reads_only(a.value(), allowed))
+        }
+        ExprKind::Subscript(subscript) => {
+            reads_only(subscript.value(), allowed) && all(subscript.index())
+        }
+        ExprKind::Slice(bounds) => [&bounds.lower, &bounds.upper, &bounds.step]
             .iter()
             .all(|p| p.as_ref().is_none_or(|x| reads_only(x, allowed))),
-        ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
-            reads_only(left, allowed) && reads_only(right, allowed)
+        ExprKind::BinOp { operands, .. } | ExprKind::Compare { operands, .. } => {
+            operands.iter().all(|o| reads_only(o, allowed))
         }
-        ExprKind::IfExp { test, body, orelse } => {
-            reads_only(test, allowed) && reads_only(body, allowed) && reads_only(orelse, allowed)
-        }
-        ExprKind::Comprehension { .. } | ExprKind::Lambda { .. } | ExprKind::Unknown => false,
+        ExprKind::IfExp(parts) => parts.iter().all(|p| reads_only(p, allowed)),
+        ExprKind::Comprehension(_) | ExprKind::Lambda(_) | ExprKind::Unknown => false,
     }
 }

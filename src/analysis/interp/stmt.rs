@@ -27,11 +27,11 @@ impl Interpreter<'_> {
     /// parts (`a and b` is false once `a` was, true once both were).
     fn settled_truth(&self, test: &Expr, env: &Env) -> Option<bool> {
         if let ExprKind::Compare {
-            left,
             op: op @ (ir::CmpOp::And | ir::CmpOp::Or),
-            right,
+            operands,
         } = &test.kind
         {
+            let [left, right] = &**operands;
             let decisive = *op == ir::CmpOp::Or;
             let (l, r) = (
                 self.settled_truth(left, env),
@@ -50,11 +50,11 @@ impl Interpreter<'_> {
     /// Remember on this path that `test` was `truth`, and what that says of its parts.
     fn settle(&self, test: &Expr, truth: bool, env: &mut Env) {
         if let ExprKind::Compare {
-            left,
             op: op @ (ir::CmpOp::And | ir::CmpOp::Or),
-            right,
+            operands,
         } = &test.kind
         {
+            let [left, right] = &**operands;
             // `a and b` true: both are; `a or b` false: neither is.
             if truth == (*op == ir::CmpOp::And) {
                 self.settle(left, truth, env);
@@ -89,11 +89,10 @@ fn settleable_names(test: &Expr) -> Option<Vec<String>> {
             ExprKind::None | ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Str(_) => true,
             // `not x` keeps an empty operand on its right.
             ExprKind::Compare {
-                left,
                 op: ir::CmpOp::Not,
-                ..
-            } => walk(left, out),
-            ExprKind::Compare { left, right, .. } => walk(left, out) && walk(right, out),
+                operands,
+            } => walk(&operands[0], out),
+            ExprKind::Compare { operands, .. } => operands.iter().all(|o| walk(o, out)),
             _ => false,
         }
     }
@@ -106,9 +105,10 @@ impl Interpreter<'_> {
     /// truth is known to leave it so: `q_global is not None` of `self.use_global and
     /// q_global is not None` with `use_global` true, so that a path is named by it.
     fn deciding_part<'t>(&mut self, test: &'t Expr, env: &Env) -> &'t Expr {
-        let ExprKind::Compare { left, op, right } = &test.kind else {
+        let ExprKind::Compare { op, operands } = &test.kind else {
             return test;
         };
+        let [left, right] = &**operands;
         let neutral = match op {
             CmpOp::And => true,
             CmpOp::Or => false,
@@ -437,7 +437,7 @@ impl Interpreter<'_> {
         // object it built; `return Err(..)` builds none.
         let is_error = value.is_some_and(|e| {
             matches!(&e.kind,
-            ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "Err"))
+            ExprKind::Call(call) if matches!(&call.func().kind, ExprKind::Name(n) if n == "Err"))
         });
         if let Some(exits) = self.frame.constructor_exits.as_mut() {
             if !is_error {
@@ -486,9 +486,10 @@ impl Interpreter<'_> {
 
     /// `assert a == b` (and `a == b and c == d`): the program continues only if it holds.
     fn learn_from_test(&mut self, test: &Expr, env: &mut Env) {
-        let ExprKind::Compare { left, op, right } = &test.kind else {
+        let ExprKind::Compare { op, operands } = &test.kind else {
             return;
         };
+        let [left, right] = &**operands;
         match op {
             ir::CmpOp::Eq => {
                 let l = self.eval(left, env);
@@ -956,7 +957,7 @@ fn import_binding(module: &str, alias: Option<&str>) -> (String, String) {
 pub(super) fn size_query_receiver(e: &Expr) -> Option<&Expr> {
     match &e.kind {
         ExprKind::Attr { value, attr } if attr == "shape" => Some(value),
-        ExprKind::Call { func, args } if args.is_empty() => match &func.kind {
+        ExprKind::Call(call) if call.args().is_empty() => match &call.func().kind {
             ExprKind::Attr { value, attr } if attr == "size" => Some(value),
             _ => None,
         },
@@ -967,9 +968,7 @@ pub(super) fn size_query_receiver(e: &Expr) -> Option<&Expr> {
 /// Rust's rank-checked size queries whose tuple result names every size: candle's
 /// `x.dims3()?` and tch-rs's `x.size3()` (for `n` targets, `dims{n}` / `size{n}`) → `x`.
 fn rank_checked_size_query(e: &Expr, n: usize) -> Option<&Expr> {
-    let ExprKind::Call { func, args } = &e.kind else {
-        return None;
-    };
+    let (func, args) = e.kind.as_call()?;
     let ExprKind::Attr { value, attr } = &func.kind else {
         return None;
     };

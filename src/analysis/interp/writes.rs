@@ -31,7 +31,7 @@ impl Interpreter<'_> {
     /// After the expression statement `e` (its events recorded from `mark` on): an
     /// in-place method call whose value is discarded.
     pub(super) fn note_discarded_write(&mut self, e: &Expr, mark: usize) {
-        let ExprKind::Call { func, .. } = &e.kind else {
+        let Some((func, _)) = e.kind.as_call() else {
             return;
         };
         let ExprKind::Attr {
@@ -172,11 +172,12 @@ fn chain_spans(e: &Expr) -> Vec<Span> {
     loop {
         out.push(cur.span);
         cur = match &cur.kind {
-            ExprKind::Call { func, .. } => match &func.kind {
+            ExprKind::Call(call) => match &call.func().kind {
                 ExprKind::Attr { value, .. } => value,
                 _ => break,
             },
-            ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => value,
+            ExprKind::Subscript(subscript) => subscript.value(),
+            ExprKind::Attr { value, .. } => value,
             _ => break,
         };
     }
@@ -227,7 +228,7 @@ impl LocalUses<'_, '_> {
         let mut cur = e;
         loop {
             match &cur.kind {
-                ExprKind::Call { func, .. } => match &func.kind {
+                ExprKind::Call(call) => match &call.func().kind {
                     ExprKind::Attr { value, attr } if self.interp.is_in_place(attr) => cur = value,
                     _ => return false,
                 },

@@ -32,9 +32,9 @@ pub(in crate::frontend::python) fn shape_annotation(
         match &node.kind {
             ExprKind::BinOp {
                 op: BinOp::Other,
-                left,
-                right,
+                operands,
             } => {
+                let [left, right] = &**operands;
                 // The operator is the first character between the operands that is not a
                 // bracket or blank: only `X | None` / `None | X` count.
                 let between = source.get(left.span.end as usize..right.span.start as usize)?;
@@ -50,8 +50,9 @@ pub(in crate::frontend::python) fn shape_annotation(
                     _ => return None,
                 };
             }
-            ExprKind::Subscript { value, index } => {
-                let head = match &value.kind {
+            ExprKind::Subscript(subscript) => {
+                let index = subscript.index();
+                let head = match &subscript.value().kind {
                     ExprKind::Name(name) => name.as_str(),
                     ExprKind::Attr { attr, .. } => attr.as_str(),
                     _ => return None,

@@ -28,20 +28,26 @@ fn show(expr: &Expr) -> String {
         ExprKind::List(elements) => format!("[{}]", show_list(elements)),
         ExprKind::Starred(inner) => format!("*{}", show(inner)),
         // Only inside an argument, which `show_arg` spells.
-        ExprKind::Labelled { value, .. } => show(value),
-        ExprKind::Call { func, args } => {
-            let args: Vec<String> = args.iter().map(show_arg).collect();
-            format!("{}({})", show(func), args.join(", "))
+        ExprKind::Labelled(labelled) => show(&labelled.value),
+        ExprKind::Call(call) => {
+            let args: Vec<String> = call.args().iter().map(show_arg).collect();
+            format!("{}({})", show(call.func()), args.join(", "))
         }
-        ExprKind::Subscript { value, index } => format!("{}[{}]", show(value), show_list(index)),
-        ExprKind::Slice { lower, upper, step } => {
-            let part = |p: &Option<Box<Expr>>| p.as_ref().map(|e| show(e)).unwrap_or_default();
+        ExprKind::Subscript(subscript) => format!(
+            "{}[{}]",
+            show(subscript.value()),
+            show_list(subscript.index())
+        ),
+        ExprKind::Slice(bounds) => {
+            let crate::ir::SliceBounds { lower, upper, step } = &**bounds;
+            let part = |p: &Option<Expr>| p.as_ref().map(show).unwrap_or_default();
             match step {
                 Some(_) => format!("{}:{}:{}", part(lower), part(upper), part(step)),
                 None => format!("{}:{}", part(lower), part(upper)),
             }
         }
-        ExprKind::BinOp { op, left, right } => {
+        ExprKind::BinOp { op, operands } => {
+            let [left, right] = &**operands;
             let op = match op {
                 BinOp::Add => "+",
                 BinOp::Sub => "-",
@@ -56,15 +62,16 @@ fn show(expr: &Expr) -> String {
             format!("({} {op} {})", show(left), show(right))
         }
         ExprKind::Neg(inner) => format!("-{}", show(inner)),
-        ExprKind::IfExp { test, body, orelse } => {
+        ExprKind::IfExp(parts) => {
+            let [test, body, orelse] = &**parts;
             format!("({} if {} else {})", show(body), show(test), show(orelse))
         }
         ExprKind::Compare {
-            left,
             op: CmpOp::Not,
-            ..
-        } => format!("(not {})", show(left)),
-        ExprKind::Compare { left, op, right } => {
+            operands,
+        } => format!("(not {})", show(&operands[0])),
+        ExprKind::Compare { op, operands } => {
+            let [left, right] = &**operands;
             let op = match op {
                 CmpOp::Eq => "==",
                 CmpOp::NotEq => "!=",
@@ -82,18 +89,18 @@ fn show(expr: &Expr) -> String {
             };
             format!("({} {op} {})", show(left), show(right))
         }
-        ExprKind::Comprehension {
-            element,
-            target,
-            iter,
-        } => format!(
+        ExprKind::Comprehension(c) => format!(
             "[{} for {} in {}]",
-            show(element),
-            show_target(target),
-            show(iter)
+            show(&c.element),
+            show_target(&c.target),
+            show(&c.iter)
         ),
-        ExprKind::Lambda { params, body } => {
-            format!("(lambda {}: {})", params.join(", "), show(body))
+        ExprKind::Lambda(lambda) => {
+            format!(
+                "(lambda {}: {})",
+                lambda.params.join(", "),
+                show(&lambda.body)
+            )
         }
         ExprKind::Unknown => "?".into(),
     }
@@ -408,7 +415,7 @@ fn spans_are_byte_offsets_of_the_source() {
         &NANOGPT_ATTENTION[span.range()],
         "k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)"
     );
-    let ExprKind::Call { func, .. } = &value.kind else {
+    let Some((func, _)) = value.kind.as_call() else {
         panic!()
     };
     let ExprKind::Attr {
@@ -421,7 +428,7 @@ fn spans_are_byte_offsets_of_the_source() {
         &NANOGPT_ATTENTION[view_call.span.range()],
         "k.view(B, T, self.n_head, C // self.n_head)"
     );
-    let ExprKind::Call { args, .. } = &view_call.kind else {
+    let Some((_, args)) = view_call.kind.as_call() else {
         panic!()
     };
     assert_eq!(
@@ -1136,21 +1143,20 @@ fn max_ir_depth(module: &Module) -> usize {
                     ExprKind::Tuple(elements) | ExprKind::List(elements) => {
                         elements.iter().collect()
                     }
-                    ExprKind::Call { func, args } => std::iter::once(&**func)
-                        .chain(args.iter().map(|a| a.value()))
+                    ExprKind::Call(call) => std::iter::once(call.func())
+                        .chain(call.args().iter().map(|a| a.value()))
                         .collect(),
-                    ExprKind::Subscript { value, index } => {
-                        std::iter::once(&**value).chain(index).collect()
-                    }
-                    ExprKind::Slice { lower, upper, step } => [lower, upper, step]
+                    ExprKind::Subscript(subscript) => std::iter::once(subscript.value())
+                        .chain(subscript.index())
+                        .collect(),
+                    ExprKind::Slice(bounds) => [&bounds.lower, &bounds.upper, &bounds.step]
                         .into_iter()
                         .flatten()
-                        .map(|e| &**e)
                         .collect(),
-                    ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
-                        vec![left, right]
+                    ExprKind::BinOp { operands, .. } | ExprKind::Compare { operands, .. } => {
+                        operands.iter().collect()
                     }
-                    ExprKind::IfExp { test, body, orelse } => vec![test, body, orelse],
+                    ExprKind::IfExp(parts) => parts.iter().collect(),
                     _ => Vec::new(),
                 };
                 pending.extend(children.into_iter().map(|e| (Item::Expr(e), below)));
@@ -1272,11 +1278,10 @@ fn deep_expressions_keep_their_outer_levels() {
         let mut levels = 0;
         while let ExprKind::BinOp {
             op: BinOp::Add,
-            left,
-            ..
+            operands,
         } = &current.kind
         {
-            current = left;
+            current = &operands[0];
             levels += 1;
         }
         assert!(levels > 100 && levels < 1_000, "{levels}");

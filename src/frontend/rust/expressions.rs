@@ -29,7 +29,9 @@
 use syn::punctuated::Punctuated;
 use syn::{Expr as SynExpr, Member, RangeLimits, UnOp};
 
-use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Span, Stmt, Target};
+use crate::ir::{
+    Arg, BinOp, Call, CmpOp, Expr, ExprKind, SliceBounds, Span, Stmt, Subscript, Target,
+};
 
 use super::lowerer::{join, unknown, Dest, Lowerer};
 use super::patterns::{name_expr, unraw};
@@ -58,13 +60,7 @@ impl Lowerer {
                 let value = self.expr(&index.expr);
                 let key = self.expr(&index.index);
                 let span = join(value.span, self.span(index.bracket_token.span.close()));
-                Expr::new(
-                    ExprKind::Subscript {
-                        value: Box::new(value),
-                        index: vec![key].into(),
-                    },
-                    span,
-                )
+                Expr::new(ExprKind::Subscript(Subscript::new(value, vec![key])), span)
             }
             SynExpr::Tuple(tuple) => {
                 let span = self.span(tuple.paren_token.span.join());
@@ -133,11 +129,7 @@ impl Lowerer {
         };
         let span = join(self.span(branch.if_token.span), orelse.span);
         Some(Expr::new(
-            ExprKind::IfExp {
-                test: Box::new(test),
-                body: Box::new(body),
-                orelse: Box::new(orelse),
-            },
+            ExprKind::IfExp(Box::new([test, body, orelse])),
             span,
         ))
     }
@@ -203,26 +195,14 @@ impl Lowerer {
         );
         let args = self.arguments(&call.args);
         let span = join(attr_span, self.span(call.paren_token.span.close()));
-        Expr::new(
-            ExprKind::Call {
-                func: Box::new(func),
-                args: args.into(),
-            },
-            span,
-        )
+        Expr::new(ExprKind::Call(Call::new(func, args)), span)
     }
 
     fn call(&mut self, call: &syn::ExprCall) -> Expr {
         let func = self.expr(&call.func);
         let args = self.arguments(&call.args);
         let span = join(func.span, self.span(call.paren_token.span.close()));
-        Expr::new(
-            ExprKind::Call {
-                func: Box::new(func),
-                args: args.into(),
-            },
-            span,
-        )
+        Expr::new(ExprKind::Call(Call::new(func, args)), span)
     }
 
     /// `Linear { weight, span }` outside `Linear`'s constructor (a factory function's
@@ -244,13 +224,7 @@ impl Lowerer {
             args.push(Arg::keyword(unraw(name).into(), self.expr(&field.expr)));
         }
         let func = name_expr(type_name, self.span_of(&record.path));
-        Expr::new(
-            ExprKind::Call {
-                func: Box::new(func),
-                args: args.into(),
-            },
-            span,
-        )
+        Expr::new(ExprKind::Call(Call::new(func, args)), span)
     }
 
     fn arguments(&mut self, args: &Punctuated<SynExpr, syn::Token![,]>) -> Vec<Arg> {
@@ -278,10 +252,7 @@ impl Lowerer {
                 let span = join(value.span, index_span);
                 let position = Expr::new(ExprKind::Int(i64::from(index.index)), index_span);
                 Expr::new(
-                    ExprKind::Subscript {
-                        value: Box::new(value),
-                        index: vec![position].into(),
-                    },
+                    ExprKind::Subscript(Subscript::new(value, vec![position])),
                     span,
                 )
             }
@@ -301,7 +272,7 @@ impl Lowerer {
                 value,
                 span,
             });
-            return Expr::new(ExprKind::Tuple(Vec::new()), span);
+            return Expr::new(ExprKind::Tuple(Box::default()), span);
         }
         enum Operator {
             Arithmetic(BinOp),
@@ -326,12 +297,13 @@ impl Lowerer {
             B::Ge(_) => Operator::Compare(CmpOp::GtE),
             _ => Operator::Arithmetic(BinOp::Other),
         };
-        let left = Box::new(self.expr(&binary.left));
-        let right = Box::new(self.expr(&binary.right));
+        let left = self.expr(&binary.left);
+        let right = self.expr(&binary.right);
         let span = join(left.span, right.span);
+        let operands = Box::new([left, right]);
         let kind = match operator {
-            Operator::Arithmetic(op) => ExprKind::BinOp { op, left, right },
-            Operator::Compare(op) => ExprKind::Compare { left, op, right },
+            Operator::Arithmetic(op) => ExprKind::BinOp { op, operands },
+            Operator::Compare(op) => ExprKind::Compare { op, operands },
         };
         Expr::new(kind, span)
     }
@@ -356,9 +328,8 @@ impl Lowerer {
                     Span::new(span.end as usize, span.end as usize),
                 );
                 ExprKind::Compare {
-                    left: Box::new(operand),
                     op: CmpOp::Not,
-                    right: Box::new(nothing),
+                    operands: Box::new([operand, nothing]),
                 }
             }
             _ => return operand,
@@ -372,36 +343,33 @@ impl Lowerer {
             RangeLimits::HalfOpen(dots) => self.span(dots.spans[0]),
             RangeLimits::Closed(dots) => self.span(dots.spans[0]),
         };
-        let lower = range.start.as_ref().map(|start| Box::new(self.expr(start)));
+        let lower = range.start.as_ref().map(|start| self.expr(start));
         let upper = range.end.as_ref().map(|end| {
             let end = self.expr(end);
             if matches!(range.limits, RangeLimits::Closed(_)) {
                 let one = Expr::new(ExprKind::Int(1), end.span);
                 let span = end.span;
-                Box::new(Expr::new(
+                Expr::new(
                     ExprKind::BinOp {
                         op: BinOp::Add,
-                        left: Box::new(end),
-                        right: Box::new(one),
+                        operands: Box::new([end, one]),
                     },
                     span,
-                ))
+                )
             } else {
-                Box::new(end)
+                end
             }
         });
         let mut span = limits_span;
         for part in lower.iter().chain(upper.iter()) {
             span = join(span, part.span);
         }
-        Expr::new(
-            ExprKind::Slice {
-                lower,
-                upper,
-                step: None,
-            },
-            span,
-        )
+        let bounds = SliceBounds {
+            lower,
+            upper,
+            step: None,
+        };
+        Expr::new(ExprKind::Slice(Box::new(bounds)), span)
     }
 
     /// The target of an assignment expression `lhs = …` (no declaration: `x = …` assigns

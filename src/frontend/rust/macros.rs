@@ -71,9 +71,8 @@ impl Lowerer {
                         let right = self.expr(right);
                         Expr::new(
                             ExprKind::Compare {
-                                left: Box::new(left),
                                 op,
-                                right: Box::new(right),
+                                operands: Box::new([left, right]),
                             },
                             span,
                         )
@@ -102,7 +101,7 @@ impl Lowerer {
             MacroMeaning::Vec => match arguments(mac) {
                 Some(items) => {
                     let items: Vec<Expr> = items.iter().map(|item| self.expr(item)).collect();
-                    Expr::new(ExprKind::List(items), span)
+                    Expr::new(ExprKind::List(items.into_boxed_slice()), span)
                 }
                 // `vec![x; n]`
                 None => unknown(span),
@@ -111,7 +110,7 @@ impl Lowerer {
                 let mut statements = Vec::new();
                 self.lower_macro_statement(mac, &mut statements);
                 self.pending.extend(statements);
-                Expr::new(ExprKind::Tuple(Vec::new()), span)
+                Expr::new(ExprKind::Tuple(Box::default()), span)
             }
             MacroMeaning::Formatting => {
                 // The format string is a literal; the other arguments may be tensor code.

@@ -27,20 +27,26 @@ fn show(expr: &Expr) -> String {
         ExprKind::List(items) => format!("[{}]", show_list(items)),
         ExprKind::Starred(inner) => format!("*{}", show(inner)),
         // Only inside an argument, which `show_arg` spells.
-        ExprKind::Labelled { value, .. } => show(value),
-        ExprKind::Call { func, args } => {
-            let args: Vec<String> = args.iter().map(show_arg).collect();
-            format!("{}({})", show(func), args.join(", "))
+        ExprKind::Labelled(labelled) => show(&labelled.value),
+        ExprKind::Call(call) => {
+            let args: Vec<String> = call.args().iter().map(show_arg).collect();
+            format!("{}({})", show(call.func()), args.join(", "))
         }
-        ExprKind::Subscript { value, index } => format!("{}[{}]", show(value), show_list(index)),
-        ExprKind::Slice { lower, upper, step } => {
-            let part = |p: &Option<Box<Expr>>| p.as_ref().map(|e| show(e)).unwrap_or_default();
+        ExprKind::Subscript(subscript) => format!(
+            "{}[{}]",
+            show(subscript.value()),
+            show_list(subscript.index())
+        ),
+        ExprKind::Slice(bounds) => {
+            let crate::ir::SliceBounds { lower, upper, step } = &**bounds;
+            let part = |p: &Option<Expr>| p.as_ref().map(show).unwrap_or_default();
             match step {
                 Some(_) => format!("{}:{}:{}", part(lower), part(upper), part(step)),
                 None => format!("{}:{}", part(lower), part(upper)),
             }
         }
-        ExprKind::BinOp { op, left, right } => {
+        ExprKind::BinOp { op, operands } => {
+            let [left, right] = &**operands;
             let op = match op {
                 BinOp::Add => "+",
                 BinOp::Sub => "-",
@@ -55,15 +61,16 @@ fn show(expr: &Expr) -> String {
             format!("({} {op} {})", show(left), show(right))
         }
         ExprKind::Neg(inner) => format!("-{}", show(inner)),
-        ExprKind::IfExp { test, body, orelse } => {
+        ExprKind::IfExp(parts) => {
+            let [test, body, orelse] = &**parts;
             format!("({} if {} else {})", show(body), show(test), show(orelse))
         }
         ExprKind::Compare {
-            left,
             op: CmpOp::Not,
-            ..
-        } => format!("(not {})", show(left)),
-        ExprKind::Compare { left, op, right } => {
+            operands,
+        } => format!("(not {})", show(&operands[0])),
+        ExprKind::Compare { op, operands } => {
+            let [left, right] = &**operands;
             let op = match op {
                 CmpOp::Eq => "==",
                 CmpOp::NotEq => "!=",
@@ -228,28 +235,26 @@ fn all_exprs(body: &[Stmt]) -> Vec<&Expr> {
             ExprKind::Tuple(items) | ExprKind::List(items) => {
                 items.iter().for_each(|i| expr(i, out))
             }
-            ExprKind::Call { func, args } => {
-                expr(func, out);
-                args.iter().for_each(|a| expr(a.value(), out));
+            ExprKind::Call(call) => {
+                expr(call.func(), out);
+                (call.args().iter()).for_each(|a| expr(a.value(), out));
             }
-            ExprKind::Subscript { value, index } => {
-                expr(value, out);
-                index.iter().for_each(|i| expr(i, out));
+            ExprKind::Subscript(subscript) => {
+                expr(subscript.value(), out);
+                (subscript.index().iter()).for_each(|i| expr(i, out));
             }
-            ExprKind::Slice { lower, upper, step } => {
-                for part in [lower, upper, step].into_iter().flatten() {
+            ExprKind::Slice(bounds) => {
+                for part in [&bounds.lower, &bounds.upper, &bounds.step]
+                    .into_iter()
+                    .flatten()
+                {
                     expr(part, out);
                 }
             }
-            ExprKind::BinOp { left, right, .. } | ExprKind::Compare { left, right, .. } => {
-                expr(left, out);
-                expr(right, out);
+            ExprKind::BinOp { operands, .. } | ExprKind::Compare { operands, .. } => {
+                operands.iter().for_each(|o| expr(o, out))
             }
-            ExprKind::IfExp { test, body, orelse } => {
-                expr(test, out);
-                expr(body, out);
-                expr(orelse, out);
-            }
+            ExprKind::IfExp(parts) => parts.iter().for_each(|p| expr(p, out)),
             _ => {}
         }
     }
@@ -443,7 +448,7 @@ fn spans_are_byte_offsets_of_the_original_text() {
         text(value.span),
         "self.q_proj.forward(xs)?.reshape((b_sz, q_len, self.num_heads, self.head_dim))?.transpose(1, 2)"
     );
-    let ExprKind::Call { func, args } = &value.kind else {
+    let Some((func, args)) = value.kind.as_call() else {
         panic!("expected a call");
     };
     assert_eq!(text(args[0].value().span), "1");

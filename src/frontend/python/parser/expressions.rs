@@ -5,7 +5,9 @@
 use super::lexer::{Tok, Token};
 use super::{exact, Fail, Mode, PResult, Parser};
 use crate::frontend::python::literals::{decode_string_body, parse_float, parse_int, StringPrefix};
-use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Span};
+use crate::ir::{
+    Arg, BinOp, Call, CmpOp, Comprehension, Expr, ExprKind, Lambda, SliceBounds, Span, Subscript,
+};
 
 /// What a string literal is, for the rules on concatenating them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,9 +21,12 @@ enum StringKind {
 /// subscripted value): the spine that [`Parser::keep_chain_bounded`] shortens.
 fn spine_child(expr: &mut Expr) -> Option<&mut Expr> {
     match &mut expr.kind {
-        ExprKind::BinOp { left, .. } | ExprKind::Compare { left, .. } => Some(left),
-        ExprKind::Call { func, .. } => Some(func),
-        ExprKind::Attr { value, .. } | ExprKind::Subscript { value, .. } => Some(value),
+        ExprKind::BinOp { operands, .. } | ExprKind::Compare { operands, .. } => {
+            Some(&mut operands[0])
+        }
+        ExprKind::Call(call) => Some(call.func_mut()),
+        ExprKind::Subscript(subscript) => Some(subscript.value_mut()),
+        ExprKind::Attr { value, .. } => Some(value),
         _ => None,
     }
 }
@@ -169,7 +174,7 @@ impl Parser<'_> {
         }
         let span = self.span_from(start);
         let tuple = if building {
-            Expr::new(ExprKind::Tuple(exact(elements)), span)
+            Expr::new(ExprKind::Tuple(exact(elements).into_boxed_slice()), span)
         } else {
             Expr::new(ExprKind::Unknown, span)
         };
@@ -245,7 +250,7 @@ impl Parser<'_> {
         }
         let span = self.span_from(start);
         Ok(if building {
-            Expr::new(ExprKind::Tuple(exact(elements)), span)
+            Expr::new(ExprKind::Tuple(exact(elements).into_boxed_slice()), span)
         } else {
             Expr::new(ExprKind::Unknown, span)
         })
@@ -363,14 +368,7 @@ impl Parser<'_> {
         let orelse = orelse?;
         let span = self.span_from(start);
         Ok(if self.building() {
-            Expr::new(
-                ExprKind::IfExp {
-                    test: Box::new(test),
-                    body: Box::new(body),
-                    orelse: Box::new(orelse),
-                },
-                span,
-            )
+            Expr::new(ExprKind::IfExp(Box::new([test, body, orelse])), span)
         } else {
             Expr::new(ExprKind::Unknown, span)
         })
@@ -402,13 +400,7 @@ impl Parser<'_> {
         let span = self.span_from(start);
         Ok(if plain {
             let params = params.into_iter().map(|p| p.name.into()).collect();
-            Expr::new(
-                ExprKind::Lambda {
-                    params,
-                    body: Box::new(body),
-                },
-                span,
-            )
+            Expr::new(ExprKind::Lambda(Box::new(Lambda { params, body })), span)
         } else {
             Expr::new(ExprKind::Unknown, span)
         })
@@ -449,9 +441,8 @@ impl Parser<'_> {
             let right = right?;
             if self.building() {
                 let kind = ExprKind::Compare {
-                    left: Box::new(left),
                     op,
-                    right: Box::new(right),
+                    operands: Box::new([left, right]),
                 };
                 left = Expr::new(kind, self.span_from(start));
                 length += 1;
@@ -482,9 +473,8 @@ impl Parser<'_> {
             );
             Expr::new(
                 ExprKind::Compare {
-                    left: Box::new(operand),
                     op: CmpOp::Not,
-                    right: Box::new(nothing),
+                    operands: Box::new([operand, nothing]),
                 },
                 span,
             )
@@ -571,9 +561,8 @@ impl Parser<'_> {
             };
             let comparison = Expr::new(
                 ExprKind::Compare {
-                    left: Box::new(left.clone()),
                     op,
-                    right: Box::new(right.clone()),
+                    operands: Box::new([left.clone(), right.clone()]),
                 },
                 pair,
             );
@@ -586,9 +575,8 @@ impl Parser<'_> {
                     };
                     Expr::new(
                         ExprKind::Compare {
-                            left: Box::new(previous),
                             op: CmpOp::And,
-                            right: Box::new(comparison),
+                            operands: Box::new([previous, comparison]),
                         },
                         span,
                     )
@@ -632,8 +620,7 @@ impl Parser<'_> {
             if self.building() {
                 let kind = ExprKind::BinOp {
                     op,
-                    left: Box::new(left),
-                    right: Box::new(right),
+                    operands: Box::new([left, right]),
                 };
                 left = Expr::new(kind, self.span_from(start));
                 length += 1;
@@ -697,8 +684,7 @@ impl Parser<'_> {
             Expr::new(
                 ExprKind::BinOp {
                     op: BinOp::Pow,
-                    left: Box::new(base),
-                    right: Box::new(exponent),
+                    operands: Box::new([base, exponent]),
                 },
                 span,
             )
@@ -730,9 +716,8 @@ impl Parser<'_> {
                 Tok::LParen => {
                     let args = self.arguments()?;
                     if self.building() {
-                        let func = Box::new(expr);
-                        let args = args.into_boxed_slice();
-                        expr = Expr::new(ExprKind::Call { func, args }, self.span_from(start));
+                        let call = Call::new(expr, args);
+                        expr = Expr::new(ExprKind::Call(call), self.span_from(start));
                     } else {
                         expr = self.unknown_from(start);
                     }
@@ -740,9 +725,7 @@ impl Parser<'_> {
                 Tok::LBracket => {
                     let index = self.subscript_index()?;
                     if self.building() {
-                        let value = Box::new(expr);
-                        let index = index.into_boxed_slice();
-                        let kind = ExprKind::Subscript { value, index };
+                        let kind = ExprKind::Subscript(Subscript::new(expr, index));
                         expr = Expr::new(kind, self.span_from(start));
                     } else {
                         expr = self.unknown_from(start);
@@ -854,7 +837,8 @@ impl Parser<'_> {
                 self.expect(Tok::RParen, ")")?;
             }
         }
-        Ok(exact(args))
+        // Not sized to fit: `Call::new` copies them into a slice after the callee.
+        Ok(args)
     }
 
     /// `[i]`, `[a:b, ..., None]`: one entry per comma-separated item (a trailing comma adds
@@ -873,7 +857,8 @@ impl Parser<'_> {
             }
         }
         self.expect(Tok::RBracket, "]")?;
-        Ok(exact(index))
+        // Not sized to fit: `Subscript::new` copies them into a slice after the value.
+        Ok(index)
     }
 
     /// `expr`, `*expr`, or a slice `lower:upper:step` with any part missing. A star takes a
@@ -907,11 +892,7 @@ impl Parser<'_> {
             return Ok(Expr::new(ExprKind::Unknown, span));
         }
         Ok(Expr::new(
-            ExprKind::Slice {
-                lower: lower.map(Box::new),
-                upper: upper.map(Box::new),
-                step: step.map(Box::new),
-            },
+            ExprKind::Slice(Box::new(SliceBounds { lower, upper, step })),
             span,
         ))
     }
@@ -964,7 +945,7 @@ impl Parser<'_> {
         if self.eat(Tok::RParen) {
             let span = self.span_from(start);
             let kind = if self.building() {
-                ExprKind::Tuple(Vec::new())
+                ExprKind::Tuple(Box::default())
             } else {
                 ExprKind::Unknown
             };
@@ -989,7 +970,7 @@ impl Parser<'_> {
         let elements = self.rest_of_elements(first, Tok::RParen, ")")?;
         let span = self.span_from(start);
         Ok(match elements {
-            Some(elements) => Expr::new(ExprKind::Tuple(elements), span),
+            Some(elements) => Expr::new(ExprKind::Tuple(elements.into_boxed_slice()), span),
             None => Expr::new(ExprKind::Unknown, span),
         })
     }
@@ -1025,7 +1006,7 @@ impl Parser<'_> {
         self.bump();
         if self.eat(Tok::RBracket) {
             let kind = if self.building() {
-                ExprKind::List(Vec::new())
+                ExprKind::List(Box::default())
             } else {
                 ExprKind::Unknown
             };
@@ -1041,7 +1022,7 @@ impl Parser<'_> {
         let elements = self.rest_of_elements(first, Tok::RBracket, "]")?;
         let span = self.span_from(start);
         Ok(match elements {
-            Some(elements) => Expr::new(ExprKind::List(elements), span),
+            Some(elements) => Expr::new(ExprKind::List(elements.into_boxed_slice()), span),
             None => Expr::new(ExprKind::Unknown, span),
         })
     }
@@ -1122,11 +1103,11 @@ impl Parser<'_> {
         if !one_clause {
             return Ok(Expr::new(ExprKind::Unknown, span));
         }
-        let kind = ExprKind::Comprehension {
-            element: Box::new(element),
-            target: Box::new(super::to_target(target)),
-            iter: Box::new(iter),
-        };
+        let kind = ExprKind::Comprehension(Box::new(Comprehension {
+            element,
+            target: super::to_target(target),
+            iter,
+        }));
         Ok(Expr::new(kind, span))
     }
 

@@ -508,10 +508,14 @@ fn to_target(expr: Expr) -> Target {
     match expr.kind {
         ExprKind::Name(name) => Target::Name(name, span),
         ExprKind::Attr { value, attr } => Target::Attr { value, attr, span },
-        ExprKind::Subscript { value, .. } => Target::Item { value, span },
-        ExprKind::Tuple(elements) | ExprKind::List(elements) => {
-            Target::Tuple(elements.into_iter().map(to_target).collect(), span)
-        }
+        ExprKind::Subscript(subscript) => Target::Item {
+            value: Box::new(subscript.into_value()),
+            span,
+        },
+        ExprKind::Tuple(elements) | ExprKind::List(elements) => Target::Tuple(
+            elements.into_vec().into_iter().map(to_target).collect(),
+            span,
+        ),
         ExprKind::Starred(inner) => Target::Starred(Box::new(to_target(*inner)), span),
         _ => Target::Other(span),
     }
@@ -520,10 +524,9 @@ fn to_target(expr: Expr) -> Target {
 /// Whether an expression can never be assigned to (CPython: "cannot assign to ...").
 fn is_invalid_target(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Name(_)
-        | ExprKind::Attr { .. }
-        | ExprKind::Subscript { .. }
-        | ExprKind::Unknown => false,
+        ExprKind::Name(_) | ExprKind::Attr { .. } | ExprKind::Subscript(_) | ExprKind::Unknown => {
+            false
+        }
         ExprKind::Tuple(elements) | ExprKind::List(elements) => {
             elements.iter().any(is_invalid_target)
         }

@@ -452,10 +452,10 @@ impl Parser<'_> {
                     (
                         Some(1),
                         Expr {
-                            kind: ExprKind::Tuple(mut elements),
+                            kind: ExprKind::Tuple(elements),
                             ..
                         },
-                    ) if elements.len() == 1 => elements.remove(0),
+                    ) if elements.len() == 1 => elements.into_vec().remove(0),
                     (_, first) => first,
                 };
                 self.emit(out, Stmt::Expr(expr));
