@@ -263,7 +263,8 @@ pub enum Stmt {
         target: Option<Box<Target>>,
         iter: Option<Box<Expr>>,
         body: Vec<Stmt>,
-        orelse: Vec<Stmt>,
+        // A boxed slice, not a list: the largest kind sets the size of every statement.
+        orelse: Box<[Stmt]>,
         span: Span,
     },
     /// `with ctx as t: body` (the context expressions are kept for backend pinning).
@@ -640,7 +641,7 @@ const _: () = {
     assert!(std::mem::size_of::<Arg>() == 32);
     assert!(std::mem::size_of::<Target>() == 32);
     assert!(std::mem::size_of::<Targets>() == 32);
-    assert!(std::mem::size_of::<Stmt>() == 80);
+    assert!(std::mem::size_of::<Stmt>() == 72);
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -680,7 +681,11 @@ impl Stmt {
     /// of `if`, loops, `with`, and every part of a `try`); definitions are not blocks.
     pub fn for_each_block<'s>(&'s self, mut f: impl FnMut(&'s [Stmt])) {
         match self {
-            Stmt::If { body, orelse, .. } | Stmt::Loop { body, orelse, .. } => {
+            Stmt::If { body, orelse, .. } => {
+                f(body);
+                f(orelse);
+            }
+            Stmt::Loop { body, orelse, .. } => {
                 f(body);
                 f(orelse);
             }

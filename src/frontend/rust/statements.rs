@@ -318,7 +318,7 @@ impl Lowerer {
             target: target.map(Box::new),
             iter: Some(Box::new(iter)),
             body,
-            orelse: Vec::new(),
+            orelse: Box::default(),
             span,
         });
     }
@@ -339,7 +339,7 @@ impl Lowerer {
             target: None,
             iter: None,
             body,
-            orelse: Vec::new(),
+            orelse: Box::default(),
             span,
         });
     }
@@ -352,7 +352,7 @@ impl Lowerer {
             target: None,
             iter: None,
             body,
-            orelse: Vec::new(),
+            orelse: Box::default(),
             span,
         });
     }

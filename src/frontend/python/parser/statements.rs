@@ -692,7 +692,7 @@ impl Parser<'_> {
             target: None,
             iter: None,
             body,
-            orelse,
+            orelse: orelse.into_boxed_slice(),
             span: Span { start, end },
         });
         Ok(())
@@ -720,7 +720,7 @@ impl Parser<'_> {
             target: Some(Box::new(target)),
             iter: Some(Box::new(iter)),
             body,
-            orelse,
+            orelse: orelse.into_boxed_slice(),
             span: Span { start, end },
         });
         Ok(())
