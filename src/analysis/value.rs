@@ -464,6 +464,10 @@ pub enum Value {
     /// (`[Block(dim) for _ in range(depth)]`). Only objects and layers (and tuples of them)
     /// are kept so: iterating it runs the loop body on the item.
     Repeated(Arc<Value>),
+    /// One of these layers, by path, each of a kind of its own (`Downsample(dim) if not
+    /// is_last else nn.Conv2d(dim, dim, 3)`, `norm(dim) if use_norm else nn.Identity()`):
+    /// calling it calls each, and the results join. At most [`MAX_EITHER`] alternatives.
+    Either(Arc<[Value]>),
     /// `range(...)` whose bounds are not literals: integers, how many unknown; with the
     /// bound `stop` they stay below when they start at 0 or more. A loop over it binds its
     /// target to one integer symbol, the same in every iteration, so `pred[b]` keeps its
@@ -728,7 +732,50 @@ pub fn join(a: &Value, b: &Value) -> Value {
         }
         (Value::Unknown(x), Value::Unknown(y)) => Value::Unknown(x.join(*y)),
         (Value::Unknown(why), _) | (_, Value::Unknown(why)) => Value::Unknown(*why),
+        _ if is_single_layer(a) && is_single_layer(b) => either(a, b),
         _ => Value::Unknown(UnknownReason::PathsDisagree),
+    }
+}
+
+/// Beyond this many layers of different kinds a joined layer is unknown.
+pub const MAX_EITHER: usize = 4;
+
+/// A layer a path calls: an object, a library layer or a chain of them.
+fn is_single_layer(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Instance(_) | Value::NnModule(_) | Value::Sequential(_) | Value::Either(_)
+    )
+}
+
+/// The layers `a` and `b` may be, as one [`Value::Either`]: alternatives of one kind
+/// (objects of one class, one library layer) join into one.
+fn either(a: &Value, b: &Value) -> Value {
+    let parts = |v: &Value| match v {
+        Value::Either(alts) => alts.to_vec(),
+        other => vec![other.clone()],
+    };
+    let mut alts = parts(a);
+    for v in parts(b) {
+        let same_kind = alts.iter().position(|alt| joins_in_kind(alt, &v));
+        match same_kind {
+            Some(i) => alts[i] = join(&alts[i], &v),
+            None => alts.push(v),
+        }
+    }
+    if alts.len() > MAX_EITHER || alts.iter().any(|v| matches!(v, Value::Unknown(_))) {
+        return Value::Unknown(UnknownReason::PathsDisagree);
+    }
+    Value::Either(alts.into())
+}
+
+/// Do two layers join as one of a kind (see [`join`]), not as alternatives?
+fn joins_in_kind(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Instance(x), Value::Instance(y)) => Arc::ptr_eq(&x.class, &y.class),
+        (Value::NnModule(x), Value::NnModule(y)) => std::ptr::eq(x.spec, y.spec),
+        (Value::Sequential(x), Value::Sequential(y)) => x.len() == y.len(),
+        _ => false,
     }
 }
 
@@ -815,7 +862,7 @@ pub fn repeated_items<'a>(lists: impl IntoIterator<Item = &'a Value>) -> Option<
 /// Objects, layers and callables, or tuples of them: what a list of layers holds.
 fn is_layer_like(v: &Value) -> bool {
     match v {
-        Value::Instance(_) | Value::NnModule(_) | Value::Sequential(_) => true,
+        Value::Instance(_) | Value::NnModule(_) | Value::Sequential(_) | Value::Either(_) => true,
         Value::Tuple(items) => !items.is_empty() && items.iter().all(is_layer_like),
         Value::Repeated(item) => is_layer_like(item),
         _ => false,
@@ -927,6 +974,9 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
                 || (Arc::ptr_eq(&x.class, &y.class) && same_bindings(&x.attrs, &y.attrs))
         }
         (Value::Repeated(x), Value::Repeated(y)) => same_value(x, y),
+        (Value::Either(x), Value::Either(y)) => {
+            x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| same_value(p, q)))
+        }
         (Value::Sequential(x), Value::Sequential(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_value(p, q))
         }

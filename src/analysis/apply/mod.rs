@@ -194,6 +194,7 @@ pub fn contiguous_from_input(
 const FROM_CONTIGUOUS_INPUT: &str = "(contiguous, as its input)";
 
 /// Evaluated call arguments.
+#[derive(Clone)]
 pub struct CallArgs {
     pub positional: Vec<Value>,
     pub keywords: Vec<(String, Value)>,

@@ -9,11 +9,12 @@ use crate::layout::Dim;
 use crate::ops::{self, ArgValue, OpKind};
 
 use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs};
-use super::super::env::Env;
+use super::super::env::{join_envs, Env};
 use super::super::event::REVEAL_OP;
 use super::super::value::{
-    bounded_tuple, holds_packed, producer_of, repeated_items, with_producer, ClassDef, Instance,
-    LambdaVal, NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal, UnknownReason, Value,
+    bounded_tuple, holds_packed, join, producer_of, repeated_items, with_producer, ClassDef,
+    Instance, LambdaVal, NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal, UnknownReason,
+    Value,
 };
 use super::{Callee, Interpreter};
 
@@ -405,6 +406,7 @@ impl Interpreter<'_> {
             }
             Value::Class(def) => self.construct(&def, a, span, env),
             Value::Sequential(layers) => self.call_chain(&layers, a, span, nspan, env),
+            Value::Either(layers) => self.call_either(&layers, a, span, nspan, env),
             Value::Lambda(l) => self.call_lambda(&l, a, env),
             Value::Partial(p) => {
                 let mut positional = p.positional.clone();
@@ -447,6 +449,32 @@ impl Interpreter<'_> {
             }
             _ => Value::Unknown(UnknownReason::UnresolvedCall),
         }
+    }
+
+    /// A call of a layer that differs by path ([`Value::Either`]): each alternative runs on
+    /// a path of its own, and the results and paths join.
+    fn call_either(
+        &mut self,
+        layers: &[Value],
+        a: CallArgs,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        let mut joined: Option<(Value, Env)> = None;
+        for layer in layers {
+            let mut path = env.clone();
+            let out = self.call_value(layer.clone(), a.clone(), span, nspan, &mut path);
+            joined = Some(match joined {
+                None => (out, path),
+                Some((v, e)) => (join(&v, &out), join_envs(&e, &path)),
+            });
+        }
+        let Some((out, path)) = joined else {
+            return Value::Unknown(UnknownReason::UnresolvedCall);
+        };
+        *env = path;
+        out
     }
 
     /// Is `bound` the object `self` stands for in the running method?
