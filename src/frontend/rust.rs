@@ -10,6 +10,7 @@
 //! - [`macros`]: `vec!`, `bail!`/`panic!`, `assert_eq!`, formatting macros;
 //! - [`lowerer`]: spans, block scopes (shadowing), hoisted statements, the depth guard;
 //! - [`nesting`]: the pre-scan that refuses input too deeply nested for syn;
+//! - [`options`]: the fields a type sets to `None` (which `match`es on them name a path);
 //!
 //! Unlike the Python parser, syn is not error tolerant: a file that does not parse yields an
 //! empty module and one [`SyntaxError`] at the place syn gave up.
@@ -26,6 +27,7 @@ mod items;
 mod lowerer;
 mod macros;
 mod nesting;
+mod options;
 mod patterns;
 mod statements;
 #[cfg(test)]
@@ -72,6 +74,7 @@ fn parse_on_this_thread(source: &str) -> ParseOutcome {
     match syn::parse_str::<syn::File>(text) {
         Ok(file) => {
             let mut lowerer = lowerer::Lowerer::new(base);
+            lowerer.none_fields = options::fields_set_to_none(&file);
             let mut module = items::ModuleBuilder::new();
             lowerer.lower_items(&file.items, &mut module);
             ParseOutcome {

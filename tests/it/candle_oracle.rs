@@ -557,6 +557,9 @@ mod candle_core_attention;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_vec_shapes.rs"]
 mod candle_vec_shapes;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_cache_paths.rs"]
+mod candle_cache_paths;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -1099,5 +1102,44 @@ fn vec_shape_fixture_runs_in_candle_and_its_reshape_copies() {
     assert!(
         !shares_storage(&y, &z),
         "the reshape of the transposed input copied"
+    );
+}
+
+/// `candle_cache_paths.rs`: on the first call (empty cache) the transposed key reaches the
+/// matmul and candle rejects it, by `match` and by `if let`; made contiguous it runs. The
+/// rotary handed to the constructor runs; without it the matmul fails, the path the analysis
+/// leaves unnamed.
+#[test]
+fn cache_paths_fixture_markers_fail_in_candle() {
+    use candle_cache_paths::*;
+    let (b, t, heads, head_dim) = (2, 5, 3, 4);
+    let cfg = Config {
+        hidden_size: heads * head_dim,
+        num_attention_heads: heads,
+    };
+    let vb = || candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+    let xs = input(&[b, t, heads * head_dim]);
+    let matmul_error = |result: candle_core::Result<Tensor>, what: &str| {
+        let error = error_text(&result.expect_err(what));
+        assert!(
+            error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+            "{what}: {error}"
+        );
+    };
+    let mut attention = Attention::new(&cfg, vb()).expect("Attention::new");
+    matmul_error(attention.forward(&xs), "forward, empty cache");
+    let mut attention = Attention::new(&cfg, vb()).expect("Attention::new");
+    matmul_error(attention.forward_if_let(&xs), "forward_if_let, empty cache");
+    let mut attention = Attention::new(&cfg, vb()).expect("Attention::new");
+    attention.forward_contiguous(&xs).expect("first call");
+    attention.forward_contiguous(&xs).expect("second call");
+    attention.clear_kv_cache();
+    let rope = std::sync::Arc::new(Rope { scale: 0.5 });
+    RopedAttention::new(Some(rope), heads, head_dim)
+        .forward(&xs)
+        .expect("with the rotary");
+    matmul_error(
+        RopedAttention::new(None, heads, head_dim).forward(&xs),
+        "without the rotary",
     );
 }

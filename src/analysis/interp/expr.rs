@@ -240,9 +240,13 @@ impl Interpreter<'_> {
                 _ => None,
             }
         };
+        // Rust's `Option` is erased (`Some(x)` is `x`), so a Rust value other than `None`
+        // may still be one: a parameter `rope: Option<Rope>` holds a `Rope` to the analysis.
+        let erased_option = self.language == Language::Rust;
         let is_none = |v: &Value| -> Option<bool> {
             match v {
                 Value::NoneVal => Some(true),
+                _ if erased_option => None,
                 Value::Tensor(_)
                 | Value::Int(_)
                 | Value::Float
@@ -328,7 +332,14 @@ impl Interpreter<'_> {
             }
         }
         let text = self.condition_text(test)?;
-        (!reads_tensor(self, test, env)).then_some(text)
+        (self.option_test(test) || !reads_tensor(self, test, env)).then_some(text)
+    }
+
+    /// Rust's `x is None` (a `match`/`if let` on an `Option`, see the Rust frontend): it
+    /// asks whether there is a value, not about the tensor it holds.
+    fn option_test(&self, test: &Expr) -> bool {
+        self.language == Language::Rust
+            && matches!(&test.kind, ExprKind::Compare { operands, .. } if matches!(operands[1].kind, ExprKind::None))
     }
 
     /// The test as a finding spells it (`` `use_cache` ``), when it is plain (names,
@@ -359,13 +370,25 @@ impl Interpreter<'_> {
                     return None;
                 }
                 let text: String = self
-                    .text(test.span)
+                    .spelled_test(test)
                     .split_whitespace()
                     .collect::<Vec<_>>()
                     .join(" ");
                 (!text.is_empty() && text.len() <= 60).then(|| Arc::from(format!("`{text}`")))
             })
             .clone()
+    }
+
+    /// The source text of a test; for Rust's `match self.cache { None => … }` (lowered to
+    /// `self.cache is None` with no such text in the file), the field's text and the test.
+    fn spelled_test(&self, test: &Expr) -> String {
+        match &test.kind {
+            ExprKind::Compare { operands, op } if self.option_test(test) => {
+                let not = if *op == CmpOp::IsNot { "not " } else { "" };
+                format!("{} is {not}None", self.text(operands[0].span))
+            }
+            _ => self.text(test.span).to_string(),
+        }
     }
 
     fn eval_sequence(&mut self, items: &[Expr], env: &mut Env) -> Value {

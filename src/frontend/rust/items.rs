@@ -188,6 +188,7 @@ impl Lowerer {
     fn lower_impl(&mut self, block: &syn::ItemImpl, module: &mut ModuleBuilder) {
         let class_name = type_name(&block.self_ty);
         let span = self.span_of(&*block.self_ty);
+        let outer = self.impl_type.replace(class_name.clone());
         let mut methods = Vec::new();
         for item in &block.items {
             if let ImplItem::Fn(function) = item {
@@ -202,6 +203,7 @@ impl Lowerer {
                 methods.push(Arc::new(lowered));
             }
         }
+        self.impl_type = outer;
         let class = module.class(&class_name, span);
         class.methods.extend(methods);
         if let Some((_, trait_path, _)) = &block.trait_ {

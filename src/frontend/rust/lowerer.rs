@@ -60,6 +60,10 @@ pub(super) struct Lowerer {
     /// While lowering a constructor: the name of its type (struct literals of `Self` or of
     /// this name become `self.field = …` assignments).
     pub(super) constructor_of: Option<String>,
+    /// The fields each type of the file sets to `None` (see `options.rs`).
+    pub(super) none_fields: super::options::NoneFields,
+    /// The type whose `impl` block is being lowered.
+    pub(super) impl_type: Option<String>,
 }
 
 impl Lowerer {
@@ -71,6 +75,8 @@ impl Lowerer {
             pending: Vec::new(),
             depth: 0,
             constructor_of: None,
+            none_fields: Default::default(),
+            impl_type: None,
         }
     }
 

@@ -12,6 +12,9 @@
 //!   body starts by binding `p` from `e`.
 //! - `match e { arms }` → nested `If`s with unknown tests, one per arm, the last arm in the
 //!   innermost `else` (a `match` is exhaustive, so exactly one arm runs — and each may).
+//! - Except on an `Option` the analysis can name a path by (a variable, or a field the file
+//!   sets to `None`): a `None` arm tests `e is None`, a `Some(p)` arm and `if let Some(p) =
+//!   e` test `e is not None`, as Python code spells it.
 //! - `for p in e`, `while c`, `while let p = e`, `loop` → `Loop` (the body may run any
 //!   number of times); `break` / `continue` → `Jump`; `return` → `Return`.
 //! - `panic!`, `bail!`, `unreachable!`, `todo!`, `unimplemented!` → `Raise`; `assert!`
@@ -23,7 +26,7 @@
 
 use syn::{Expr as SynExpr, Stmt as SynStmt};
 
-use crate::ir::{Expr, ExprKind, Stmt, Target, Targets};
+use crate::ir::{self, CmpOp, Expr, ExprKind, Stmt, Target, Targets};
 
 use super::expressions::peel;
 use super::lowerer::{join, unknown, Dest, Lowerer};
@@ -216,8 +219,39 @@ impl Lowerer {
             return test;
         }
         let span = self.span_of(cond);
+        if let Some(test) = self.option_let(cond, body, before) {
+            return test;
+        }
         self.bind_condition(cond, body);
         unknown(span)
+    }
+
+    /// `if let Some(p) = self.x`: the test `self.x is not None` (see [`Self::option_test`]), its
+    /// binding opening `body`; `None` for any other `let` condition.
+    fn option_let(
+        &mut self,
+        cond: &SynExpr,
+        body: &mut Vec<Stmt>,
+        before: &mut Vec<Stmt>,
+    ) -> Option<Expr> {
+        let SynExpr::Let(binding) = peel(cond) else {
+            return None;
+        };
+        if option_arm(&binding.pat) != Some(false) {
+            return None;
+        }
+        let span = self.span_of(binding);
+        let value = self.expr(&binding.expr);
+        let test = self.option_test(&value, false, span);
+        // A test reads its value before the branch; an unknown one leaves it to the body,
+        // as every other `let` condition does.
+        self.flush(if matches!(test.kind, ExprKind::Unknown) {
+            body
+        } else {
+            before
+        });
+        self.bind_pattern(&binding.pat, value, span, body);
+        Some(test)
     }
 
     /// The bindings of a let-chain, in order; other conjuncts are evaluated for their calls.
@@ -264,10 +298,11 @@ impl Lowerer {
         let mut chain = self.lower_arm(last, &scrutinee, dest);
         for arm in others.iter().rev() {
             let pattern_span = self.span_of(&arm.pat);
+            let test = self.arm_test(arm, &scrutinee, pattern_span);
             let body = self.lower_arm(arm, &scrutinee, dest);
             let arm_span = join(pattern_span, self.span_of(&*arm.body));
             chain = vec![Stmt::If {
-                test: Box::new(unknown(pattern_span)),
+                test: Box::new(test),
                 body,
                 orelse: chain,
                 span: arm_span,
@@ -276,12 +311,49 @@ impl Lowerer {
         out.extend(chain);
     }
 
+    /// The test of a `match` arm: `scrutinee is None` for a `None` arm and `scrutinee is not
+    /// None` for an unguarded `Some(p)` arm (see [`Self::option_test`]), so that the
+    /// analysis can name the path (a cache empty on the first call), as it does Python's
+    /// `if self.kv_cache is None`; an unknown test otherwise.
+    fn arm_test(&self, arm: &syn::Arm, scrutinee: &Expr, span: ir::Span) -> Expr {
+        match option_arm(&arm.pat) {
+            Some(is_none) if arm.guard.is_none() => self.option_test(scrutinee, is_none, span),
+            _ => unknown(span),
+        }
+    }
+
+    /// The test `subject is None` (`is not None`) for an `Option` the analysis can name a
+    /// path by: a variable (a parameter `mask: Option<&Tensor>`, as Python's `mask is None`)
+    /// or a field of `self` the file sets to `None` (see `options.rs`); an unknown test for
+    /// anything else (a hoisted call, another object's field).
+    fn option_test(&self, subject: &Expr, is_none: bool, span: ir::Span) -> Expr {
+        let nameable = match &subject.kind {
+            ExprKind::Name(name) => !name.starts_with('$'),
+            ExprKind::Attr { value, attr } => {
+                matches!(&value.kind, ExprKind::Name(s) if &**s == "self")
+                    && self.impl_type.as_ref().is_some_and(|t| {
+                        self.none_fields
+                            .get(t)
+                            .is_some_and(|fields| fields.contains(&**attr))
+                    })
+            }
+            _ => false,
+        };
+        if nameable {
+            option_compare(subject, is_none, span)
+        } else {
+            unknown(span)
+        }
+    }
+
     fn lower_arm(&mut self, arm: &syn::Arm, scrutinee: &Expr, dest: &Dest) -> Vec<Stmt> {
         let mut body = Vec::new();
         self.push_scope();
         let span = self.span_of(&arm.pat);
         match super::patterns::strip(&arm.pat) {
             syn::Pat::Wild(_) => {}
+            // `None` binds nothing (syn reads it as a binding named `None`).
+            _ if option_arm(&arm.pat) == Some(true) => {}
             _ => match self.target(&arm.pat) {
                 Some(target) => body.push(Stmt::Assign {
                     targets: Targets::One(target),
@@ -414,5 +486,32 @@ fn is_compound_assignment(op: &syn::BinOp) -> bool {
             | B::BitOrAssign(_)
             | B::ShlAssign(_)
             | B::ShrAssign(_)
+    )
+}
+
+/// `Some(true)` for a `None` pattern, `Some(false)` for `Some(p)`, `None` for any other.
+fn option_arm(pattern: &syn::Pat) -> Option<bool> {
+    let last = |path: &syn::Path| path.segments.last().map(|s| s.ident.to_string());
+    let name = match super::patterns::strip(pattern) {
+        syn::Pat::Ident(binding) if binding.subpat.is_none() => Some(binding.ident.to_string()),
+        syn::Pat::Path(path) => last(&path.path),
+        syn::Pat::TupleStruct(wrapper) if wrapper.elems.len() == 1 => {
+            return (last(&wrapper.path).as_deref() == Some("Some")).then_some(false)
+        }
+        _ => None,
+    };
+    (name.as_deref() == Some("None")).then_some(true)
+}
+
+/// `subject is None` (`is None` when `is_none`, else `is not None`).
+fn option_compare(subject: &Expr, is_none: bool, span: ir::Span) -> Expr {
+    let none = Expr::new(ExprKind::None, span);
+    let op = if is_none { CmpOp::Is } else { CmpOp::IsNot };
+    Expr::new(
+        ExprKind::Compare {
+            op,
+            operands: Box::new([subject.clone(), none]),
+        },
+        span,
     )
 }

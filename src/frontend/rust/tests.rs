@@ -80,6 +80,8 @@ fn show(expr: &Expr) -> String {
                 CmpOp::GtE => ">=",
                 CmpOp::And => "and",
                 CmpOp::Or => "or",
+                CmpOp::Is => "is",
+                CmpOp::IsNot => "is not",
                 other => panic!("the Rust frontend never produces {other:?}"),
             };
             format!("({} {op} {})", show(left), show(right))
@@ -567,6 +569,52 @@ fn integer_division_is_floor_division_unless_visibly_float() {
     );
 }
 
+/// A `match` on a field the file sets to `None` tests it, so that the analysis can name
+/// the path; a field only the constructor's argument fills keeps an unknown test.
+#[test]
+fn option_matches_on_a_cache_field_are_tests() {
+    let module = parse_ok(
+        r#"
+        impl Attention {
+            fn new(rope: Option<Rope>) -> Self {
+                Self { kv_cache: None, rope }
+            }
+            fn forward(&mut self, k: &Tensor) -> Result<Tensor> {
+                let k = match &self.kv_cache {
+                    None => k.clone(),
+                    Some((prev, _)) => Tensor::cat(&[prev, k], 2)?,
+                };
+                let k = match &self.rope {
+                    Some(rope) => rope.apply(&k)?,
+                    None => k,
+                };
+                Ok(k)
+            }
+        }
+        "#,
+    );
+    assert_eq!(
+        render(&method(&module, "Attention", "forward").body),
+        dedent(
+            r#"
+            if (self.kv_cache is None):
+                $t1 = k
+            else:
+                (prev, _) = self.kv_cache
+                $t1 = Tensor.cat([prev, k], 2)
+            k = $t1
+            if ?:
+                rope = self.rope
+                $t2 = rope.apply(k)
+            else:
+                $t2 = k
+            k = $t2
+            return k
+            "#
+        )
+    );
+}
+
 #[test]
 fn if_else_and_match_are_sound_branches() {
     let body = function_body(
@@ -597,7 +645,7 @@ fn if_else_and_match_are_sound_branches() {
         body,
         dedent(
             r#"
-            if ?:
+            if (mask is not None):
                 mask#2 = mask
                 xs#3 = xs.broadcast_add(mask#2)
                 $t1 = xs#3.t()
@@ -1105,7 +1153,8 @@ fn empty_and_item_free_files() {
 
 // ----- the Rust fixtures -----
 
-/// Every `fixtures/rust/*.rs` file parses, and every line with an `// expect:` marker holds
+/// Every `fixtures/rust/*.rs` file parses, and every line with an `// expect:` (or
+/// `// expect-on-path:`) marker holds
 /// a call that starts on that line (a finding is reported at the start of its call's span,
 /// so a marker on any other line could never match).
 #[test]
@@ -1134,7 +1183,9 @@ fn fixtures_parse_and_marked_lines_hold_calls() {
         let marked: Vec<usize> = source
             .lines()
             .enumerate()
-            .filter(|(_, line)| line.contains("// expect: SL"))
+            .filter(|(_, line)| {
+                line.contains("// expect: SL") || line.contains("// expect-on-path: SL")
+            })
             .map(|(i, _)| i + 1)
             .collect();
         assert!(
