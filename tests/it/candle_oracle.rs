@@ -1107,7 +1107,8 @@ fn vec_shape_fixture_runs_in_candle_and_its_reshape_copies() {
 
 /// `candle_cache_paths.rs`: on the first call (empty cache) the transposed key reaches the
 /// matmul and candle rejects it, by `match` and by `if let`; made contiguous it runs. The
-/// rotary handed to the constructor runs; without it the matmul fails, the path the analysis
+/// partial rotary's `cat` comes back not contiguous and its matmul fails too. The rotary
+/// handed to the constructor runs; without it the matmul fails, the path the analysis
 /// leaves unnamed.
 #[test]
 fn cache_paths_fixture_markers_fail_in_candle() {
@@ -1116,6 +1117,7 @@ fn cache_paths_fixture_markers_fail_in_candle() {
     let cfg = Config {
         hidden_size: heads * head_dim,
         num_attention_heads: heads,
+        partial_rotary_factor: 0.5,
     };
     let vb = || candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
     let xs = input(&[b, t, heads * head_dim]);
@@ -1134,6 +1136,8 @@ fn cache_paths_fixture_markers_fail_in_candle() {
     attention.forward_contiguous(&xs).expect("first call");
     attention.forward_contiguous(&xs).expect("second call");
     attention.clear_kv_cache();
+    let partial = PartialRotary::new(&cfg, vb()).expect("PartialRotary::new");
+    matmul_error(partial.forward(&xs), "partial rotary");
     let rope = std::sync::Arc::new(Rope { scale: 0.5 });
     RopedAttention::new(Some(rope), heads, head_dim)
         .forward(&xs)

@@ -28,7 +28,9 @@ impl Interpreter<'_> {
                 return Value::Instance(this.clone());
             }
         }
-        if self.language == Language::Rust {
+        // The Rust frontend lowers `(x as f64 * k) as usize` to Python's `int(…)` (the
+        // builtin); no Rust path is named `int`.
+        if self.language == Language::Rust && name != "int" {
             // An unbound path root is a crate or a type (`candle_nn::ops::…`,
             // `Tensor::cat`, `D::Minus1`): its dotted path, for the op tables.
             return Value::Import(name.to_string());

@@ -51,6 +51,8 @@ impl Lowerer {
     fn expr_at_depth(&mut self, expr: &SynExpr) -> Expr {
         let expr = peel(expr);
         match expr {
+            // What `peel` leaves of a cast changes what the number is.
+            SynExpr::Cast(cast) => self.numeric_cast(cast),
             SynExpr::Lit(lit) => self.literal(&lit.lit),
             SynExpr::Path(path) => self.path(path),
             SynExpr::MethodCall(call) => self.method_call(call),
@@ -95,6 +97,28 @@ impl Lowerer {
             SynExpr::Struct(record) => self.struct_literal(record),
             _ => unknown(self.span_of(expr)),
         }
+    }
+
+    /// The casts that change what a number is (any other cast is peeled: `dim as i64` is
+    /// the same size): `e as f64` is a float, `e * 1.0` as Python's arithmetic has it (not
+    /// a size: `head_dim as f64 * factor` is no product of sizes); a float cast back to an
+    /// integer, `(x as f64 * factor) as usize`, is one fixed size the analysis cannot
+    /// compute, Python's `int(…)` of a float.
+    fn numeric_cast(&mut self, cast: &syn::ExprCast) -> Expr {
+        let span = self.span_of(cast);
+        if is_float_type(&cast.ty) {
+            let value = self.expr(&cast.expr);
+            let one = Expr::new(ExprKind::Float(1.0), span);
+            let kind = ExprKind::BinOp {
+                op: BinOp::Mul,
+                operands: Box::new([value, one]),
+            };
+            return Expr::new(kind, span);
+        }
+        let value = self.expr(&cast.expr);
+        let func = name_expr("int".to_string(), span);
+        let kind = ExprKind::Call(crate::ir::Call::new(func, vec![Arg::positional(value)]));
+        Expr::new(kind, span)
     }
 
     /// Lower a statement-like expression to statements that leave its value in a fresh
@@ -451,7 +475,7 @@ pub(super) fn peel(expr: &SynExpr) -> &SynExpr {
             SynExpr::Group(inner) => &inner.expr,
             SynExpr::Try(inner) => &inner.expr,
             SynExpr::Reference(inner) => &inner.expr,
-            SynExpr::Cast(inner) => &inner.expr,
+            SynExpr::Cast(inner) if !changes_number(inner) => &inner.expr,
             SynExpr::Unary(inner) if matches!(inner.op, UnOp::Deref(_)) => &inner.expr,
             SynExpr::MethodCall(call) if is_transparent_method(call) => &call.receiver,
             SynExpr::Call(call)
@@ -462,6 +486,11 @@ pub(super) fn peel(expr: &SynExpr) -> &SynExpr {
             _ => return expr,
         };
     }
+}
+
+/// A cast to a float, or of a float to an integer (see `Lowerer::numeric_cast`).
+fn changes_number(cast: &syn::ExprCast) -> bool {
+    is_float_type(&cast.ty) || (super::items::is_integer_type(&cast.ty) && is_float(&cast.expr))
 }
 
 /// `.unwrap()`, `.expect(msg)`, `.clone()`, `.as_ref()`: same tensor, same layout.

@@ -468,7 +468,7 @@ fn held_type_name(ty: &Type) -> Option<String> {
 }
 
 /// Whether `ty` is a primitive integer (`usize`, `i64`, `&usize`): a number, never a tensor.
-fn is_integer_type(ty: &Type) -> bool {
+pub(super) fn is_integer_type(ty: &Type) -> bool {
     const INTEGERS: [&str; 12] = [
         "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128",
     ];

@@ -354,7 +354,7 @@ fn attention_forward_lowers_to_the_ir_conventions() {
             q = self.q_proj.forward(xs).reshape((b_sz, q_len, self.num_heads, self.head_dim)).transpose(1, 2)
             k = self.k_proj.forward(xs).reshape((b_sz, q_len, self.num_heads, self.head_dim)).transpose(1, 2)
             v = self.v_proj.forward(xs).reshape((b_sz, q_len, self.num_heads, self.head_dim)).transpose(1, 2)
-            scale = (1.0 / f64.sqrt(self.head_dim))
+            scale = (1.0 / f64.sqrt((self.head_dim * 1.0)))
             attn = (q.matmul(k.t()) * scale)
             attn = candle_nn.ops.softmax_last_dim(attn)
             return attn.matmul(v).transpose(1, 2).reshape((b_sz, q_len, ())).apply(self.o_proj)
@@ -538,6 +538,8 @@ fn tch_style_code() {
     );
 }
 
+/// Also: a cast to a float is a float (`* 1.0`), and one back to an integer is `int(…)`;
+/// a cast between integers is the same size.
 #[test]
 fn integer_division_is_floor_division_unless_visibly_float() {
     let body = function_body(
@@ -550,6 +552,7 @@ fn integer_division_is_floor_division_unless_visibly_float() {
             let neg = -1;
             let k = -(c as i64);
             let ok = !(c == 0) && h >= 1 || h != 2;
+            let rot = (head as f64 * 0.5) as usize;
         }
         "#,
     );
@@ -558,12 +561,13 @@ fn integer_division_is_floor_division_unless_visibly_float() {
         dedent(
             r#"
             head = (c // h)
-            scale = (1.0 / head.sqrt())
-            half = (head / 2.0)
+            scale = (1.0 / (head * 1.0).sqrt())
+            half = ((head * 1.0) / 2.0)
             r = (c % h)
             neg = -1
             k = -c
             ok = (((not (c == 0)) and (h >= 1)) or (h != 2))
+            rot = int(((head * 1.0) * 0.5))
             "#
         )
     );
