@@ -1118,6 +1118,7 @@ fn cache_paths_fixture_markers_fail_in_candle() {
         hidden_size: heads * head_dim,
         num_attention_heads: heads,
         partial_rotary_factor: 0.5,
+        use_qkv_bias: false,
     };
     let vb = || candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
     let xs = input(&[b, t, heads * head_dim]);

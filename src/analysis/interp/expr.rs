@@ -187,9 +187,22 @@ impl Interpreter<'_> {
                 let tagged = condition.and_then(|c| {
                     join_tagged(&a, &b, &branch_taken(&c, true), &branch_taken(&c, false))
                 });
-                tagged.unwrap_or_else(|| join(&a, &b))
+                tagged
+                    .or_else(|| self.same_layer_constructor(&a, &b))
+                    .unwrap_or_else(|| join(&a, &b))
             }
         }
+    }
+
+    /// `if bias { linear } else { linear_no_bias }`: two constructors the tables list under
+    /// one module build the same layer (its arguments bound alike), so either stands for
+    /// both.
+    fn same_layer_constructor(&self, a: &Value, b: &Value) -> Option<Value> {
+        let (Value::Import(x), Value::Import(y)) = (a, b) else {
+            return None;
+        };
+        let (x_spec, y_spec) = (self.tables.module(x)?, self.tables.module(y)?);
+        std::ptr::eq(x_spec, y_spec).then(|| a.clone())
     }
 
     /// `left op right` of a comparison or boolean operator (at `span`): on a tensor an
