@@ -26,15 +26,17 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Floors: a little below what the binary measures today (of 76 mutations some backend
-/// rejects, 45 found at the rejecting line, 39 of them naming exactly the rejecting
-/// backends — 25 and 22 before sizes from struct fields and config options, the matmul
+/// rejects, 47 found at the rejecting line, 39 of them naming exactly the rejecting
+/// backends — 45 and 39 before a `match`/`if let` on an `Option` named its path (blip_text's
+/// empty cache: its 2 finds name the CPU build too, which passes there at batch 1); 25 and
+/// 22 before sizes from struct fields and config options, the matmul
 /// operand that decides alone and the methods of optional layers were followed; 9 and 6
 /// before the layers held in struct fields were followed; 1 SL005 alarm at a line every
 /// backend accepted — rwkv_v6.rs:134, at sizes RWKV never runs (the `get` row now copies,
 /// which removed blip.rs:156); the 2 true alarms are chatglm.rs:150,179; SL002 TP 18, FP 0
 /// of 81 copying reshape-family sites — the 6 `get` copies of blip.rs:153-155 and
 /// modernbert.rs:126-128 among them: precision 1.0). Raise them as the analysis improves.
-const MIN_MUTATIONS_FOUND: usize = 44;
+const MIN_MUTATIONS_FOUND: usize = 46;
 const MIN_MUTATIONS_FOUND_WITH_BACKENDS: usize = 38;
 const MAX_FALSE_ALARMS: usize = 1;
 const SL002_MIN_TRUE_POSITIVES: usize = 17;
