@@ -9,7 +9,8 @@
 //! the call: a layer's or an op's fresh output, a view of it. A layout that rests on a
 //! tensor parameter is never enough, neither taken to be contiguous nor passed by the
 //! callers the tree has (the call may be there exactly for a caller that passes a
-//! transposed tensor, now or later), nor is one path of several.
+//! transposed tensor, now or later), nor is one path of several (paths the analysis names
+//! apart count when each of them makes the call a no-op).
 //! A call whose result is thrown away is SL007's. The fix (Python) deletes the call: safe
 //! when the layout holds for all sizes with no assumption at all, unsafe otherwise.
 //!
@@ -36,7 +37,10 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
 
 /// `.contiguous()` of a tensor the function's own code made contiguous.
 fn no_op<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
-    if !ev.all(|o| o.copies.is_no() && o.input.condition.is_none()) {
+    // Every alternative must be a no-op: each path that reaches the call (those the
+    // alternatives' conditions name, `attention_mask is None` or not, together) returns
+    // its input unchanged.
+    if !ev.all(|o| o.copies.is_no()) {
         return None;
     }
     let function = ctx.source.function_of(ev.span.start)?;
