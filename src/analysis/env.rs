@@ -36,6 +36,8 @@ pub struct SettledTest {
     pub condition: Arc<str>,
     pub truth: bool,
     pub names: Vec<String>,
+    /// The size the test showed to be ≥ 2 on this path (`area` of `self.area > 1` true).
+    pub at_least_two: Option<String>,
 }
 
 impl Env {
@@ -52,6 +54,21 @@ impl Env {
             self.settled.retain(|t| !t.names.iter().any(|n| n == name));
         }
         self.vars.insert(name.into(), v);
+    }
+    /// Bind `self.<attr>`; tests that read it are no longer settled.
+    pub fn set_self_attr(&mut self, attr: &str, v: Value) {
+        if !self.settled.is_empty() {
+            let read = |n: &String| n.strip_prefix("self.") == Some(attr);
+            self.settled.retain(|t| !t.names.iter().any(read));
+        }
+        self.self_attrs.insert(attr.into(), v);
+    }
+    /// Take the attributes of `self` a method call left: a test that read any of them is
+    /// no longer settled (the method may have assigned it).
+    pub fn replace_self_attrs(&mut self, attrs: Bindings) {
+        self.settled
+            .retain(|t| !t.names.iter().any(|n| n.starts_with("self.")));
+        self.self_attrs = attrs;
     }
 
     /// What copying or joining this path costs, in [`crate::analysis::interp`]'s units of

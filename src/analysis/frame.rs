@@ -35,7 +35,7 @@ pub struct Facts {
 }
 
 impl Facts {
-    pub fn add_quotient(&mut self, fact: (String, Dim)) {
+    pub fn add_quotient(&mut self, fact: crate::layout::dim::ExactQuotient) {
         if !self.assumptions.exact_quotients.contains(&fact) {
             Arc::make_mut(&mut self.assumptions)
                 .exact_quotients
@@ -152,11 +152,21 @@ impl RootState {
         self.dim_names.get(&(origin, other)).cloned()
     }
 
-    /// Whether a decision rests on a size ≥ 2 that a parameter's default says may be 0 or 1.
-    pub fn rests_on_small_default(&self, assumptions: &[crate::layout::Assumption]) -> bool {
+    /// Whether a decision rests on a size ≥ 2 that a parameter's default says may be 0 or 1,
+    /// and that no test the path `settled` showed to be ≥ 2.
+    pub fn rests_on_small_default(
+        &self,
+        assumptions: &[crate::layout::Assumption],
+        settled: &[super::env::SettledTest],
+    ) -> bool {
+        let shown_large = |name: &str| {
+            settled
+                .iter()
+                .any(|t| t.at_least_two.as_deref() == Some(name))
+        };
         assumptions.iter().any(|a| {
             matches!(a, crate::layout::Assumption::MinSize { name, .. }
-                if self.small_defaults.contains(name))
+                if self.small_defaults.contains(name) && !shown_large(name))
         })
     }
 

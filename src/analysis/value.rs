@@ -620,7 +620,7 @@ pub struct Instance {
     pub attrs: Bindings,
     /// Exact quotients and divisibility the constructor relied on: they hold in every
     /// method of the object.
-    pub exact_quotients: Vec<(String, Dim)>,
+    pub exact_quotients: Vec<crate::layout::dim::ExactQuotient>,
     pub divisibility: Vec<Assumption>,
     /// Distinguishes objects in call contexts.
     pub id: u32,

@@ -59,6 +59,10 @@ use std::sync::Arc;
 use super::assumption::{Assumption, Comparison};
 use super::names::{primed_names_in, unprimed, DisplayNames};
 
+/// `(dividend, divisor)` of an exact quotient of sizes: the dividend a product of symbols
+/// (`C`, `H·W`), the divisor any size.
+pub type ExactQuotient = (Dim, Dim);
+
 /// A result with more terms than this becomes one opaque atom, so that products of sums
 /// cannot grow without bound.
 const MAX_TERMS: usize = 64;
@@ -648,15 +652,20 @@ impl Dim {
                 };
             }
             // Known exact quotients `x // h`: write `x = h·q` with `q = x/h >= floor` a size
-            // of its own, which removes the divisor and often decides the sign.
+            // of its own, which removes the divisor and often decides the sign. For a
+            // product `x = s·r` that is `s = h·q/r`.
             let mut relaxed = difference.clone();
             for (x, h) in &assumptions.exact_quotients {
+                let Some((s, rest)) = x.split_symbol_factor() else {
+                    continue;
+                };
                 let mentions = relaxed.symbols();
-                if mentions.iter().any(|s| s == x)
-                    && h.symbols().iter().all(|s| mentions.contains(s))
+                if x.symbols().iter().all(|v| mentions.contains(v))
+                    && h.symbols().iter().all(|v| mentions.contains(v))
                 {
                     let q = Dim::sym(&format!("{x}/{h}"));
-                    relaxed = relaxed.substitute(x, &h.mul(&q));
+                    let s_now = h.mul(&q).floordiv_with_assumption(&rest).0;
+                    relaxed = relaxed.substitute(&s, &s_now);
                 }
             }
             if relaxed != difference {
@@ -815,6 +824,35 @@ impl Dim {
 
     fn int_constant(&self) -> Option<i128> {
         self.constant().filter(|c| c.is_integer()).map(|c| c.num)
+    }
+
+    /// A product of symbols `s·r` (`H·W`, or `C` with `r = 1`): its first symbol of
+    /// exponent 1 and the rest.
+    pub fn split_symbol_factor(&self) -> Option<(String, Dim)> {
+        let [term] = &self.terms[..] else {
+            return None;
+        };
+        if term.coeff != Coeff::ONE {
+            return None;
+        }
+        let mut first = None;
+        let mut rest = Dim::lit(1);
+        for (atom, exponent) in &term.mono {
+            let Atom::Symbol(name) = atom else {
+                return None;
+            };
+            if *exponent <= 0 {
+                return None;
+            }
+            if first.is_none() && *exponent == 1 {
+                first = Some(name.to_string());
+                continue;
+            }
+            for _ in 0..*exponent {
+                rest = rest.mul(&Dim::sym(name));
+            }
+        }
+        first.map(|s| (s, rest))
     }
 
     /// `X / h` for a symbol `X` and a product `h` of symbols (`C/n_head`): that split.
@@ -1209,10 +1247,10 @@ pub struct Assumptions {
     /// A named size is assumed `>= min_symbolic_size` unless it is a literal (default 2,
     /// so that no named dimension silently collapses to size 1 or 0).
     pub min_symbolic_size: i64,
-    /// Exact quotients the code computed (`C // n_head`), as `(dividend symbol, divisor)`:
-    /// the quotient is an integer size, so it is assumed `>= min_symbolic_size` too (a head
-    /// dimension of 1 is not a model anyone writes). Only symbols are rewritten with this.
-    pub exact_quotients: Vec<(String, Dim)>,
+    /// Exact quotients the code computed (`C // n_head`, `H * W // area`): the quotient is
+    /// an integer size, so it is assumed `>= min_symbolic_size` too (a head dimension of 1
+    /// is not a model anyone writes).
+    pub exact_quotients: Vec<ExactQuotient>,
     /// Decide an equality of two sizes that differ as expressions (`T` and `C`) as false,
     /// recording [`Assumption::Distinct`]: a finding then holds "unless T == C".
     pub distinct_sizes: bool,

@@ -70,13 +70,17 @@ fn contracted<S: Size>(
 ) -> Option<Layout<S>> {
     let memory_order = contraction_memory_order(a, b, out)?;
     // A kept letter both operands have must have one size in both (no broadcasting of a
-    // size 1); a contracted one need not be compared: torch raises if they differ.
+    // size 1); a contracted one need not be compared: torch raises if they differ. Two
+    // sizes neither of which is 1 must be equal, or torch raises: past the call they are
+    // (`b` of `"bid,bjd->bij"` on operands from two parameters).
     let size_of = |c: char| -> Option<S> {
         match (a.find(c), b.find(c)) {
-            (Some(i), Some(j)) => d
-                .eq(&left.shape[i], &right.shape[j])
-                .is_yes()
-                .then(|| left.shape[i].clone()),
+            (Some(i), Some(j)) => {
+                let (x, y) = (&left.shape[i], &right.shape[j]);
+                let same = d.eq(x, y);
+                let must_match = || d.ne(x, &S::lit(1)).is_yes() && d.ne(y, &S::lit(1)).is_yes();
+                (same.is_yes() || (same.known().is_none() && must_match())).then(|| x.clone())
+            }
             (Some(i), None) => Some(left.shape[i].clone()),
             (None, Some(j)) => Some(right.shape[j].clone()),
             (None, None) => None,

@@ -278,9 +278,14 @@ impl OpKind {
     }
 
     /// Kinds applied once to all their arguments rather than to each alternative of a first
-    /// tensor argument: the factories, and `einsum`, whose first argument is its equation.
+    /// tensor argument: the factories, and `einsum`, whose first argument is its equation
+    /// (einops' takes its pattern last).
     pub fn applied_without_input(self) -> bool {
-        self.is_factory() || matches!(self, OpKind::Einsum | OpKind::EagerModeTest)
+        self.is_factory()
+            || matches!(
+                self,
+                OpKind::Einsum | OpKind::EinopsEinsum | OpKind::EagerModeTest
+            )
     }
 
     pub fn is_factory(self) -> bool {

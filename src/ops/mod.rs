@@ -67,6 +67,7 @@ pub mod einops;
 pub mod helpers;
 pub mod kind;
 mod kinds;
+pub use kinds::fresh::einsum_equation;
 pub mod layer_shape;
 pub mod schema;
 pub mod shape_rules;

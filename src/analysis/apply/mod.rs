@@ -42,6 +42,8 @@ pub struct ApplyCtx<'a> {
     pub shapes: &'a mut HashMap<Origin, SymLayout>,
     /// The branches the current path took (see `Env::decisions`).
     pub decisions: &'a [Arc<str>],
+    /// The tests the current path decided (see `Env::settled`).
+    pub settled: &'a [super::env::SettledTest],
     pub events: &'a mut Vec<OpEvent>,
     pub context: Option<Arc<CallContext>>,
     /// The variable the result is assigned to, when the call is the whole right-hand side
@@ -56,7 +58,7 @@ pub struct ApplyCtx<'a> {
     pub learned: Vec<(Dim, Dim)>,
     /// Exact quotients an op showed (a `-1` of a successful `view` solved to `C/h`: `h`
     /// divides `C`); the interpreter adds them to the path's facts.
-    pub quotients: Vec<(String, Dim)>,
+    pub quotients: Vec<crate::layout::dim::ExactQuotient>,
 }
 
 impl ApplyCtx<'_> {
@@ -1614,6 +1616,9 @@ fn apply_factory(
         let shape: Vec<Dim> = (0..rank)
             .map(|i| match &length {
                 Some(name) => ctx.root.mint(name),
+                None if spec.name.contains('.') => {
+                    ctx.root.mint(&format!("{}.shape[{i}]", spec.name))
+                }
                 None => ctx.root.mint(&format!("torch.{}.shape[{i}]", spec.name)),
             })
             .collect();
@@ -1683,6 +1688,11 @@ fn contiguous_whatever_the_args(spec: &OpSpec, positional: &[Value]) -> Option<u
         OpKind::Arange | OpKind::Linspace => Some(1),
         OpKind::Einsum => match positional.first() {
             Some(Value::Str(equation)) => crate::layout::einsum::contiguous_from_letters(equation),
+            _ => None,
+        },
+        OpKind::EinopsEinsum => match positional.last() {
+            Some(Value::Str(pattern)) => ops::einsum_equation(pattern)
+                .and_then(|equation| crate::layout::einsum::contiguous_from_letters(&equation)),
             _ => None,
         },
         _ => None,

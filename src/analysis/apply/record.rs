@@ -84,7 +84,9 @@ pub(super) fn alt_outcome(
         OpResult::Error(e) => Outcome::Error(e.clone()),
         OpResult::Unknown => Outcome::Unknown,
     };
-    if matches!(outcome, Outcome::Error(_)) && ctx.root.rests_on_small_default(&assumptions) {
+    if matches!(outcome, Outcome::Error(_))
+        && ctx.root.rests_on_small_default(&assumptions, ctx.settled)
+    {
         // `num_dummy_heads: int = 0` may well be 0, where the code runs: a failure that
         // needs it ≥ 2 is not certain. (A copy that needs it ≥ 2 is reported; its note
         // states the condition.)

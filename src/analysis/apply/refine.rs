@@ -3,6 +3,7 @@
 //! needs equal, an element-wise op's first operand, a view's block count, and the harder
 //! ways to decide a view/reshape — each stating what it rests on.
 
+use crate::layout::dim::ExactQuotient;
 use crate::layout::{Assumption, Decider, Dim, Tri};
 use crate::ops::schema::{ParamSpec, ParamType, Variadic};
 use crate::ops::{self, ArgValue, OpKind, OpResult, OpSpec};
@@ -184,7 +185,7 @@ fn inferred_quotients(
     spec: &OpSpec,
     t: &ops::Transfer<Dim>,
     target: Option<&[Dim]>,
-) -> Vec<(String, Dim)> {
+) -> Vec<ExactQuotient> {
     // einops raises unless a split axis divides exactly (`b n (h d)` with `h=heads`): a
     // quotient among the sizes of its result is exact.
     if let (
@@ -192,7 +193,7 @@ fn inferred_quotients(
         OpResult::Tensor(l),
     ) = (spec.kind, &t.result)
     {
-        return l.shape.iter().filter_map(Dim::as_symbol_quotient).collect();
+        return l.shape.iter().filter_map(symbol_quotient).collect();
     }
     let (OpKind::View | OpKind::Reshape, OpResult::Tensor(l), Some(target)) =
         (spec.kind, &t.result, target)
@@ -203,8 +204,12 @@ fn inferred_quotients(
         .iter()
         .zip(&l.shape)
         .filter(|(t, _)| t.as_lit() == Some(-1))
-        .filter_map(|(_, solved)| solved.as_symbol_quotient())
+        .filter_map(|(_, solved)| symbol_quotient(solved))
         .collect()
+}
+
+fn symbol_quotient(size: &Dim) -> Option<ExactQuotient> {
+    size.as_symbol_quotient().map(|(x, h)| (Dim::sym(&x), h))
 }
 
 /// Sizes an op needs to be equal to succeed, where the algebra cannot decide whether they

@@ -129,7 +129,7 @@ impl Interpreter<'_> {
         if let Some(name) = register_buffer_name(call) {
             let a = self.eval_args(args, env);
             if let Some(v) = a.positional.get(1) {
-                env.self_attrs.insert(name.into(), v.clone());
+                env.set_self_attr(&name, v.clone());
             }
             return Value::NoneVal;
         }
@@ -1435,10 +1435,7 @@ fn forget_receiver(recv: &Expr, env: &mut Env) {
         ExprKind::Name(n) => env.set(n, Value::unknown_tensor(UnknownReason::Unmodelled)),
         ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
         {
-            env.self_attrs.insert(
-                attr.as_str().into(),
-                Value::unknown_tensor(UnknownReason::Unmodelled),
-            );
+            env.set_self_attr(attr, Value::unknown_tensor(UnknownReason::Unmodelled));
         }
         _ => {}
     }
@@ -1478,7 +1475,7 @@ fn set_list(list: &Expr, now: Value, env: &mut Env) {
         ExprKind::Name(n) => env.set(n, now),
         ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") =>
         {
-            env.self_attrs.insert(attr.as_str().into(), now);
+            env.set_self_attr(attr, now);
         }
         _ => {}
     }

@@ -606,9 +606,8 @@ impl Interpreter<'_> {
         let (q, assumption) = a.floordiv_with_assumption(b);
         if let Some(asm) = assumption {
             self.frame.facts.add_divisibility(asm);
-            let syms = a.symbols();
-            if syms.len() == 1 && *a == Dim::sym(&syms[0]) {
-                self.frame.facts.add_quotient((syms[0].clone(), b.clone()));
+            if a.split_symbol_factor().is_some() {
+                self.frame.facts.add_quotient((a.clone(), b.clone()));
             } else if a.has_opaque() {
                 // `(H + pad_h) // window_size` with `pad_h = (-H) % window_size`: nothing can
                 // be compared with that quotient, yet it is one exact size the code names,

@@ -493,6 +493,7 @@ impl<'a> Interpreter<'a> {
             root: &mut self.root,
             shapes: &mut env.shapes,
             decisions: &env.decisions,
+            settled: &env.settled,
             events: &mut self.events,
             context: self.frame.context.clone(),
             name_hint,
@@ -1108,7 +1109,7 @@ impl<'a> Interpreter<'a> {
     fn finish_call(&mut self, s: Summary, env: &mut Env) -> Value {
         self.frame.facts.absorb(&s.facts);
         if let Some(attrs) = s.self_attrs {
-            env.self_attrs = attrs;
+            env.replace_self_attrs(attrs);
         }
         for (name, with) in &s.learned {
             self.learn_equal(&Dim::sym(name), with, env);

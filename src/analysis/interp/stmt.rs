@@ -66,25 +66,68 @@ impl Interpreter<'_> {
         else {
             return;
         };
+        let at_least_two = self.size_shown_at_least_two(test, truth, env);
         env.settled.push(SettledTest {
             condition: c,
             truth,
             names,
+            at_least_two,
         });
+    }
+
+    /// The size symbol a comparison with a literal shows to be ≥ 2 on its `truth` branch
+    /// (`self.area > 1` true, `heads <= 1` false): a parameter defaulting to 1 is then no
+    /// longer possibly 1 on this path.
+    fn size_shown_at_least_two(&self, test: &Expr, truth: bool, env: &Env) -> Option<String> {
+        let ExprKind::Compare { op, operands } = &test.kind else {
+            return None;
+        };
+        let [size, bound] = &**operands;
+        let ExprKind::Int(bound) = bound.kind else {
+            return None;
+        };
+        let shown = match (op, truth) {
+            (CmpOp::Gt, true) | (CmpOp::LtE, false) => bound >= 1,
+            (CmpOp::GtE, true) | (CmpOp::Lt, false) => bound >= 2,
+            _ => false,
+        };
+        if !shown {
+            return None;
+        }
+        let value = match &size.kind {
+            ExprKind::Name(n) => env.get(n),
+            ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") => {
+                env.self_attrs
+                    .get(attr.as_str())
+                    .or_else(|| self.frame.this.as_ref()?.attrs.get(attr.as_str()))
+            }
+            _ => None,
+        };
+        match value? {
+            Value::Int(d) => d.as_symbol().map(str::to_string),
+            Value::Named { name, .. } => Some(name.clone()),
+            _ => None,
+        }
     }
 }
 
-/// The plain names a test reads, when it reads nothing else that could change unseen
-/// (`cache is not None`, `not use_cache`); `None` for tests on attributes (`self.x` can be
-/// assigned through another name) or calls.
+/// The plain names and `self` attributes a test reads (`cache is not None`, `not
+/// use_cache`, `self.area > 1`), as `self.area` for an attribute; `None` for tests on other
+/// attributes or calls, which could change unseen. A configuration attribute of `self` is
+/// assigned in `__init__`; the path forgets the test where it assigns one or calls a method
+/// of `self`.
 fn settleable_names(test: &Expr) -> Option<Vec<String>> {
+    fn read(name: String, out: &mut Vec<String>) -> bool {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+        true
+    }
     fn walk(e: &Expr, out: &mut Vec<String>) -> bool {
         match &e.kind {
-            ExprKind::Name(n) => {
-                if !out.iter().any(|o| o == n) {
-                    out.push(n.to_string());
-                }
-                true
+            ExprKind::Name(n) => read(n.to_string(), out),
+            ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") => {
+                read(format!("self.{attr}"), out)
             }
             ExprKind::None | ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Str(_) => true,
             // `not x` keeps an empty operand on its right.
@@ -794,7 +837,7 @@ impl Interpreter<'_> {
             }
             Target::Attr { value, attr, .. } => {
                 if matches!(value.kind, ExprKind::Name(ref n) if n == "self") {
-                    env.self_attrs.insert(attr.as_str().into(), v);
+                    env.set_self_attr(attr, v);
                 }
             }
             Target::Tuple(items, _) => self.assign_tuple(items, v, env),

@@ -189,7 +189,7 @@ pub fn einops_einsum<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
 /// einops' einsum pattern as a `torch.einsum` equation: each axis name a letter, in order of
 /// first appearance (`"b i d, b j d -> b i j"` → `"abc,adc->abd"`), as einops itself
 /// rewrites it. `None` for `...`, parentheses or more names than letters.
-fn einsum_equation<'p>(pattern: &'p str) -> Option<String> {
+pub fn einsum_equation<'p>(pattern: &'p str) -> Option<String> {
     let (inputs, output) = pattern.split_once("->")?;
     let mut letters: Vec<&'p str> = Vec::new();
     let mut spell = |side: &'p str| -> Option<String> {
