@@ -309,21 +309,35 @@ def main():
     # ---------------------------------------------------------------- SL002 against copies
     sl002 = [f for f in findings if f["code"] == "SL002"]
     copy_rows = []
-    def reports(g, f, ln, op):
+    def covered(g, f, ln, op):
         # A finding spans its whole call chain (`x.reshape(..)?.transpose(..)?.flatten_from(..)`):
         # it is about the site of its own op, named in its subject.
         subject_op = (g.get("subject") or {}).get("op")
         return g["rel"] == f and covers(g, ln) and subject_op in (None, op)
 
+    def own_site(g):
+        # The chain ends at the finding's own call, so of the sites of its op the chain covers
+        # (marian's `.reshape(..)?.transpose(1, 2)?.reshape(..)`) it is the last one.
+        at = [(ln, col) for (f, ln, col), (_, _, outer) in reshape_sites.items()
+              if covered(g, f, ln, outer)]
+        return max(at) if at else None
+
+    own = {id(g): own_site(g) for g in sl002}
+
+    def reports(g, f, ln, op, col=None):
+        if not covered(g, f, ln, op):
+            return False
+        return col is None or own[id(g)] is None or own[id(g)] == (ln, col)
+
     for (f, ln, col), (ex, cp, outer) in sorted(reshape_sites.items()):
-        hit = any(reports(g, f, ln, outer) for g in sl002)
+        hit = any(reports(g, f, ln, outer, col) for g in sl002)
         copy_rows.append({"file": f, "line": ln, "col": col, "op": outer, "runs": ex, "copied": cp,
                           "sl002": "y" if hit else "n"})
     reshape_lines = {(r["file"], r["line"]) for r in copy_rows}
     executed_lines = {(k[0], k[1]) for k in calls} | reshape_lines
     sl002_other = []
     for g in sl002:
-        at = [r for r in copy_rows if reports(g, r["file"], r["line"], r["op"])]
+        at = [r for r in copy_rows if reports(g, r["file"], r["line"], r["op"], r["col"])]
         if not at:
             sl002_other.append((g["rel"], g["location"]["row"],
                                 "executed" if any(g["rel"] == k[0] and covers(g, k[1]) for k in executed_lines)
