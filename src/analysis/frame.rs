@@ -48,6 +48,11 @@ impl Facts {
             Arc::make_mut(&mut self.assumptions).loop_indices.push(fact);
         }
     }
+    pub fn add_upper_bound(&mut self, fact: (String, Dim)) {
+        if !self.assumptions.upper_bounds.contains(&fact) {
+            Arc::make_mut(&mut self.assumptions).upper_bounds.push(fact);
+        }
+    }
     pub fn add_divisibility(&mut self, a: Assumption) {
         if !self.divisibility.contains(&a) {
             Arc::make_mut(&mut self.divisibility).push(a);
@@ -57,6 +62,9 @@ impl Facts {
     pub fn absorb(&mut self, other: &Facts) {
         for q in &other.assumptions.exact_quotients {
             self.add_quotient(q.clone());
+        }
+        for b in &other.assumptions.upper_bounds {
+            self.add_upper_bound(b.clone());
         }
         for d in other.divisibility.iter() {
             self.add_divisibility(d.clone());

@@ -605,7 +605,7 @@ impl Dim {
         if let (Some(a), Some(b)) = (self.as_lit(), other.as_lit()) {
             return Comparison::exact(a.cmp(&b));
         }
-        if !assumptions.exact_quotients.is_empty() {
+        if !assumptions.exact_quotients.is_empty() || !assumptions.upper_bounds.is_empty() {
             return self.compare_symbolic(other, assumptions);
         }
         // The same sizes are compared again and again (every op refines and checks the
@@ -682,7 +682,74 @@ impl Dim {
                 }
             }
         }
+        if let Some(c) = difference.compare_within_bounds(assumptions) {
+            return c;
+        }
         Comparison::unknown()
+    }
+
+    /// The sign of `self` (a difference) with each symbol the assumptions bound from above
+    /// (`s ≤ n`) written `n - σ`, `σ` a slack `≥ 0` (an opaque size, which the floor of
+    /// named sizes never raises): for every value of the symbols with `s ≤ n` the two are
+    /// equal, so a sign that holds for every `σ ≥ 0` holds for them. `None` when no bound
+    /// applies or the sign is still open.
+    fn compare_within_bounds(&self, assumptions: &Assumptions) -> Option<Comparison> {
+        let mut relaxed = self.clone();
+        for (symbol, bound) in &assumptions.upper_bounds {
+            if !relaxed.symbols().iter().any(|s| s == symbol) || bound.symbols().contains(symbol) {
+                continue;
+            }
+            let slack = Dim::opaque(&format!("({bound} - {symbol})"));
+            relaxed = relaxed.substitute(symbol, &bound.sub(&slack));
+        }
+        if relaxed == *self {
+            return None;
+        }
+        if let Some(ordering) = sign_everywhere(&relaxed, 0) {
+            return Some(Comparison::exact(ordering));
+        }
+        let floor = assumptions.min_symbolic_size;
+        if floor <= 0 {
+            return None;
+        }
+        let ordering = sign_everywhere(&relaxed, floor.into())?;
+        let used = relaxed
+            .symbols()
+            .into_iter()
+            .map(|name| Assumption::MinSize { name, min: floor })
+            .collect();
+        Some(Comparison {
+            ordering: Some(ordering),
+            used,
+        })
+    }
+
+    /// `self / k` with rational coefficients (a bound compared as a real number, never a
+    /// size itself); `None` when a coefficient would overflow.
+    pub fn scaled_down(&self, k: i64) -> Option<Dim> {
+        let factor = Coeff::new(1, i128::from(k))?;
+        let scale = Dim {
+            terms: vec![Term {
+                coeff: factor,
+                mono: Vec::new(),
+            }]
+            .into(),
+        };
+        Some(self.mul(&scale))
+    }
+
+    /// `k·s` for a symbol `s` and an integer `k ≥ 1`: `(k, s)`.
+    pub fn as_scaled_symbol(&self) -> Option<(i64, &str)> {
+        let [Term { coeff, mono }] = &self.terms[..] else {
+            return None;
+        };
+        let [(Atom::Symbol(name), 1)] = mono.as_slice() else {
+            return None;
+        };
+        (coeff.den == 1 && coeff.num >= 1)
+            .then(|| i64::try_from(coeff.num).ok())
+            .flatten()
+            .map(|k| (k, &**name))
     }
 
     fn from_atom(atom: Atom) -> Dim {
@@ -1258,6 +1325,11 @@ pub struct Assumptions {
     /// `(symbol, stop)`: the symbol lies in `[0, stop)`, so indexing a dim of size `stop`
     /// with it is in range.
     pub loop_indices: Vec<(String, Dim)>,
+    /// Sizes known to be at most a bound, as `(symbol, bound)`: a call that fails on a
+    /// range outside its dim (`narrow(d, 0, r)`, candle's `x.i((.., ..r))`) returned, so
+    /// `r ≤ size`. A comparison the other rules leave open is tried again with the symbol
+    /// written `bound - slack`, the slack a size `≥ 0`.
+    pub upper_bounds: Vec<(String, Dim)>,
 }
 
 impl Default for Assumptions {
@@ -1267,6 +1339,7 @@ impl Default for Assumptions {
             exact_quotients: Vec::new(),
             distinct_sizes: false,
             loop_indices: Vec::new(),
+            upper_bounds: Vec::new(),
         }
     }
 }

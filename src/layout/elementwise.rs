@@ -15,6 +15,27 @@ use super::view::same_shape;
 /// Right-aligned broadcast of two shapes, with PyTorch's error for sizes that differ and
 /// are both ≠ 1. Dimension `i` in the message counts in the *result*.
 pub fn broadcast_shapes<S: Size>(a: &[S], b: &[S], dec: &Decider) -> Result<Vec<S>, LayoutError> {
+    broadcast_shapes_of(a, b, false, dec)
+}
+
+/// [`broadcast_shapes`] of an op that is known to have succeeded when it returns (candle's
+/// `broadcast_mul`, whose caller goes on only with its result): two lined-up sizes the
+/// decider cannot compare, neither of which can be 1, are equal, and the result takes the
+/// first operand's.
+pub fn broadcast_shapes_succeeding<S: Size>(
+    a: &[S],
+    b: &[S],
+    dec: &Decider,
+) -> Result<Vec<S>, LayoutError> {
+    broadcast_shapes_of(a, b, true, dec)
+}
+
+fn broadcast_shapes_of<S: Size>(
+    a: &[S],
+    b: &[S],
+    succeeds: bool,
+    dec: &Decider,
+) -> Result<Vec<S>, LayoutError> {
     let ndim = a.len().max(b.len());
     let one = S::lit(1);
     let mut out = vec![one.clone(); ndim];
@@ -23,7 +44,12 @@ pub fn broadcast_shapes<S: Size>(a: &[S], b: &[S], dec: &Decider) -> Result<Vec<
         let size_a = a.len().checked_sub(from_end + 1).map_or(&one, |d| &a[d]);
         let size_b = b.len().checked_sub(from_end + 1).map_or(&one, |d| &b[d]);
         let a_is_one = dec.eq(size_a, &one);
-        let compatible = dec.eq(size_a, size_b).or(a_is_one).or(dec.eq(size_b, &one));
+        let b_is_one = dec.eq(size_b, &one);
+        if succeeds && a_is_one.is_no() && b_is_one.is_no() && !dec.ne(size_a, size_b).is_yes() {
+            out[i] = size_a.clone();
+            continue;
+        }
+        let compatible = dec.eq(size_a, size_b).or(a_is_one).or(b_is_one);
         if !known(compatible)? {
             return Err(LayoutError::shape_mismatch(format!(
                 "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"

@@ -329,7 +329,9 @@ pub fn narrow<S: Size>(
     let d = wrap_dim(dim, layout.rank())?;
     let size = &layout.shape[d];
     let lowest = negate(size);
-    if !(known(dec.le(&lowest, start))? && known(dec.le(start, size))?) {
+    // A range the decider cannot place is within the dim: `narrow` fails on one outside it
+    // (torch and candle alike), so the call returns only then.
+    if !known(dec.le(&lowest, start))? || dec.le(start, size).is_no() {
         return Err(LayoutError::index_out_of_range(format!(
             "start out of range (expected to be in range of [{lowest}, {size}], but got {start})"
         )));
@@ -339,11 +341,13 @@ pub fn narrow<S: Size>(
     } else {
         start.clone()
     };
-    if !known(dec.le(&start, &size.sub(length)))? {
+    if dec.le(&start, &size.sub(length)).is_no() {
         return Err(LayoutError::invalid(format!(
             "start ({start}) + length ({length}) exceeds dimension size ({size})."
         )));
     }
+    dec.learn_upper_bound(&start, size);
+    dec.learn_upper_bound(&start.add(length), size);
     Ok(take_range(layout, d, &start, length.clone(), 1))
 }
 
@@ -473,6 +477,32 @@ fn assumed_within<S: Size>(
         size: size.to_string(),
     });
     Ok((start.clone(), end.clone()))
+}
+
+/// A range `start..end` of dimension `d` that must lie within it (candle's `x.i(a..b)`, a
+/// `narrow` that fails on a range outside the dim), when [`clamped_bounds`] cannot place
+/// it: taken as written (a missing start is 0, a missing end the size) when `0 ≤ start` is
+/// decided, since the call returns only when `start ≤ end ≤ size`. `None` when the bounds
+/// are decided (the ordinary slice applies) or `0 ≤ start` is not.
+pub fn checked_range<S: Size>(
+    layout: &Layout<S>,
+    d: usize,
+    start: Option<&S>,
+    end: Option<&S>,
+    dec: &Decider,
+) -> Option<Layout<S>> {
+    let size = layout.shape.get(d)?;
+    if clamped_bounds(start, end, size, dec).is_ok() {
+        return None;
+    }
+    let zero = S::lit(0);
+    let start = start.cloned().unwrap_or_else(|| zero.clone());
+    let end = end.cloned().unwrap_or_else(|| size.clone());
+    if !dec.le(&zero, &start).is_yes() || dec.le(&start, &end).is_no() {
+        return None;
+    }
+    dec.learn_upper_bound(&end, size);
+    Some(take_range(layout, d, &start, end.sub(&start), 1))
 }
 
 /// The layout of `count` elements of dimension `d`, every `step`-th from `start`

@@ -43,7 +43,7 @@ pub use candle::{
 };
 pub use contiguity::{strides_for_format, MemoryFormat};
 pub use dense::{clone_with_format, infer_dense_strides, to_with_format};
-pub use elementwise::{broadcast_shapes, elementwise_output};
+pub use elementwise::{broadcast_shapes, broadcast_shapes_succeeding, elementwise_output};
 pub use error::{LayoutError, LayoutErrorKind};
 pub use geometry::{
     adjoint, alias, as_strided, diagonal, expand, mh, movedim, mt, narrow, numpy_t, permute,

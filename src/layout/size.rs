@@ -40,6 +40,11 @@ pub trait Size:
     fn index_bound(&self, _assumptions: &Assumptions) -> Option<Self> {
         None
     }
+    /// `self ≤ bound` as a fact the assumptions can hold (`k·s ≤ n` is `s ≤ n // k`), when
+    /// `self` is a multiple of one symbol. Never for a concrete size.
+    fn upper_bound_fact(&self, _bound: &Self) -> Option<(String, Dim)> {
+        None
+    }
 }
 
 thread_local! {
@@ -132,6 +137,15 @@ impl Size for Dim {
     fn divides_by_construction(&self, dividend: &Self) -> bool {
         Dim::divides_by_construction(self, dividend)
     }
+    fn upper_bound_fact(&self, bound: &Self) -> Option<(String, Dim)> {
+        let (k, name) = self.as_scaled_symbol()?;
+        let bound = if k == 1 {
+            bound.clone()
+        } else {
+            bound.scaled_down(k)?
+        };
+        Some((name.to_string(), bound))
+    }
     fn index_bound(&self, assumptions: &Assumptions) -> Option<Self> {
         let name = self.as_symbol()?;
         let (_, stop) = assumptions.loop_indices.iter().find(|(n, _)| n == name)?;
@@ -143,6 +157,8 @@ impl Size for Dim {
 pub struct Decider<'a> {
     assumptions: &'a Assumptions,
     used: RefCell<BTreeSet<Assumption>>,
+    /// Upper bounds a call showed (see [`Decider::learn_upper_bound`]).
+    learned_bounds: RefCell<Vec<(String, Dim)>>,
 }
 
 static CONCRETE: Assumptions = Assumptions {
@@ -150,6 +166,7 @@ static CONCRETE: Assumptions = Assumptions {
     exact_quotients: Vec::new(),
     distinct_sizes: false,
     loop_indices: Vec::new(),
+    upper_bounds: Vec::new(),
 };
 
 impl<'a> Decider<'a> {
@@ -157,7 +174,28 @@ impl<'a> Decider<'a> {
         Decider {
             assumptions,
             used: RefCell::new(BTreeSet::new()),
+            learned_bounds: RefCell::new(Vec::new()),
         }
+    }
+
+    /// `value ≤ bound` holds past the call being decided (it fails otherwise: a range
+    /// outside its dim), though the decider cannot show it: the caller may keep it as a
+    /// fact of the path ([`Assumptions::upper_bounds`]).
+    pub fn learn_upper_bound<S: Size>(&self, value: &S, bound: &S) {
+        if self.le(value, bound).is_yes() {
+            return;
+        }
+        if let Some(fact) = value.upper_bound_fact(bound) {
+            let mut learned = self.learned_bounds.borrow_mut();
+            if !learned.contains(&fact) {
+                learned.push(fact);
+            }
+        }
+    }
+
+    /// The upper bounds learned so far, taken.
+    pub fn take_learned_bounds(&self) -> Vec<(String, Dim)> {
+        std::mem::take(&mut *self.learned_bounds.borrow_mut())
     }
 
     /// A decider for concrete (`i64`) work: no assumption is ever needed.

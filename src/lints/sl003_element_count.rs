@@ -75,6 +75,7 @@ fn fails_with_sizes_of_one(o: &AltOutcome, ev: &OpEvent) -> bool {
         exact_quotients: ev.assumptions.exact_quotients.clone(),
         distinct_sizes: false,
         loop_indices: ev.assumptions.loop_indices.clone(),
+        upper_bounds: ev.assumptions.upper_bounds.clone(),
     };
     let d = Decider::new(&weak);
     matches!(infer_size(target, &input.numel(), &d), Err(e) if e != ShapeError::Undecided)

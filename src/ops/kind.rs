@@ -248,6 +248,9 @@ impl OpKind {
             OpKind::Recurrent => &["lstm"],
             // candle's `get(i)`: the select reshaped, a copy of a non-contiguous select.
             OpKind::Select => &["reshape"],
+            // candle's `i(a..b)`: a range outside the dim fails (a narrow) instead of being
+            // clamped, so bounds the analysis cannot place are within the dim.
+            OpKind::Index => &["checked_bounds"],
             _ => &[],
         }
     }

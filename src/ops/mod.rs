@@ -137,7 +137,7 @@ pub fn apply<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Transf
         OpKind::Diagonal => geometry::diagonal(args, d),
         OpKind::Unfold => geometry::unfold(args, d),
         OpKind::AsStrided => geometry::as_strided(args, d),
-        OpKind::Index => index::index(args, d),
+        OpKind::Index => index::index(args, spec.variant.as_deref() == Some("checked_bounds"), d),
         OpKind::Elementwise => elementwise::elementwise(spec, args, d),
         OpKind::Dropout => elementwise::dropout(spec, args, d),
         OpKind::ContiguousResult => fresh::contiguous_result(spec, args, d),

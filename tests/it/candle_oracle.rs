@@ -558,6 +558,9 @@ mod candle_core_attention;
 #[path = "../../fixtures/rust/candle_vec_shapes.rs"]
 mod candle_vec_shapes;
 #[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_partial_rotary.rs"]
+mod candle_partial_rotary;
+#[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_cache_paths.rs"]
 mod candle_cache_paths;
 
@@ -800,6 +803,35 @@ fn optional_rope_fixture_markers_fail_in_candle() {
     Attention::new(None, heads, head_dim, false)
         .forward(&xs, 0)
         .expect("forward without the layer");
+}
+
+/// `candle_partial_rotary.rs`: the rotated part cut from the transposed query fails in
+/// `rope_i`; copied first, it runs, and the query glued back by `cat` is not contiguous, so
+/// its product with the keys fails (on the CPU build too: at batch ≥ 2 no matrix stride of
+/// the glued query is 1) until it is copied — with part of each head rotated or all of it
+/// (the passed part is then empty, and candle's `cat` still takes the transposing path).
+#[test]
+fn partial_rotary_fixture_markers_fail_in_candle() {
+    use candle_partial_rotary::*;
+    let (b, t, heads, head_dim) = (2, 5, 3, 8);
+    for rotary_dim in [4, head_dim] {
+        let cfg = Config {
+            hidden_size: heads * head_dim,
+            num_heads: heads,
+            rotary_dim,
+            max_len: 16,
+        };
+        let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+        let attention = Attention::new(&cfg, vb).expect("Attention::new");
+        let xs = input(&[b, t, heads * head_dim]);
+        assert_not_contiguous_error(attention.rotated_query(&xs, 0), "rotated_query");
+        let error = error_text(&attention.scores(&xs, 0).expect_err("scores"));
+        assert!(
+            error.contains("MatMulNonContiguous") || error.contains("non-contiguous"),
+            "rotary_dim {rotary_dim}: {error}"
+        );
+        attention.scores_copied(&xs, 0).expect("scores_copied");
+    }
 }
 
 #[test]

@@ -59,6 +59,9 @@ pub struct ApplyCtx<'a> {
     /// Exact quotients an op showed (a `-1` of a successful `view` solved to `C/h`: `h`
     /// divides `C`); the interpreter adds them to the path's facts.
     pub quotients: Vec<crate::layout::dim::ExactQuotient>,
+    /// Upper bounds an op needed to succeed (a range within its dim: `narrow(d, 0, r)`
+    /// shows `r ≤ size`); the interpreter adds them to the path's facts.
+    pub bounds: Vec<(String, Dim)>,
 }
 
 impl ApplyCtx<'_> {

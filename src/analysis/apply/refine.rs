@@ -49,6 +49,7 @@ pub(super) fn decide(
 ) -> Decided {
     let d = Decider::new(&ctx.facts.assumptions);
     let mut t = ops::apply(spec, bound, &d);
+    ctx.bounds.extend(d.take_learned_bounds());
     let mut target = ops::target_shape(spec, bound);
     ctx.quotients
         .extend(inferred_quotients(spec, &t, target.as_deref()));

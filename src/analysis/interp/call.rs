@@ -196,6 +196,22 @@ impl Interpreter<'_> {
                 let target = self.eval_attr(value, attr, func.span, env);
                 self.call_value(target, a, call.span, nspan, env)
             }
+            // `RotaryEmbedding::new(cfg, dev)`: a Rust struct of the file built by the
+            // constructor the call names; `Attention::helper(x)` (an associated function) or
+            // `Attention::forward(&attn, x)` (a method, the receiver passed first) runs as
+            // written.
+            Value::Class(ref def) if self.language == Language::Rust => {
+                let def = def.clone();
+                match def.method(attr) {
+                    Some((f, _)) if f.is_constructor => {
+                        self.construct_with(&def, Some(f), a, call.span, env)
+                    }
+                    Some((f, _)) => {
+                        self.call_value(Value::Function(f, None), a, call.span, nspan, env)
+                    }
+                    None => Value::Unknown(UnknownReason::UnresolvedCall),
+                }
+            }
             Value::NnModule(m) if attr == "forward" || attr == "forward_t" => {
                 self.call_module(&m, a, call.span, nspan, env)
             }
@@ -1059,6 +1075,15 @@ impl Interpreter<'_> {
                     }),
                     _ => None,
                 }
+            }
+            // `v.len()`: a tuple's length; of a collection the analysis does not hold
+            // (`inv_freq.len()` of a collected `Vec`), one fixed size, named after the
+            // variable it is assigned to.
+            (Value::Tuple(items), "len", []) if !super::super::value::holds_packed(items) => {
+                Some(Value::int(items.len() as i64))
+            }
+            (Value::Unknown(_) | Value::Named { param: None, .. }, "len", []) => {
+                Some(Value::Int(self.mint_whole_value(span)))
             }
             (
                 Value::Tensor(_) | Value::Named { param: Some(_), .. },

@@ -145,6 +145,19 @@ impl Interpreter<'_> {
         class: &Arc<ClassDef>,
         a: CallArgs,
         span: Span,
+        env: &mut Env,
+    ) -> Value {
+        self.construct_with(class, None, a, span, env)
+    }
+
+    /// `Cls::ctor(args)` (a Rust constructor named at the call: `RotaryEmbedding::new(cfg,
+    /// dev)`), or `Cls(args)` with `ctor` `None`: the class's first constructor.
+    pub fn construct_with(
+        &mut self,
+        class: &Arc<ClassDef>,
+        ctor: Option<Arc<Function>>,
+        a: CallArgs,
+        span: Span,
         _env: &mut Env,
     ) -> Value {
         if a.opaque_spread && !a.keyword_spread_only {
@@ -158,7 +171,15 @@ impl Interpreter<'_> {
             .chain(a.keywords.iter().map(|(k, v)| (k.clone(), v.clone())))
             .chain(spread)
             .collect();
-        let key = (Arc::as_ptr(class) as usize, fingerprint(&args, None));
+        let ctors = match ctor {
+            Some(f) => vec![(f, class.clone())],
+            None => self.constructors(class),
+        };
+        let which = ctors.first().map_or(0, |(f, _)| Arc::as_ptr(f) as usize);
+        let key = (
+            Arc::as_ptr(class) as usize ^ which.rotate_left(17),
+            fingerprint(&args, None),
+        );
         if let Some(found) = self
             .constructed
             .get(&key)
@@ -166,7 +187,6 @@ impl Interpreter<'_> {
         {
             return Value::Instance(found.1.clone());
         }
-        let ctors = self.constructors(class);
         let Some((ctor, owner)) = ctors.first().cloned() else {
             // No constructor in the analysed code (a dataclass, a library base): an object
             // without known attributes; a Rust struct literal (`Linear { weight, span }`,

@@ -501,6 +501,7 @@ impl<'a> Interpreter<'a> {
             path: self.frame.path.clone(),
             learned: Vec::new(),
             quotients: Vec::new(),
+            bounds: Vec::new(),
         }
     }
 
@@ -511,17 +512,21 @@ impl<'a> Interpreter<'a> {
         env: &mut Env,
         f: impl FnOnce(&mut ApplyCtx) -> Value,
     ) -> Value {
-        let (v, learned, quotients) = {
+        let (v, learned, quotients, bounds) = {
             let mut ctx = self.apply_ctx(env);
             let v = f(&mut ctx);
             (
                 v,
                 std::mem::take(&mut ctx.learned),
                 std::mem::take(&mut ctx.quotients),
+                std::mem::take(&mut ctx.bounds),
             )
         };
         for q in quotients {
             self.frame.facts.add_quotient(q);
+        }
+        for b in bounds {
+            self.frame.facts.add_upper_bound(b);
         }
         let depth = self.call_stack.len();
         let kept = self.event_depths.len().min(self.events.len());

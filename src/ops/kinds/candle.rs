@@ -12,7 +12,7 @@
 
 use super::{bool_arg, fail, int_arg, size_arg, target_shape, tensor_arg, Outcome};
 use crate::layout::{
-    broadcast_shapes, candle_broadcast_as, candle_chunk, candle_contiguous_strides,
+    broadcast_shapes_succeeding, candle_broadcast_as, candle_chunk, candle_contiguous_strides,
     candle_is_contiguous, candle_narrow, candle_reshape, candle_t, Decider, Layout, MaybeCopy,
     Size, Tri,
 };
@@ -270,8 +270,8 @@ fn elementwise<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outc
                 return Err(Transfer::unknown_tensor());
             }
         } else {
-            shape =
-                broadcast_shapes(&shape, &other.shape, d).map_err(fail(OpErrorKind::Broadcast))?;
+            shape = broadcast_shapes_succeeding(&shape, &other.shape, d)
+                .map_err(fail(OpErrorKind::Broadcast))?;
         }
     }
     if d.eq_lit(&input.numel(), 0).is_yes() {

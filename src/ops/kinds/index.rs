@@ -2,6 +2,10 @@
 //! (an int), slices (a slice), inserts a size-1 dim (`None`) or skips dims (`...`), left
 //! to right, on the result so far. A list, tensor or bool entry is advanced indexing,
 //! which gathers into a new tensor whose layout the linter does not model.
+//!
+//! With the variant `checked_bounds` (candle's `x.i((.., ..n))`, a `narrow` per range) a
+//! range outside the dimension is an error, not clamped: bounds the analysis cannot place
+//! against the size are taken as written, since the call returns only when they lie within.
 
 use super::{tensor_arg, Outcome};
 use crate::layout::geometry;
@@ -10,7 +14,7 @@ use crate::ops::bind::BoundArgs;
 use crate::ops::transfer::{OpErrorKind, Transfer};
 use crate::ops::value::{ArgValue, SliceArg};
 
-pub fn index<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
+pub fn index<S: Size>(args: &BoundArgs<S>, checked_bounds: bool, d: &Decider) -> Outcome<S> {
     let input = tensor_arg(args, "input")?;
     let entries: &[ArgValue<S>] = match args.get("indices") {
         Some(ArgValue::IntList(entries)) => entries,
@@ -49,7 +53,7 @@ pub fn index<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
         match entry {
             ArgValue::Int(index) => result = select(&result, dim, index, d)?,
             ArgValue::Slice(parts) => {
-                result = slice(&result, dim, parts, d)?;
+                result = slice(&result, dim, parts, checked_bounds, d)?;
                 dim += 1;
             }
             ArgValue::None => {
@@ -92,6 +96,7 @@ fn slice<S: Size>(
     layout: &Layout<S>,
     dim: usize,
     parts: &SliceArg<S>,
+    checked_bounds: bool,
     d: &Decider,
 ) -> Result<Layout<S>, Transfer<S>> {
     let bound = |part: &ArgValue<S>| -> Result<Option<S>, Transfer<S>> {
@@ -120,6 +125,12 @@ fn slice<S: Size>(
         ));
     }
     let (start, stop) = (bound(&parts.start)?, bound(&parts.stop)?);
+    if checked_bounds && step == 1 {
+        if let Some(within) = geometry::checked_range(layout, dim, start.as_ref(), stop.as_ref(), d)
+        {
+            return Ok(within);
+        }
+    }
     geometry::slice(layout, dim as i64, start.as_ref(), stop.as_ref(), step, d)
         .map_err(|e| Transfer::from_layout_error(e, OpErrorKind::IndexOutOfRange))
 }
