@@ -194,6 +194,10 @@ pub struct Class {
     /// Class-level `name = value` statements (`rnn_class = nn.GRU`), in order; a subclass
     /// overrides them (`ClassDef::class_attr`).
     pub attrs: Vec<(String, Expr)>,
+    /// Rust: the fields whose declared type names a struct of the file, as `(field, type,
+    /// list)` (`rotary_emb: Arc<RotaryEmbedding>` → `("rotary_emb", "RotaryEmbedding",
+    /// false)`, `blocks: Vec<Block>` → `("blocks", "Block", true)`); empty for Python.
+    pub field_types: Vec<(String, String, bool)>,
     pub span: Span,
 }
 

@@ -126,12 +126,15 @@ fn carried_assumption(
 /// shape, in its memory order — assuming the other operands broadcast to that shape without
 /// enlarging it (with every size ≥ 2 they can only add leading dims), as the step states.
 /// Only a first operand of rank ≥ 3 counts: `self.weight * x` has a rank-1 weight first.
+/// candle's broadcasting ops write a fresh row-major output of the broadcast shape, so
+/// there the first operand decides whatever its strides (`scores.broadcast_add(bias)`).
 fn first_operand_decides(
     spec: &OpSpec,
     bound: &ops::BoundArgs<Dim>,
     d: &Decider,
 ) -> Option<SymLayout> {
-    if spec.kind != OpKind::Elementwise || spec.semantics != ops::Semantics::Torch {
+    let candle = spec.semantics == ops::Semantics::Candle;
+    if spec.kind != OpKind::Elementwise || !(candle || spec.semantics == ops::Semantics::Torch) {
         return None;
     }
     if !matches!(bound.get("inplace"), None | Some(ArgValue::Bool(false))) {
@@ -166,6 +169,12 @@ fn first_operand_decides(
         return None;
     }
     let n = first.rank();
+    if candle {
+        if first.shape.iter().any(|s| !d.eq_lit(s, 1).is_no()) {
+            return None;
+        }
+        return Some(SymLayout::contiguous(first.shape.clone()));
+    }
     for i in 0..n {
         if !d.eq_lit(&first.shape[i], 1).is_no() || !d.eq_lit(&first.strides[i], 0).is_no() {
             return None;

@@ -281,6 +281,16 @@ impl Interpreter<'_> {
             Value::Tuple(_) | Value::Sequential(_) | Value::Repeated(_)
         ) && LIST_MUTATORS.contains(&attr)
         {
+            // A Rust `shape.pop()` of a known `Vec` (`xs.dims().to_vec()`): the list
+            // without its last item, which the call returns.
+            if let (Language::Rust, "pop", Value::Tuple(items), []) =
+                (self.language, attr, recv, a.positional.as_slice())
+            {
+                if let Some((last, rest)) = items.split_last().filter(|_| !holds_packed(items)) {
+                    set_list(receiver, Value::Tuple(rest.to_vec()), env);
+                    return Some(last.clone());
+                }
+            }
             // `self.layers.append(Block(dim))`: the list with one more item; any other
             // change (or one the analysis cannot follow) makes it unknown.
             let changed = appended(recv, attr, a);
@@ -1210,9 +1220,12 @@ impl Interpreter<'_> {
         // `layer(x) + x` with `layer` unknown: Python calls the reflected method only when
         // the left operand is not a tensor, but it may well be one, and then it is the
         // first operand TensorIterator asks about the output's memory order. (A matmul
-        // writes a new tensor whatever the order.)
-        let left_may_be_tensor =
-            swapped && op != BinOp::MatMul && matches!(l, Value::Unknown(_) | Value::Named { .. });
+        // writes a new tensor whatever the order, and so does every candle op: `attn(x)? +
+        // x` has `x`'s shape, row-major.)
+        let left_may_be_tensor = swapped
+            && op != BinOp::MatMul
+            && self.language != Language::Rust
+            && matches!(l, Value::Unknown(_) | Value::Named { .. });
         let (recv, other) = if swapped { (r, l) } else { (l, r) };
         let other = match other {
             Value::Named {

@@ -221,7 +221,9 @@ impl Interpreter<'_> {
         self.call_function(callee, call_args, span, &mut scratch);
         self.frame.constructor_exits = saved_exits;
         let learned = new_facts(&before, &self.frame.facts);
-        let attrs = object_attrs(class, scratch.self_attrs);
+        let mut attrs = scratch.self_attrs;
+        self.typed_fields(class, &mut attrs);
+        let attrs = object_attrs(class, attrs);
         let obj = self.new_instance(class, attrs, &learned);
         self.constructed
             .entry(key)
@@ -282,8 +284,33 @@ impl Interpreter<'_> {
             }
             facts.absorb(&self.frame.facts);
         }
+        self.typed_fields(class, &mut attrs);
         let attrs = object_attrs(class, attrs);
         self.new_instance(class, attrs, &facts)
+    }
+
+    /// Fields whose value the constructor's analysis lost (a list of layers built by a
+    /// closure, `(0..n).map(|i| Block::load(..)).collect()`) but whose declared type is a
+    /// struct of the file (`blocks: Vec<Block>`): an object of it with no attribute known —
+    /// for a `Vec`, a list of any number of them — so that its methods run on the caller's
+    /// tensors, their own fields unknown.
+    fn typed_fields(&mut self, class: &Arc<ClassDef>, attrs: &mut Bindings) {
+        for (field, ty, list) in &class.class.field_types {
+            let lost = matches!(attrs.get(field.as_str()), None | Some(Value::Unknown(_)));
+            if !lost || class.reassigned.contains(field) {
+                continue;
+            }
+            let Some(Value::Class(def)) = self.globals.get(ty).cloned() else {
+                continue;
+            };
+            let object = self.parameter_object(&def, field);
+            let value = if *list {
+                Value::Repeated(Arc::new(object))
+            } else {
+                object
+            };
+            attrs.insert(field.as_str().into(), value);
+        }
     }
 }
 

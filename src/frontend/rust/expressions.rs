@@ -19,7 +19,9 @@
 //!   unless an operand is visibly a float (a float literal, an `as f64` cast, a float
 //!   method such as `.sqrt()`), where it is true division `Div`. On tensors the
 //!   interpreter treats `/` as an element-wise op whatever the IR operator.
-//! - `&&`, `||`, `!` and comparisons → `Compare`; bit operations → `BinOp::Other`.
+//! - `&&`, `||`, `!` and comparisons → `Compare`; bit operations → `BinOp::Other`;
+//!   `x.is_none()` / `x.is_some()` → `x is None` / `x is not None` where a `match` on `x`
+//!   would name its path (a variable, a field of `self` the file sets to `None`).
 //! - `if c { a } else { b }` whose branches are single expressions → `IfExp`; every other
 //!   statement-like expression (`match`, blocks, loops, `if let`, …) is hoisted into
 //!   statements that assign a temporary (see `lowerer.rs`).
@@ -209,6 +211,12 @@ impl Lowerer {
 
     fn method_call(&mut self, call: &syn::ExprMethodCall) -> Expr {
         let receiver = self.expr(&call.receiver);
+        // `x.is_none()` / `x.is_some()`: the test `x is None` / `x is not None` where the
+        // analysis can name a path by `x` (see `Lowerer::option_test`), as a `match` arm's.
+        if call.args.is_empty() && (call.method == "is_none" || call.method == "is_some") {
+            let span = join(receiver.span, self.span(call.paren_token.span.close()));
+            return self.option_test(&receiver, call.method == "is_none", span);
+        }
         let attr_span = join(receiver.span, self.span(call.method.span()));
         let func = Expr::new(
             ExprKind::Attr {

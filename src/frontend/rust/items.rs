@@ -36,11 +36,17 @@ struct ClassBuilder {
     span: Span,
 }
 
+/// A struct's fields whose declared type names a type: `(field, type, list)`.
+type FieldTypes = Vec<(String, String, bool)>;
+
 /// The module being assembled.
 pub(super) struct ModuleBuilder {
     body: Vec<Stmt>,
     functions: Vec<Arc<Function>>,
     classes: Vec<ClassBuilder>,
+    /// Per struct, its fields whose declared type names a type (see `ir::Class::field_types`);
+    /// kept for the structs that become classes (those with an `impl`).
+    struct_fields: Vec<(String, FieldTypes)>,
 }
 
 impl ModuleBuilder {
@@ -49,10 +55,23 @@ impl ModuleBuilder {
             body: Vec::new(),
             functions: Vec::new(),
             classes: Vec::new(),
+            struct_fields: Vec::new(),
         }
     }
 
     pub(super) fn finish(self) -> Module {
+        let class_names: Vec<&str> = self.classes.iter().map(|c| c.name.as_str()).collect();
+        let fields_of = |name: &str| -> FieldTypes {
+            self.struct_fields
+                .iter()
+                .filter(|(s, _)| s == name)
+                .flat_map(|(_, fields)| fields.iter())
+                .filter(|(_, ty, _)| class_names.contains(&ty.as_str()))
+                .cloned()
+                .collect()
+        };
+        let field_types: Vec<FieldTypes> =
+            self.classes.iter().map(|c| fields_of(&c.name)).collect();
         Module {
             language: crate::ir::Language::Rust,
             body: self.body,
@@ -60,12 +79,14 @@ impl ModuleBuilder {
             classes: self
                 .classes
                 .into_iter()
-                .map(|c| {
+                .zip(field_types)
+                .map(|(c, field_types)| {
                     Arc::new(Class {
                         name: c.name,
                         methods: c.methods,
                         bases: c.bases,
                         attrs: Vec::new(),
+                        field_types,
                         span: c.span,
                     })
                 })
@@ -105,6 +126,19 @@ impl Lowerer {
                     module.functions.push(Arc::new(lowered));
                 }
                 Item::Impl(block) => self.lower_impl(block, module),
+                Item::Struct(record) => {
+                    if let syn::Fields::Named(fields) = &record.fields {
+                        let typed = fields
+                            .named
+                            .iter()
+                            .filter_map(|f| {
+                                let (ty, list) = declared_struct_type(&f.ty)?;
+                                Some((unraw(f.ident.as_ref()?), ty, list))
+                            })
+                            .collect();
+                        module.struct_fields.push((unraw(&record.ident), typed));
+                    }
+                }
                 Item::Trait(block) => self.lower_trait(block, module),
                 Item::Mod(inline) => {
                     if let Some((_, items)) = &inline.content {
@@ -443,6 +477,25 @@ fn returns_own_type(output: &ReturnType, type_name: &str) -> bool {
 /// `Option<Arc<RotaryEmbedding>>` → its [`type_name`]. Not a generic type's, and not
 /// `Tensor` (a file may `impl SomeTrait for Tensor`, which makes it a class here, but its
 /// values are tensors).
+/// The struct a field's declared type holds (`Arc<RotaryEmbedding>`, `Option<Block>`), or
+/// holds a list of (`Vec<Block>`, `true`).
+fn declared_struct_type(ty: &Type) -> Option<(String, bool)> {
+    if let Type::Path(p) = ty {
+        let last = p.path.segments.last()?;
+        if p.qself.is_none() && last.ident == "Vec" {
+            if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                if let [syn::GenericArgument::Type(inner)] =
+                    args.args.iter().collect::<Vec<_>>().as_slice()
+                {
+                    return held_type_name(inner).map(|name| (name, true));
+                }
+            }
+            return None;
+        }
+    }
+    held_type_name(ty).map(|name| (name, false))
+}
+
 fn held_type_name(ty: &Type) -> Option<String> {
     match ty {
         Type::Reference(r) => held_type_name(&r.elem),

@@ -326,7 +326,7 @@ impl Lowerer {
     /// path by: a variable (a parameter `mask: Option<&Tensor>`, as Python's `mask is None`)
     /// or a field of `self` the file sets to `None` (see `options.rs`); an unknown test for
     /// anything else (a hoisted call, another object's field).
-    fn option_test(&self, subject: &Expr, is_none: bool, span: ir::Span) -> Expr {
+    pub(super) fn option_test(&self, subject: &Expr, is_none: bool, span: ir::Span) -> Expr {
         let nameable = match &subject.kind {
             ExprKind::Name(name) => !name.starts_with('$'),
             ExprKind::Attr { value, attr } => {
@@ -371,16 +371,23 @@ impl Lowerer {
         body
     }
 
+    /// `for p in xs { … }` → `Loop { p in xs }`. The loop runs over the items themselves
+    /// through `xs.iter()` / `iter_mut()` / `into_iter()`; `for (i, p) in
+    /// xs.iter().enumerate()` runs over the items of `xs` with `i` an unknown index.
     fn lower_for(&mut self, f: &syn::ExprForLoop, out: &mut Vec<Stmt>) {
         let span = self.span_between(f.for_token.span, f.body.brace_token.span.close());
-        let iter = self.expr(&f.expr);
+        let (items, index, pat) = enumerated(&f.expr, &f.pat);
+        let iter = self.expr(items);
         self.flush(out);
         let mut body = Vec::new();
         self.push_scope();
-        let target = match self.target(&f.pat) {
+        if let Some(index) = index {
+            self.bind_to_unknown(index, &mut body);
+        }
+        let target = match self.target(pat) {
             Some(target) => Some(target),
             None => {
-                self.bind_to_unknown(&f.pat, &mut body);
+                self.bind_to_unknown(pat, &mut body);
                 None
             }
         };
@@ -487,6 +494,35 @@ fn is_compound_assignment(op: &syn::BinOp) -> bool {
             | B::ShlAssign(_)
             | B::ShrAssign(_)
     )
+}
+
+/// A loop's items and pattern, seen through `.iter()`, `.iter_mut()`, `.into_iter()` and
+/// `.enumerate()` (whose index pattern is returned apart: the loop binds it to an unknown).
+fn enumerated<'a>(
+    iter: &'a SynExpr,
+    pat: &'a syn::Pat,
+) -> (&'a SynExpr, Option<&'a syn::Pat>, &'a syn::Pat) {
+    let items = |mut e: &'a SynExpr| {
+        while let SynExpr::MethodCall(call) = e {
+            if !call.args.is_empty()
+                || !matches!(
+                    call.method.to_string().as_str(),
+                    "iter" | "iter_mut" | "into_iter"
+                )
+            {
+                break;
+            }
+            e = &call.receiver;
+        }
+        e
+    };
+    if let (SynExpr::MethodCall(call), syn::Pat::Tuple(pair)) = (iter, super::patterns::strip(pat))
+    {
+        if call.method == "enumerate" && call.args.is_empty() && pair.elems.len() == 2 {
+            return (items(&call.receiver), Some(&pair.elems[0]), &pair.elems[1]);
+        }
+    }
+    (items(iter), None, pat)
 }
 
 /// `Some(true)` for a `None` pattern, `Some(false)` for `Some(p)`, `None` for any other.

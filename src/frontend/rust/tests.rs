@@ -737,7 +737,8 @@ fn loops_and_mutation() {
         dedent(
             r#"
             xs = xs
-            for (i, layer) in self.layers.iter().enumerate():
+            for layer in self.layers:
+                i = ?
                 xs = layer.forward(xs)
                 if (i == 2):
                     jump

@@ -220,7 +220,22 @@ fn chunk<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
 /// `binary_op_scalar!`), so the output has the input's shape whatever an operand the
 /// analysis does not know is. A zero-element input is returned as an alias of itself.
 fn elementwise<S: Size>(spec: &OpSpec, args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
-    let input = tensor_arg(args, "input")?;
+    // Same-shape ops: any operand the analysis knows gives the shape (`attn(x)? + x`).
+    let same_shape_op = spec.variant.as_deref() == Some("same_shape");
+    let known_operand = || {
+        spec.params
+            .iter()
+            .filter(|p| p.variadic == Variadic::No && p.name != "input")
+            .find_map(|p| match args.get(&p.name) {
+                Some(ArgValue::Tensor(Some(layout))) => Some(layout),
+                _ => None,
+            })
+    };
+    let input = match tensor_arg(args, "input") {
+        Ok(input) => input,
+        Err(_) if same_shape_op => known_operand().ok_or_else(Transfer::unknown_tensor)?,
+        Err(unknown) => return Err(unknown),
+    };
     let mut shape = input.shape.clone();
     for param in spec
         .params

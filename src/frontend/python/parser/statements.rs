@@ -1475,6 +1475,7 @@ impl Parser<'_> {
             methods,
             bases,
             attrs,
+            field_types: Vec::new(),
             span: Span { start, end },
         })
     }
