@@ -605,12 +605,24 @@ impl Dim {
         if let (Some(a), Some(b)) = (self.as_lit(), other.as_lit()) {
             return Comparison::exact(a.cmp(&b));
         }
-        if !assumptions.exact_quotients.is_empty() || !assumptions.upper_bounds.is_empty() {
+        let quotients = assumptions.exact_quotients.as_slice();
+        // With exact quotients the answer names a symbol per quotient, printed as `x/h`:
+        // inside a finding's display scope that printing is noted, so it must run. Upper
+        // bounds are not part of the memo's key.
+        if !assumptions.upper_bounds.is_empty()
+            || (!quotients.is_empty() && !outside_display_scope())
+        {
             return self.compare_symbolic(other, assumptions);
         }
         // The same sizes are compared again and again (every op refines and checks the
-        // layouts it sees): the answer depends on the two sizes and the floor alone.
-        let key = (self.clone(), other.clone(), assumptions.min_symbolic_size);
+        // layouts it sees): the answer depends on the two sizes, the floor and the exact
+        // quotients alone.
+        let key = ComparisonKey {
+            a: self,
+            b: other,
+            floor: assumptions.min_symbolic_size,
+            quotients,
+        };
         if let Some(known) = COMPARISONS.with(|memo| memo.borrow().get(&key).cloned()) {
             return known;
         }
@@ -620,7 +632,7 @@ impl Dim {
             if memo.len() >= MAX_REMEMBERED_COMPARISONS {
                 memo.clear();
             }
-            memo.insert(key, c.clone());
+            memo.insert(key.to_owned(), c.clone());
         });
         c
     }
@@ -1580,9 +1592,58 @@ fn display_cmp(a: &Atom, b: &Atom) -> Ordering {
 /// megabytes at most.
 const MAX_REMEMBERED_COMPARISONS: usize = 8192;
 
+/// What a [`Dim::compare`] answer depends on, owned: the key its memo keeps.
+#[derive(PartialEq, Eq, Hash)]
+struct OwnedComparisonKey {
+    a: Dim,
+    b: Dim,
+    floor: i64,
+    quotients: Vec<ExactQuotient>,
+}
+
+/// [`OwnedComparisonKey`] borrowed, to look an answer up without copying the quotients.
+/// Its derived `Hash` hashes the same fields in the same order (a slice as a `Vec` does).
+#[derive(Hash)]
+struct ComparisonKey<'a> {
+    a: &'a Dim,
+    b: &'a Dim,
+    floor: i64,
+    quotients: &'a [ExactQuotient],
+}
+
+impl ComparisonKey<'_> {
+    fn to_owned(&self) -> OwnedComparisonKey {
+        OwnedComparisonKey {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            floor: self.floor,
+            quotients: self.quotients.to_vec(),
+        }
+    }
+}
+
+impl hashbrown::Equivalent<OwnedComparisonKey> for ComparisonKey<'_> {
+    fn equivalent(&self, key: &OwnedComparisonKey) -> bool {
+        *self.a == key.a
+            && *self.b == key.b
+            && self.floor == key.floor
+            && self.quotients == key.quotients.as_slice()
+    }
+}
+
+type ComparisonMemo = hashbrown::HashMap<OwnedComparisonKey, Comparison, rustc_hash::FxBuildHasher>;
+
+/// Is no [`with_display_order`] scope running on this thread (symbols print as named)?
+fn outside_display_scope() -> bool {
+    DISPLAY.with(|d| {
+        let d = d.borrow();
+        d.order.is_empty() && matches!(d.names, Names::AsNamed)
+    })
+}
+
 thread_local! {
-    /// Answers of [`Dim::compare`] by (size, size, floor), where no exact quotient is known.
-    static COMPARISONS: std::cell::RefCell<rustc_hash::FxHashMap<(Dim, Dim, i64), Comparison>> =
+    /// Answers of [`Dim::compare`] by (size, size, floor, exact quotients).
+    static COMPARISONS: std::cell::RefCell<ComparisonMemo> =
         std::cell::RefCell::new(Default::default());
     /// How symbols print while a [`with_display_order`] scope runs on this thread: their
     /// rank and their names; empty outside one.
