@@ -1472,13 +1472,32 @@ fn step_description(ctx: &ApplyCtx, span: Span, nspan: Span) -> String {
         (true, Some(dot)) => ctx.text(Span::new(dot, span.end as usize)),
         _ => ctx.text(span),
     };
-    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.chars().count() > MAX_CHARS {
+    let text = single_spaced(text);
+    // Bytes bound characters: a short text needs no count (this runs once per op call).
+    if text.len() > MAX_CHARS && text.chars().count() > MAX_CHARS {
         let cut: String = text.chars().take(MAX_CHARS - 1).collect();
         format!("`{cut}…`")
     } else {
-        format!("`{text}`")
+        let mut quoted = String::with_capacity(text.len() + 2);
+        quoted.push('`');
+        quoted.push_str(&text);
+        quoted.push('`');
+        quoted
     }
+}
+
+/// `text` with its words joined by single spaces (`split_whitespace` then `join(" ")`),
+/// borrowed when it is so already: most call texts fit on one line.
+fn single_spaced(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let plain = !text.starts_with(char::is_whitespace)
+        && !text.ends_with(char::is_whitespace)
+        && !bytes.windows(2).any(|w| w == b"  ")
+        && text.chars().all(|c| c == ' ' || !c.is_whitespace());
+    if plain {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// The receiver's text of a method call (`x` in `x.permute(…)`), when it is a plain name.
@@ -2027,4 +2046,25 @@ pub fn join_all(results: Vec<Value>) -> Value {
         return Value::Unknown(UnknownReason::Unmodelled);
     };
     it.fold(first, |acc, v| join(&acc, &v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::single_spaced;
+
+    #[test]
+    fn single_spaced_joins_words_as_split_whitespace_does() {
+        for text in [
+            "x.view(B, T, C)",
+            " x.view(B,\n    T, C) ",
+            "a  b",
+            "a\tb",
+            "",
+            "  ",
+            "a\u{a0}b",
+        ] {
+            let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(single_spaced(text), joined, "{text:?}");
+        }
+    }
 }
