@@ -1289,29 +1289,52 @@ fn expand_shifted_term(
     bounds: &[i128],
     out: &mut HashMap<Vec<u32>, i128>,
 ) -> Option<()> {
-    let mut partial = vec![(vec![0u32; powers.len()], c)];
+    // The partial products' exponent keys lie end to end in one buffer (`width` each), so
+    // that expanding allocates per factor, not per monomial.
+    let width = powers.len();
+    let mut keys = vec![0u32; width];
+    let mut values = vec![c];
     for (i, &n) in powers.iter().enumerate().filter(|(_, n)| **n > 0) {
-        let mut next = Vec::with_capacity(partial.len() * (n as usize + 1));
-        for (key, value) in &partial {
-            for j in 0..=n {
-                let factor = binomial(n, j)?.checked_mul(bounds[i].checked_pow(n - j)?)?;
-                if factor != 0 {
-                    let mut key = key.clone();
-                    key[i] = j;
-                    next.push((key, value.checked_mul(factor)?));
-                }
+        let factors = binomial_factors(n, bounds[i])?;
+        let mut next_keys = Vec::with_capacity(keys.len() * factors.len());
+        let mut next_values = Vec::with_capacity(values.len() * factors.len());
+        for (k, value) in values.iter().enumerate() {
+            let key = &keys[k * width..(k + 1) * width];
+            for &(j, factor) in &factors {
+                next_keys.extend_from_slice(key);
+                next_keys[next_values.len() * width + i] = j;
+                next_values.push(value.checked_mul(factor)?);
             }
         }
-        if next.len() > MAX_EXPANSION {
+        if next_values.len() > MAX_EXPANSION {
             return None;
         }
-        partial = next;
+        keys = next_keys;
+        values = next_values;
     }
-    for (key, value) in partial {
-        let slot = out.entry(key).or_insert(0);
-        *slot = slot.checked_add(value)?;
+    for (k, value) in values.into_iter().enumerate() {
+        let key = &keys[k * width..(k + 1) * width];
+        match out.get_mut(key) {
+            Some(slot) => *slot = slot.checked_add(value)?,
+            None => {
+                out.insert(key.to_vec(), value);
+            }
+        }
     }
     (out.len() <= MAX_EXPANSION).then_some(())
+}
+
+/// The nonzero terms `(j, C(n, j) · bound^(n - j))` of `(bound + y)^n`, by the power `j`
+/// of `y`; `None` on overflow.
+fn binomial_factors(n: u32, bound: i128) -> Option<Vec<(u32, i128)>> {
+    let mut factors = Vec::with_capacity(n as usize + 1);
+    for j in 0..=n {
+        let factor = binomial(n, j)?.checked_mul(bound.checked_pow(n - j)?)?;
+        if factor != 0 {
+            factors.push((j, factor));
+        }
+    }
+    Some(factors)
 }
 
 fn binomial(n: u32, k: u32) -> Option<i128> {
