@@ -358,6 +358,10 @@ impl Dim {
         self.terms.is_empty()
     }
 
+    fn is_one(&self) -> bool {
+        matches!(&*self.terms, [t] if t.mono.is_empty() && t.coeff == Coeff::ONE)
+    }
+
     /// The value when this is an integer constant that fits `i64`.
     pub fn as_lit(&self) -> Option<i64> {
         self.constant()
@@ -407,6 +411,13 @@ impl Dim {
     pub fn mul(&self, other: &Dim) -> Dim {
         if self.is_zero() || other.is_zero() {
             return Dim::lit(0);
+        }
+        // Products start from 1 (`numel`, contiguous strides): the other factor as it is.
+        if self.is_one() {
+            return other.clone();
+        }
+        if other.is_one() {
+            return self.clone();
         }
         self.checked_mul(other)
             .unwrap_or_else(|| opaque_op(OpaqueOp::Product, self, other))
