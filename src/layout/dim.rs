@@ -169,7 +169,12 @@ impl Coeff {
         }
         // Both parts are at most i128::MAX in magnitude, so the gcd fits.
         let g = gcd(num.unsigned_abs(), den.unsigned_abs()) as i128;
-        let (num, den) = (num / g, den / g);
+        // (An i128 division is a library call: skip it for the usual gcd of 1.)
+        let (num, den) = if g == 1 {
+            (num, den)
+        } else {
+            (num / g, den / g)
+        };
         Some(if den < 0 {
             Coeff {
                 num: -num,
@@ -184,7 +189,16 @@ impl Coeff {
         Coeff::new(v, 1)
     }
 
+    /// [`Coeff::int`] without its gcd: `v / 1` is in lowest terms already.
+    fn whole(v: i128) -> Option<Coeff> {
+        (v != i128::MIN).then_some(Coeff { num: v, den: 1 })
+    }
+
     fn add(self, other: Coeff) -> Option<Coeff> {
+        if self.is_integer() && other.is_integer() {
+            // What the general case gives for denominators of 1, without its divisions.
+            return Coeff::whole(self.num.checked_add(other.num)?);
+        }
         let g = gcd(self.den as u128, other.den as u128) as i128;
         let num = self
             .num
@@ -196,6 +210,9 @@ impl Coeff {
     fn mul(self, other: Coeff) -> Option<Coeff> {
         if self.num == 0 || other.num == 0 {
             return Some(Coeff::ZERO);
+        }
+        if self.is_integer() && other.is_integer() {
+            return Coeff::whole(self.num.checked_mul(other.num)?);
         }
         let g1 = gcd(self.num.unsigned_abs(), other.den as u128) as i128;
         let g2 = gcd(other.num.unsigned_abs(), self.den as u128) as i128;
@@ -226,6 +243,17 @@ impl Coeff {
 }
 
 fn gcd(mut a: u128, mut b: u128) -> u128 {
+    // A u128 remainder is a library call; sizes and strides fit u64.
+    if let (Ok(x), Ok(y)) = (u64::try_from(a), u64::try_from(b)) {
+        return u128::from(gcd64(x, y));
+    }
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+fn gcd64(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
     }
