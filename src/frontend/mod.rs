@@ -5,5 +5,7 @@
 //! what the abstract interpreter needs (bindings, calls, subscripts, integer arithmetic,
 //! control flow, spans) and lower everything else to opaque IR nodes.
 
+#[cfg(test)]
+mod ir_text;
 pub mod python;
 pub mod rust;

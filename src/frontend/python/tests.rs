@@ -9,135 +9,20 @@ use std::fmt::Write as _;
 use proptest::prelude::*;
 
 use super::*;
-use crate::ir::{self, Arg, BinOp, CmpOp, Expr, ExprKind, Function, Module, Param, Stmt, Target};
+use crate::ir::{self, BinOp, Expr, ExprKind, Function, Module, Param, Stmt, Target};
 
 // ----- rendering the IR -----
 
+use super::super::ir_text::IrText;
+
+const TEXT: IrText = IrText { arg_names: true };
+
 fn show(expr: &Expr) -> String {
-    match &expr.kind {
-        ExprKind::Name(name) => name.to_string(),
-        ExprKind::Attr { value, attr } => format!("{}.{attr}", show(value)),
-        ExprKind::Int(value) => value.to_string(),
-        ExprKind::Float(value) => format!("{value:?}"),
-        ExprKind::Str(value) => format!("{value:?}"),
-        ExprKind::Bool(true) => "True".into(),
-        ExprKind::Bool(false) => "False".into(),
-        ExprKind::None => "None".into(),
-        ExprKind::Ellipsis => "...".into(),
-        ExprKind::Tuple(elements) => format!("({})", show_list(elements)),
-        ExprKind::List(elements) => format!("[{}]", show_list(elements)),
-        ExprKind::Starred(inner) => format!("*{}", show(inner)),
-        // Only inside an argument, which `show_arg` spells.
-        ExprKind::Labelled(labelled) => show(&labelled.value),
-        ExprKind::Call(call) => {
-            let args: Vec<String> = call.args().iter().map(show_arg).collect();
-            format!("{}({})", show(call.func()), args.join(", "))
-        }
-        ExprKind::Subscript(subscript) => format!(
-            "{}[{}]",
-            show(subscript.value()),
-            show_list(subscript.index())
-        ),
-        ExprKind::Slice(bounds) => {
-            let crate::ir::SliceBounds { lower, upper, step } = &**bounds;
-            let part = |p: &Option<Expr>| p.as_ref().map(show).unwrap_or_default();
-            match step {
-                Some(_) => format!("{}:{}:{}", part(lower), part(upper), part(step)),
-                None => format!("{}:{}", part(lower), part(upper)),
-            }
-        }
-        ExprKind::BinOp { op, operands } => {
-            let [left, right] = &**operands;
-            let op = match op {
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-                BinOp::Mul => "*",
-                BinOp::Div => "/",
-                BinOp::FloorDiv => "//",
-                BinOp::Mod => "%",
-                BinOp::Pow => "**",
-                BinOp::MatMul => "@",
-                BinOp::Other => "<op>",
-            };
-            format!("({} {op} {})", show(left), show(right))
-        }
-        ExprKind::Neg(inner) => format!("-{}", show(inner)),
-        ExprKind::IfExp(parts) => {
-            let [test, body, orelse] = &**parts;
-            format!("({} if {} else {})", show(body), show(test), show(orelse))
-        }
-        ExprKind::Compare {
-            op: CmpOp::Not,
-            operands,
-        } => format!("(not {})", show(&operands[0])),
-        ExprKind::Compare { op, operands } => {
-            let [left, right] = &**operands;
-            let op = match op {
-                CmpOp::Eq => "==",
-                CmpOp::NotEq => "!=",
-                CmpOp::Lt => "<",
-                CmpOp::LtE => "<=",
-                CmpOp::Gt => ">",
-                CmpOp::GtE => ">=",
-                CmpOp::Is => "is",
-                CmpOp::IsNot => "is not",
-                CmpOp::In => "in",
-                CmpOp::NotIn => "not in",
-                CmpOp::And => "and",
-                CmpOp::Or => "or",
-                CmpOp::Not => unreachable!("handled above"),
-            };
-            format!("({} {op} {})", show(left), show(right))
-        }
-        ExprKind::Comprehension(c) => format!(
-            "[{} for {} in {}]",
-            show(&c.element),
-            show_target(&c.target),
-            show(&c.iter)
-        ),
-        ExprKind::Lambda(lambda) => {
-            format!(
-                "(lambda {}: {})",
-                lambda.params.join(", "),
-                show(&lambda.body)
-            )
-        }
-        ExprKind::Unknown => "?".into(),
-    }
-}
-
-fn show_list(exprs: &[Expr]) -> String {
-    exprs.iter().map(show).collect::<Vec<_>>().join(", ")
-}
-
-fn show_arg(arg: &Arg) -> String {
-    let value = show(arg.value());
-    match (arg.name(), arg.is_star(), arg.is_double_star()) {
-        (Some(name), _, _) => format!("{name}={value}"),
-        (None, true, _) => format!("*{value}"),
-        (None, _, true) => format!("**{value}"),
-        (None, false, false) => value,
-    }
+    TEXT.show(expr)
 }
 
 fn show_target(target: &Target) -> String {
-    match target {
-        Target::Name(name, _) => name.to_string(),
-        Target::Attr { value, attr, .. } => format!("{}.{attr}", show(value)),
-        Target::Tuple(elements, _) => {
-            format!(
-                "({})",
-                elements
-                    .iter()
-                    .map(show_target)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
-        Target::Starred(inner, _) => format!("*{}", show_target(inner)),
-        Target::Item { value, .. } => format!("{}[…]", show(value)),
-        Target::Other(_) => "<other>".into(),
-    }
+    TEXT.show_target(target)
 }
 
 fn show_param(param: &Param) -> String {

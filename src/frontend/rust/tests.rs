@@ -8,111 +8,20 @@
 use std::fmt::Write as _;
 
 use super::*;
-use crate::ir::{Arg, BinOp, CmpOp, Expr, ExprKind, Function, Module, Stmt, Target};
+use crate::ir::{Expr, ExprKind, Function, Module, Stmt, Target};
 
 // ----- rendering the IR -----
 
+use super::super::ir_text::IrText;
+
+const TEXT: IrText = IrText { arg_names: false };
+
 fn show(expr: &Expr) -> String {
-    match &expr.kind {
-        ExprKind::Name(name) => name.to_string(),
-        ExprKind::Attr { value, attr } => format!("{}.{attr}", show(value)),
-        ExprKind::Int(value) => value.to_string(),
-        ExprKind::Float(value) => format!("{value:?}"),
-        ExprKind::Str(value) => format!("{value:?}"),
-        ExprKind::Bool(value) => value.to_string(),
-        ExprKind::None => "None".into(),
-        ExprKind::Ellipsis => "...".into(),
-        ExprKind::Tuple(items) if items.len() == 1 => format!("({},)", show(&items[0])),
-        ExprKind::Tuple(items) => format!("({})", show_list(items)),
-        ExprKind::List(items) => format!("[{}]", show_list(items)),
-        ExprKind::Starred(inner) => format!("*{}", show(inner)),
-        // Only inside an argument, which `show_arg` spells.
-        ExprKind::Labelled(labelled) => show(&labelled.value),
-        ExprKind::Call(call) => {
-            let args: Vec<String> = call.args().iter().map(show_arg).collect();
-            format!("{}({})", show(call.func()), args.join(", "))
-        }
-        ExprKind::Subscript(subscript) => format!(
-            "{}[{}]",
-            show(subscript.value()),
-            show_list(subscript.index())
-        ),
-        ExprKind::Slice(bounds) => {
-            let crate::ir::SliceBounds { lower, upper, step } = &**bounds;
-            let part = |p: &Option<Expr>| p.as_ref().map(show).unwrap_or_default();
-            match step {
-                Some(_) => format!("{}:{}:{}", part(lower), part(upper), part(step)),
-                None => format!("{}:{}", part(lower), part(upper)),
-            }
-        }
-        ExprKind::BinOp { op, operands } => {
-            let [left, right] = &**operands;
-            let op = match op {
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-                BinOp::Mul => "*",
-                BinOp::Div => "/",
-                BinOp::FloorDiv => "//",
-                BinOp::Mod => "%",
-                BinOp::Pow => "**",
-                BinOp::MatMul => "@",
-                BinOp::Other => "<op>",
-            };
-            format!("({} {op} {})", show(left), show(right))
-        }
-        ExprKind::Neg(inner) => format!("-{}", show(inner)),
-        ExprKind::IfExp(parts) => {
-            let [test, body, orelse] = &**parts;
-            format!("({} if {} else {})", show(body), show(test), show(orelse))
-        }
-        ExprKind::Compare {
-            op: CmpOp::Not,
-            operands,
-        } => format!("(not {})", show(&operands[0])),
-        ExprKind::Compare { op, operands } => {
-            let [left, right] = &**operands;
-            let op = match op {
-                CmpOp::Eq => "==",
-                CmpOp::NotEq => "!=",
-                CmpOp::Lt => "<",
-                CmpOp::LtE => "<=",
-                CmpOp::Gt => ">",
-                CmpOp::GtE => ">=",
-                CmpOp::And => "and",
-                CmpOp::Or => "or",
-                CmpOp::Is => "is",
-                CmpOp::IsNot => "is not",
-                other => panic!("the Rust frontend never produces {other:?}"),
-            };
-            format!("({} {op} {})", show(left), show(right))
-        }
-        ExprKind::Comprehension { .. } | ExprKind::Lambda { .. } => {
-            panic!("the Rust frontend never produces {:?}", expr.kind)
-        }
-        ExprKind::Unknown => "?".into(),
-    }
-}
-
-fn show_list(items: &[Expr]) -> String {
-    items.iter().map(show).collect::<Vec<_>>().join(", ")
-}
-
-fn show_arg(arg: &Arg) -> String {
-    show(arg.value())
+    TEXT.show(expr)
 }
 
 fn show_target(target: &Target) -> String {
-    match target {
-        Target::Name(name, _) => name.to_string(),
-        Target::Attr { value, attr, .. } => format!("{}.{attr}", show(value)),
-        Target::Tuple(items, _) => format!(
-            "({})",
-            items.iter().map(show_target).collect::<Vec<_>>().join(", ")
-        ),
-        Target::Starred(inner, _) => format!("*{}", show_target(inner)),
-        Target::Item { value, .. } => format!("{}[…]", show(value)),
-        Target::Other(_) => "<other>".into(),
-    }
+    TEXT.show_target(target)
 }
 
 fn show_body(body: &[Stmt], indent: usize, out: &mut String) {
