@@ -216,12 +216,23 @@ def result_is_discarded(frame) -> bool:
     return bool(after) and after[0].opname == "POP_TOP"
 
 
+def stacked_source(arg):
+    """The tensor a copy is judged against: the argument, or a list's first tensor."""
+    if isinstance(arg, list):
+        return next((t for t in arg if isinstance(t, torch.Tensor)), None)
+    return arg
+
+
 def classify_result(op: str, args: tuple, result, discarded: bool = False, before=None) -> str:
     """Judge a call that succeeded: a copying op whose result does not share its input's
     storage copied; a discarded call that left its receiver as it was did nothing."""
     tensors = args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor)
-    if op in COPY_CODES and tensors:
-        return OK if shares_storage(args[0], result) else COPY_CODES[op]
+    if op in COPY_CODES and isinstance(result, torch.Tensor):
+        # einops stacks a list input first: compared with its first tensor, as the
+        # real-code recorder does.
+        source = stacked_source(args[0]) if args else None
+        if isinstance(source, torch.Tensor):
+            return OK if shares_storage(source, result) else COPY_CODES[op]
     if op in DISCARD_CODES and tensors and discarded:
         after = (tuple(args[0].shape), args[0].stride(), args[0].storage_offset())
         return DISCARD_CODES[op] if after == before else OK

@@ -462,7 +462,8 @@ pub enum Value {
     /// A list or `nn.ModuleList` of unknown length whose every item is this value: built by
     /// `append` in a loop or by a comprehension over an unknown range
     /// (`[Block(dim) for _ in range(depth)]`). Only objects and layers (and tuples of them)
-    /// are kept so: iterating it runs the loop body on the item.
+    /// are kept so: iterating it runs the loop body on the item. `list(xs)` of anything
+    /// else is a list of unknown items (an einops call stacks it).
     Repeated(Arc<Value>),
     /// One of these layers, by path, each of a kind of its own (`Downsample(dim) if not
     /// is_last else nn.Conv2d(dim, dim, 3)`, `norm(dim) if use_norm else nn.Identity()`):
@@ -740,12 +741,16 @@ pub fn join(a: &Value, b: &Value) -> Value {
 /// Beyond this many layers of different kinds a joined layer is unknown.
 pub const MAX_EITHER: usize = 4;
 
-/// A layer a path calls: an object, a library layer or a chain of them.
+/// A layer a path calls: an object, a library layer or a chain of them; or what makes one,
+/// a class of the analysed code or a `partial` of one (`attn_klass = FullAttention if full
+/// else LinearAttention`), whose call builds the object of the path's choice.
 fn is_single_layer(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Instance(_) | Value::NnModule(_) | Value::Sequential(_) | Value::Either(_)
-    )
+    match v {
+        Value::Instance(_) | Value::NnModule(_) | Value::Sequential(_) | Value::Either(_) => true,
+        Value::Class(_) => true,
+        Value::Partial(p) => matches!(p.func, Value::Class(_)),
+        _ => false,
+    }
 }
 
 /// The layers `a` and `b` may be, as one [`Value::Either`]: alternatives of one kind
@@ -1095,6 +1100,9 @@ pub struct AltOutcome {
     /// For an op made of steps (einops), the reshape that copies: this intermediate layout
     /// to this shape. `None` when the copy is of the input itself.
     pub copied_reshape: Option<(SymLayout, Vec<Dim>)>,
+    /// The input is a list einops stacked first (`rearrange(xs, 'l b n d -> b n l d')`):
+    /// the op copies every tensor of the list, whatever its pattern does.
+    pub stacks_list: bool,
     /// Assumptions the decisions used.
     pub assumptions: Vec<Assumption>,
     /// The op's other tensor arguments as it received them, by parameter name (`other`
@@ -1117,6 +1125,7 @@ impl AltOutcome {
             copies,
             copied_numel: None,
             copied_reshape: None,
+            stacks_list: false,
             assumptions: Vec::new(),
             operands: Vec::new(),
             decisions,

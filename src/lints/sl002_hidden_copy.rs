@@ -30,7 +30,9 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         .unwrap_or_else(|| "the whole tensor".into());
     // candle's `reshape` copies whenever its input is not contiguous, whether or not the
     // merged dims could be viewed (spec §10.2); torch and tch-rs copy only when they cannot.
-    let (reason, why) = if ev.semantics == Semantics::Candle {
+    let (reason, why) = if alt.stacks_list {
+        (Some("einops stacks the list first".to_string()), None)
+    } else if ev.semantics == Semantics::Candle {
         let reason = Some("candle copies every non-contiguous input".to_string());
         let why = describe_non_contiguous(input, &ev.assumptions).map(|s| {
             format!(
@@ -70,7 +72,11 @@ pub fn check<'e>(ev: &'e OpEvent, ctx: &LintContext) -> Option<Finding<'e>> {
         None => (input, alt.target.as_deref()),
     };
     let cause = copy_cause(copied, shape, &ev.assumptions);
-    finding.help = Some(help_for(cause, ev.semantics, copied, shape));
+    finding.help = Some(if alt.stacks_list {
+        STACKED_LIST_HELP.into()
+    } else {
+        help_for(cause, ev.semantics, copied, shape)
+    });
     if alt.copied_reshape.is_none() && ev.semantics == Semantics::Torch {
         finding.fix = explicit_copy_fix(ev, ctx);
     }
@@ -109,6 +115,9 @@ fn explicit_copy_fix(ev: &OpEvent, ctx: &LintContext) -> Option<Fix> {
         Applicability::Unsafe,
     )
 }
+
+/// What to do about an einops call on a list, which stacks it before the pattern runs.
+const STACKED_LIST_HELP: &str = "einops turns a list into one tensor with `torch.stack`, a copy of every tensor in it; where the pattern only moves the stacked axis, `torch.stack(xs, dim=k)` writes the result in its final order with the same one copy, and a list kept as one preallocated tensor (written in place) avoids the copy";
 
 /// What to do instead, by what makes the reshape copy.
 fn help_for(

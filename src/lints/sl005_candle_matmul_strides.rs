@@ -379,6 +379,7 @@ mod tests {
                 copies: Tri::No,
                 copied_numel: None,
                 copied_reshape: None,
+                stacks_list: false,
                 assumptions: Vec::new(),
                 operands: vec![(RHS_PARAM.into(), Some(rhs))],
                 decisions: Vec::new(),

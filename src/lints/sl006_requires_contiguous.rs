@@ -144,6 +144,7 @@ mod tests {
                 copies: Tri::No,
                 copied_numel: None,
                 copied_reshape: None,
+                stacks_list: false,
                 assumptions: Vec::new(),
                 operands: Vec::new(),
                 decisions: Vec::new(),

@@ -489,6 +489,34 @@ fn tensor_list_input(
     }
 }
 
+/// einops stacks a list input (`rearrange(list(xs), 'l b n d -> b n l d')`, as
+/// `torch.stack`): a new contiguous tensor of a shape the pattern names. Only a value known
+/// to be a list counts ([`Value::Repeated`]: `list(…)`, a list grown by `append`): a tuple,
+/// which the analysis does not tell from a list literal, is no list to einops, which raises.
+/// `None` for any other op or input.
+fn stacked_for_einops(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    input: &Value,
+    span: Span,
+) -> Option<Value> {
+    let einops = matches!(
+        spec.kind,
+        OpKind::EinopsRearrange | OpKind::EinopsReduce | OpKind::EinopsRepeat
+    );
+    if !einops || spec.semantics != ops::Semantics::Torch {
+        return None;
+    }
+    if !matches!(input, Value::Repeated(_)) {
+        return None;
+    }
+    let what = "einops stacks the list into a new tensor";
+    let step = Step::fresh(span, what.to_string(), None, ctx.context.clone());
+    let mut alt = TensorAlt::new(None, Some(Arc::new(step)));
+    alt.origin = Some(ctx.fresh_origin());
+    Some(Value::Tensor(TensorVal::Alts(vec![alt])))
+}
+
 /// The receiver (or first positional tensor) whose alternatives the op is applied to.
 fn primary_alts(recv: &Option<Value>, positional: &[Value]) -> Option<Vec<TensorAlt>> {
     let v = recv.as_ref().or_else(|| positional.first())?;
@@ -563,6 +591,8 @@ struct OpCall {
     receiver: Option<usize>,
     /// The first tensor of a list input (see [`tensor_list_input`]).
     list_input: Option<TensorAlt>,
+    /// The input was a list einops stacks first (see [`stacked_for_einops`]).
+    stacks_list: bool,
     /// The producers of the other arguments and whether they are all numbers (see
     /// [`other_inputs`]).
     other_producers: Vec<Option<Arc<Producer>>>,
@@ -571,7 +601,7 @@ struct OpCall {
 
 impl OpCall {
     fn new(
-        ctx: &ApplyCtx,
+        ctx: &mut ApplyCtx,
         spec: &'static OpSpec,
         recv: Option<Value>,
         mut positional: Vec<Value>,
@@ -579,9 +609,14 @@ impl OpCall {
         span: Span,
         nspan: Span,
     ) -> OpCall {
+        let mut stacks_list = false;
         if recv.is_none() {
             if let Some(first) = positional.first_mut() {
                 *first = as_tensor(first.clone(), span, &ctx.context);
+                if let Some(stacked) = stacked_for_einops(ctx, spec, first, span) {
+                    *first = stacked;
+                    stacks_list = true;
+                }
             }
         }
         let receiver = recv.is_some().then(|| spec.receiver.unwrap_or(0));
@@ -592,6 +627,7 @@ impl OpCall {
             what: step_description(ctx, span, nspan),
             receiver,
             list_input,
+            stacks_list,
             other_producers,
             numbers_only,
             recv,
@@ -790,7 +826,13 @@ fn apply_to_alt(
         }
     }
     let (target, assumptions) = (decided.target, decided.assumptions);
-    let outcome = record::alt_outcome(ctx, input, &decided.transfer, target, assumptions, operands);
+    let mut outcome =
+        record::alt_outcome(ctx, input, &decided.transfer, target, assumptions, operands);
+    if call.stacks_list && matches!(outcome.outcome, Outcome::Ok(_)) {
+        outcome.copies = Tri::Yes;
+        outcome.stacks_list = true;
+        outcome.copied_numel = outcome.input.layout.as_ref().map(|l| l.numel());
+    }
     let applied = AltApplied {
         result: decided.transfer.result,
         dim_arg,
@@ -1619,6 +1661,7 @@ fn apply_factory(
         copies: Tri::No,
         copied_numel: None,
         copied_reshape: None,
+        stacks_list: false,
         assumptions: d.used(),
         operands: Vec::new(),
         decisions: ctx.decisions.to_vec(),

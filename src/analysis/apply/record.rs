@@ -99,6 +99,7 @@ pub(super) fn alt_outcome(
         copies: transfer.copies,
         copied_numel: transfer.copied_numel.clone(),
         copied_reshape: transfer.copied_reshape.clone(),
+        stacks_list: false,
         assumptions,
         operands,
         decisions: ctx.decisions.to_vec(),

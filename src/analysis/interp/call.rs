@@ -1295,6 +1295,10 @@ impl Interpreter<'_> {
                 Value::Int(self.mint_whole_value(span))
             }
             ("tuple" | "list", [v @ Value::Tuple(_)]) => v.clone(),
+            ("list", [v @ Value::Repeated(_)]) => v.clone(),
+            // `list(xs)` of something else: a list, of items and length not known (what
+            // einops stacks, `rearrange(list(xs), …)`).
+            ("list", [_]) => Value::Repeated(Arc::new(Value::Unknown(UnknownReason::Unmodelled))),
             // `for _ in range(2)`, `range(1, depth)` with literal bounds: a loop that can
             // be unrolled (it builds `depth` layers, one per item).
             ("range", bounds) => literal_range(bounds),

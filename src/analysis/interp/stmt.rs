@@ -1021,6 +1021,27 @@ fn rank_checked_size_query(e: &Expr, n: usize) -> Option<&Expr> {
     (args.is_empty() && rank.parse::<usize>().ok() == Some(n)).then_some(&**value)
 }
 
+/// A tensor a loop makes afresh each time it runs (`x = block(x)` through convolutions):
+/// contiguous with a shape not known on the loop's entry and after each run, but another
+/// tensor each time. Widened to a contiguous tensor of unknown shape that is no tensor in
+/// particular (no origin, so no sizes revealed on one run hold on the next): joins with it
+/// are it again, so the loop settles and its findings hold on every run.
+fn contiguous_any_shape(head: &Value, next: &Value) -> Option<Value> {
+    let single_unshaped = |v: &Value| match v {
+        Value::Tensor(TensorVal::Alts(alts)) => match &alts[..] {
+            [alt] if alt.layout.is_none() && alt.facts == Default::default() => Some(alt.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    single_unshaped(head)?;
+    let mut alt = single_unshaped(next)?;
+    alt.origin = None;
+    alt.condition = None;
+    alt.made_by = None;
+    Some(Value::Tensor(TensorVal::Alts(vec![alt])))
+}
+
 /// Forget the values a non-converging loop keeps changing.
 fn widen(head: &Env, next: &Env) -> Env {
     let mut out = next.clone();
@@ -1030,12 +1051,12 @@ fn widen(head: &Env, next: &Env) -> Env {
             .get(k)
             .is_some_and(|h| super::super::value::same_value(h, v));
         if !stable {
-            let unknown = if v.is_tensor() {
-                Value::unknown_tensor(UnknownReason::PathsDisagree)
-            } else {
-                Value::Unknown(UnknownReason::PathsDisagree)
+            let widened = match head.vars.get(k).and_then(|h| contiguous_any_shape(h, v)) {
+                Some(contiguous) => contiguous,
+                None if v.is_tensor() => Value::unknown_tensor(UnknownReason::PathsDisagree),
+                None => Value::Unknown(UnknownReason::PathsDisagree),
             };
-            out.vars.insert(k.clone(), unknown);
+            out.vars.insert(k.clone(), widened);
         }
     }
     for (k, v) in next.self_attrs.iter() {
