@@ -55,7 +55,11 @@ fn broadcast_shapes_of<S: Size>(
                 "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"
             )));
         }
-        out[i] = if known(a_is_one)? {
+        // Against a 1 (a scalar's padding, a broadcast dim) or an equal size the output
+        // keeps `a`'s size, whether or not `a` is 1 itself.
+        out[i] = if b_is_one.is_yes() || dec.eq(size_a, size_b).is_yes() {
+            size_a.clone()
+        } else if known(a_is_one)? {
             size_b.clone()
         } else {
             size_a.clone()
@@ -225,6 +229,18 @@ mod tests {
         elementwise_output(inputs, &Decider::concrete())
             .unwrap()
             .strides
+    }
+
+    #[test]
+    fn a_size_that_may_be_one_keeps_its_size_against_a_scalar() {
+        // `torch.arange(dim // 2) * 2.0`: `dim // 2` may be 1 (dim = 2 or 3), which leaves
+        // the output's size as it is either way (torch: (1,) * () is (1,)).
+        use crate::layout::{Assumptions, Dim};
+        let half = Dim::sym("dim").floordiv(&Dim::lit(2));
+        let arange = Layout::contiguous(vec![half.clone()]);
+        let assumptions = Assumptions::default();
+        let out = elementwise_output(&[&arange, &Layout::scalar()], &Decider::new(&assumptions));
+        assert_eq!(out.unwrap(), Layout::contiguous(vec![half]));
     }
 
     #[test]
