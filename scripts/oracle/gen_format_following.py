@@ -1,6 +1,7 @@
 """Generate tests/data/oracle/format_following.jsonl: is the output of each op of kind
 `format_following` (rules/torch.toml: convolution, pooling, interpolation, padding)
-contiguous when its input is?
+contiguous when its input is, and when its input is a contiguous tensor expanded along
+some dims (batch, channels, the first spatial dim, all of them)?
 
 For every function and module class of that kind, several calls (1-d, 2-d and 3-d spatial
 inputs where the op takes them, a few argument choices) on contiguous random inputs
@@ -22,9 +23,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OUT = os.path.join(ROOT, "tests/data/oracle/format_following.jsonl")
 
 
+# The dims of every input that are broadcast (stride 0, as `expand` makes them), or none.
+BROADCAST = ()
+
+
 def x(rank, channels=6):
     spatial = {3: (16,), 4: (8, 10), 5: (4, 6, 8)}[rank]
-    return torch.randn(2, channels, *spatial)
+    shape = (2, channels, *spatial)
+    dims = [d % rank for d in BROADCAST]
+    return torch.randn(*[1 if d in dims else s for d, s in enumerate(shape)]).expand(*shape)
 
 
 def w(rank, out=4, cin=6, k=3):
@@ -101,28 +108,42 @@ MODULES = {
 
 
 def main():
+    global BROADCAST
     torch.manual_seed(0)
+    rows = []
+    for BROADCAST in ((), (0,), (1,), (2,), (0, 1, 2, -1)):
+        rows += calls_rows(f"expanded along dims {BROADCAST}" if BROADCAST else None)
+    with open(OUT, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, sort_keys=True) + "\n")
+    bad = [r for r in rows if not r["output_contiguous"]]
+    print(f"{len(rows)} rows, torch {torch.__version__}, {len(bad)} not contiguous -> {OUT}")
+    for r in bad:
+        print("  not contiguous:", r)
+
+
+def calls_rows(expanded):
     rows = []
     for name, calls in CALLS.items():
         for desc, rank, fn in calls:
             with torch.no_grad():
                 out = fn()
-            rows.append(dict(name=name, call=desc, input_rank=rank, output_shape=list(out.shape),
-                             output_contiguous=out.is_contiguous()))
+            rows.append(row(name, desc, rank, out, expanded))
     for name, makers in MODULES.items():
         for rank, make in makers:
             m = make()
             with torch.no_grad():
                 out = m(x(rank))
-            rows.append(dict(name=name, call=repr(m), input_rank=rank, output_shape=list(out.shape),
-                             output_contiguous=out.is_contiguous()))
-    with open(OUT, "w") as f:
-        for row in rows:
-            f.write(json.dumps(row, sort_keys=True) + "\n")
-    bad = [r for r in rows if not r["output_contiguous"]]
-    print(f"{len(rows)} rows, torch {torch.__version__}, {len(bad)} not contiguous -> {OUT}")
-    for r in bad:
-        print("  not contiguous:", r)
+            rows.append(row(name, repr(m), rank, out, expanded))
+    return rows
+
+
+def row(name, call, rank, out, expanded):
+    r = dict(name=name, call=call, input_rank=rank, output_shape=list(out.shape),
+             output_contiguous=out.is_contiguous())
+    if expanded:
+        r["input"] = expanded
+    return r
 
 
 if __name__ == "__main__":

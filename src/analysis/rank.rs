@@ -663,6 +663,17 @@ impl<'a> Scan<'a> {
                     self.fact_at(p, span).at_least(needed_rank(dim) - d);
                 }
             }
+            // `expand(-1, -1, t, -1, -1)`: as many dims as sizes or fewer (new dims lead),
+            // and a `-1` keeps a dim of the input, so the first one bounds the new ones.
+            "expand" => {
+                if let Some((n, first_kept)) = expand_sizes(args) {
+                    let facts = self.fact_at(p, span);
+                    facts.at_most(n - d);
+                    if let Some(i) = first_kept {
+                        facts.at_least(n - i - d);
+                    }
+                }
+            }
             "softmax" | "log_softmax" | "size" | "sum" | "mean" | "argmax" | "cumsum" | "flip" => {
                 if let Some(dim) = keyword_or_positional(args, "dim", 0) {
                     self.fact_at(p, span).at_least(needed_rank(dim) - d);
@@ -923,6 +934,28 @@ fn permutation_len(args: &[Arg]) -> Option<usize> {
     }
 }
 
+/// The sizes of `expand(a, b, c)` / `expand((a, b, c))`: how many, and the position of
+/// the first `-1`.
+fn expand_sizes(args: &[Arg]) -> Option<(i64, Option<i64>)> {
+    let plain = |a: &Arg| a.name().is_none() && !a.is_star() && !a.is_double_star();
+    let items: Vec<&Expr> = match args {
+        [a] if plain(a) => match &a.value().kind {
+            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().collect(),
+            _ => vec![a.value()],
+        },
+        many if many.iter().all(plain) => many.iter().map(|a| a.value()).collect(),
+        _ => return None,
+    };
+    if items.is_empty() || items.iter().any(|e| matches!(e.kind, ExprKind::Starred(_))) {
+        return None;
+    }
+    let first_kept = items
+        .iter()
+        .position(|e| matches!(e.kind, ExprKind::Int(-1)))
+        .map(|i| i as i64);
+    Some((items.len() as i64, first_kept))
+}
+
 /// May a statement leave the function (or the loop it is in) before the next statement?
 fn may_leave(s: &Stmt) -> bool {
     match s {
@@ -1129,6 +1162,14 @@ mod tests {
             ranks(src),
             vec![("x".into(), vec![None, Some("n".into()), None, None])]
         );
+    }
+
+    #[test]
+    fn expand_bounds_the_rank_and_a_leading_minus_one_fixes_it() {
+        let src = "def f(x, t):\n    return x.unsqueeze(2).expand(-1, -1, t, -1, -1)\n";
+        assert_eq!(ranks(src), vec![("x".into(), vec![None; 4])]);
+        let src = "def f(x, t):\n    return x.expand(t, t, -1)\n";
+        assert!(ranks(src).is_empty());
     }
 
     #[test]

@@ -37,6 +37,22 @@ impl<S: Size> Layout<S> {
         dec.eq_lit(&self.numel(), 0).or(row_major)
     }
 
+    /// Contiguous once its broadcast dims (stride 0: a contiguous tensor `expand`ed) are
+    /// read as size 1. Convolution, pooling, interpolation and padding write such an input's
+    /// output contiguous, as a contiguous input's (torch 2.15,
+    /// `scripts/oracle/gen_format_following.py`).
+    pub fn is_contiguous_but_broadcast(&self, dec: &Decider) -> Tri {
+        let mut shape = self.shape.clone();
+        for (size, stride) in shape.iter_mut().zip(&self.strides) {
+            match dec.eq_lit(stride, 0) {
+                Tri::Yes => *size = S::lit(1),
+                Tri::No => {}
+                Tri::Unknown => return Tri::Unknown,
+            }
+        }
+        dense_in_order(&shape, &self.strides, (0..self.rank()).rev(), dec)
+    }
+
     /// `is_contiguous(memory_format=torch.channels_last)` (§1.2): rank 4 only, dimensions
     /// visited in the order C, W, H, N. Unlike §1.1 there is no zero-element shortcut.
     pub fn is_channels_last_contiguous(&self, dec: &Decider) -> Tri {

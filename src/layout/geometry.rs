@@ -567,12 +567,14 @@ pub fn diagonal<S: Size>(
 }
 
 /// `unfold(dim, size, step)`: windows of `size` elements every `step` along `dim`, as a
-/// new last dimension.
+/// new last dimension. A symbolic step is taken only where it divides the span the windows
+/// cover by construction (`unfold(2, h // g, h // g)`: `g` windows); the number of windows
+/// is a floor otherwise, which the sizes cannot spell.
 pub fn unfold<S: Size>(
     layout: &Layout<S>,
     dim: i64,
     size: &S,
-    step: i64,
+    step: &S,
     dec: &Decider,
 ) -> Result<Layout<S>, LayoutError> {
     let rank = layout.rank();
@@ -592,7 +594,7 @@ pub fn unfold<S: Size>(
             "size is {size} but must be >= 0"
         )));
     }
-    if step <= 0 {
+    if !known(dec.lt(&S::lit(0), step))? {
         return Err(LayoutError::invalid(format!(
             "step is {step} but must be > 0"
         )));
@@ -606,14 +608,15 @@ pub fn unfold<S: Size>(
     });
     if d < rank {
         let span = layout.shape[d].sub(size);
-        let windows = if step == 1 {
-            span
-        } else {
-            span.floordiv(&S::lit(step))
+        let windows = match step.as_lit() {
+            Some(1) => span,
+            Some(_) => span.floordiv(step),
+            None if step.divides_by_construction(&span) => span.floordiv(step),
+            None => return Err(Undecided.into()),
         };
         out.shape[d] = windows.add(&S::lit(1));
-        if step != 1 {
-            out.strides[d] = layout.strides[d].mul(&S::lit(step));
+        if step.as_lit() != Some(1) {
+            out.strides[d] = layout.strides[d].mul(step);
         }
     }
     Ok(out)
@@ -708,6 +711,22 @@ mod tests {
 
     fn dec() -> Decider<'static> {
         Decider::concrete()
+    }
+
+    #[test]
+    fn unfold_by_a_symbolic_step_that_divides_the_span() {
+        use crate::layout::{Assumptions, Dim};
+        let assumptions = Assumptions::default();
+        let dec = Decider::new(&assumptions);
+        let (h, g) = (Dim::sym("h"), Dim::sym("g"));
+        let piece = h.floordiv(&g);
+        let x = Layout::contiguous(vec![Dim::sym("c"), h.clone()]);
+        let windows = unfold(&x, 1, &piece, &piece, &dec).unwrap();
+        assert_eq!(windows.shape, [Dim::sym("c"), g, piece.clone()]);
+        assert_eq!(windows.strides, [h, piece.clone(), Dim::lit(1)]);
+        // `(h - 3) // s + 1` windows: a floor the sizes cannot spell.
+        let step = Dim::sym("s");
+        assert!(unfold(&x, 1, &Dim::lit(3), &step, &dec).is_err());
     }
 
     #[test]
@@ -948,17 +967,17 @@ mod tests {
             "diagonal dimensions cannot be identical 1, -1"
         );
         assert_eq!(
-            unfold(&contiguous(&[7]), 0, &3, 2, &dec()).unwrap(),
+            unfold(&contiguous(&[7]), 0, &3, &2, &dec()).unwrap(),
             layout(&[3, 3], &[2, 1], 0)
         );
         assert_eq!(
-            unfold(&contiguous(&[7]), 0, &8, 1, &dec())
+            unfold(&contiguous(&[7]), 0, &8, &1, &dec())
                 .unwrap_err()
                 .message,
             "maximum size for tensor at dimension 0 is 7 but size is 8"
         );
         assert_eq!(
-            unfold(&Layout::scalar(), 0, &1, 1, &dec()).unwrap(),
+            unfold(&Layout::scalar(), 0, &1, &1, &dec()).unwrap(),
             layout(&[1], &[1], 0)
         );
         assert_eq!(

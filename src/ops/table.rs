@@ -169,6 +169,14 @@ impl OpSpec {
         ) || (self.kind == OpKind::Dropout && self.variant.is_none())
     }
 
+    /// Is the result contiguous whenever the input is, whatever its shape? `squeeze` and
+    /// `unsqueeze` remove or insert size-1 dims, whose strides PyTorch's contiguity ignores
+    /// (spec §1.1); candle's does not ignore them (§10).
+    pub fn keeps_contiguity(&self) -> bool {
+        matches!(self.kind, OpKind::Squeeze | OpKind::Unsqueeze)
+            && self.semantics == Semantics::Torch
+    }
+
     /// Does a layer call of this kind (`self.proj(x)`) give a tensor of its input's rank?
     /// Linear layers, norms, activations, dropout, convolutions and pooling do; the rank
     /// scan (`analysis::rank`) follows a parameter through them.

@@ -1,5 +1,6 @@
 //! The ops of kind `format_following` (convolution, pooling, interpolation, padding) give a
-//! contiguous output for a contiguous input: every function and module class of that kind in
+//! contiguous output for a contiguous input, and for a contiguous input expanded along some
+//! dims (the rows with an `input` field): every function and module class of that kind in
 //! rules/torch.toml has rows in `tests/data/oracle/format_following.jsonl`
 //! (`scripts/oracle/gen_format_following.py`, real torch), and every row says so.
 

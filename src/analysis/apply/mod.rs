@@ -162,13 +162,17 @@ fn fresh_contiguous(ctx: &mut ApplyCtx, span: Span, what: &str) -> Value {
     Value::Tensor(TensorVal::Alts(vec![alt]))
 }
 
-/// A [`OpKind::FormatFollowing`] op (convolution, pooling, …) whose input is contiguous.
+/// A [`OpKind::FormatFollowing`] op (convolution, pooling, …) whose input is contiguous,
+/// or contiguous but for dims it broadcasts (`images.unsqueeze(2).expand(…)` into a
+/// `Conv3d`): its output is contiguous.
 pub fn follows_contiguous_input(facts: &Facts, spec: &OpSpec, input: &TensorAlt) -> bool {
     spec.kind == OpKind::FormatFollowing
         && spec.semantics == ops::Semantics::Torch
         && match &input.layout {
             None => true,
-            Some(l) => l.is_contiguous(&Decider::new(&facts.assumptions)).is_yes(),
+            Some(l) => l
+                .is_contiguous_but_broadcast(&Decider::new(&facts.assumptions))
+                .is_yes(),
         }
 }
 
@@ -1888,6 +1892,8 @@ fn contiguous_unknown_shape(
         "index" if takes_leading_rows(bound) => {
             (plain_transfer(OpResult::UnknownTensor), None, None)
         }
+        // A contiguous tensor of another shape (`x.squeeze(2)`: its rank unknown too).
+        _ if spec.keeps_contiguity() => (plain_transfer(OpResult::UnknownTensor), None, None),
         _ => (unknown_transfer(), None, None),
     }
 }

@@ -146,10 +146,10 @@ pub fn unfold<S: Size>(args: &BoundArgs<S>, d: &Decider) -> Outcome<S> {
     let (dim, size, step) = (
         int_arg(args, "dimension")?,
         size_arg(args, "size")?,
-        int_arg(args, "step")?,
+        size_arg(args, "step")?,
     );
     layout_outcome(
-        geometry::unfold(input, dim, &size, step, d),
+        geometry::unfold(input, dim, &size, &step, d),
         InvalidArgument,
     )
 }
