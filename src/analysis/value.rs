@@ -716,6 +716,11 @@ pub fn join(a: &Value, b: &Value) -> Value {
         (Value::Sequential(x), Value::Sequential(y)) if x.len() == y.len() => {
             Value::Sequential(x.iter().zip(y.iter()).map(|(p, q)| join(p, q)).collect())
         }
+        // The pieces of a `split` the analysis cannot count, on both paths: an item of
+        // either.
+        (Value::Repeated(x), Value::Repeated(y)) if x.is_tensor() && y.is_tensor() => {
+            Value::Repeated(Arc::new(join(x, y)))
+        }
         // A list one path grew further than the other (`append` in a loop): any number of
         // its items, when they are objects or layers that join.
         (Value::Tuple(_) | Value::Repeated(_), Value::Tuple(_) | Value::Repeated(_)) => {

@@ -365,7 +365,10 @@ pub fn select<S: Size>(
     }
     let d = wrap_dim(dim, layout.rank())?;
     let size = &layout.shape[d];
-    let in_range = dec.index_in_range(index, size);
+    // A loop's index (≥ 0) that the decider cannot place below the size is in range if the
+    // call returns: torch raises an IndexError otherwise.
+    let in_range =
+        dec.index_in_range(index, size) || index.index_bound(dec.assumptions()).is_some();
     let too_low = !in_range && known(dec.le(size, &S::lit(-1).sub(index)))?;
     if too_low || (!in_range && known(dec.le(size, index))?) {
         return Err(LayoutError::index_out_of_range(format!(

@@ -911,6 +911,11 @@ fn layout_result(
         .then(|| partial_product(ctx, spec, layout, args.first(), span, what))
         .flatten();
     let partial = partial.or_else(|| {
+        unknown
+            .then(|| pieces_of_unknown_count(ctx, call, input, span, what))
+            .flatten()
+    });
+    let partial = partial.or_else(|| {
         let (target, loose) = (outcome.target.as_deref(), applied.loose_target.as_deref());
         unknown
             .then(|| contiguous_view_result(ctx, spec, layout, target, loose, input, span, what))
@@ -1256,6 +1261,50 @@ fn contiguous_view_result(
     let mut alt = TensorAlt::new(Some(layout), Some(Arc::new(step)));
     alt.condition = input_alt.condition.clone();
     Some(Value::Tensor(TensorVal::Alts(vec![alt])))
+}
+
+/// `x.split(sizes, dim)` whose pieces the analysis cannot count (`sizes` a list of unknown
+/// length, `[h * w for h, w in shapes]`): a list of unknown length ([`Value::Repeated`]) of
+/// pieces that are each a narrow of `x` along `dim`, with its strides and a size of its own
+/// (one symbol for every piece: the list's item stands for each).
+fn pieces_of_unknown_count(
+    ctx: &mut ApplyCtx,
+    call: &OpCall,
+    input: &TensorAlt,
+    span: Span,
+    what: &str,
+) -> Option<Value> {
+    let spec = call.spec;
+    if spec.kind != OpKind::Split || spec.semantics != ops::Semantics::Torch {
+        return None;
+    }
+    let layout = input.layout.as_ref()?;
+    let dim = match call.keywords.iter().find(|(k, _)| k == "dim") {
+        Some((_, v)) => Some(v),
+        None => call.method_args().get(1),
+    };
+    let dim = match dim {
+        None => 0,
+        Some(Value::Int(d)) => d.as_lit()?,
+        Some(_) => return None,
+    };
+    let d = crate::layout::wrap_dim(dim, layout.rank()).ok()?;
+    let list = ctx
+        .name_hint
+        .clone()
+        .unwrap_or_else(|| "pieces".to_string());
+    let mut piece = layout.clone();
+    piece.shape[d] = ctx.root.mint(&format!("{list}[i].shape[{d}]"));
+    piece.offset = ctx.root.mint(&format!("{list}[i].offset"));
+    let step = Step::after(
+        span,
+        format!("{what} (a list of unknown length: each piece a narrow of dim {d})"),
+        Some(piece.clone()),
+        input.chain.clone(),
+        ctx.context.clone(),
+    );
+    let item = Value::Tensor(TensorVal::single(Some(piece), Some(Arc::new(step))));
+    Some(Value::Repeated(Arc::new(item)))
 }
 
 /// `a @ b` (`matmul`, `bmm`) where one operand's shape is unknown and the other's is known

@@ -509,6 +509,15 @@ impl Interpreter<'_> {
                 }
                 Value::Unknown(UnknownReason::Unmodelled)
             }
+            // `value_list[level]`: the item of a list of unknown length at a loop's index
+            // (one symbol for every iteration, as the item stands for every item); a literal
+            // index (`pieces[0]`, `pieces[1]`) would make two items one.
+            Value::Repeated(item) if matches!(index, [ix] if !matches!(ix.kind, ExprKind::Slice(_))) => {
+                match self.eval(&index[0], env) {
+                    Value::Int(i) if i.as_lit().is_none() => (*item).clone(),
+                    _ => Value::Unknown(UnknownReason::Unmodelled),
+                }
+            }
             // `window_size[0]` of a parameter that may be a tuple of sizes or a tensor: one
             // element, just as unknown — a size named as written, or a contiguous tensor if it
             // is used as one (an item of a contiguous tensor is contiguous).

@@ -313,17 +313,19 @@ impl Interpreter<'_> {
             } => {
                 let mut env = env;
                 self.burn();
+                if let Some((index, list)) =
+                    self.enumerated(target.as_deref(), iter.as_deref(), &env)
+                {
+                    let target = target.as_deref().expect("an enumerated loop has a target");
+                    let after = self.exec_enumerated(target, index, list, body, env);
+                    return self.exec_paths(orelse, after);
+                }
                 let items = iter.as_ref().map(|it| {
                     let v = self.eval(it, &mut env);
                     self.iterated(v, it.span, &mut env)
                 });
                 if let (Some(t), Some(Value::Tuple(items))) = (target, &items) {
-                    if !items.is_empty()
-                        && !holds_packed(items)
-                        && items.len() <= MAX_UNROLL
-                        && !has_jump(body)
-                        && !self.out_of_fuel()
-                    {
+                    if self.unrollable(items, body) {
                         let after = self.exec_unrolled(t, items.clone(), body, env);
                         return self.exec_paths(orelse, after);
                     }
@@ -578,6 +580,81 @@ impl Interpreter<'_> {
     /// The integer a loop over `range(...)` of unknown bounds binds to its target: one
     /// symbol named after it, the same in every iteration (so the loop converges).
     /// With the range's bound, the symbol is known to lie below it (`Facts::add_loop_index`).
+    /// Can a loop over these items run once per item?
+    fn unrollable(&self, items: &[Value], body: &[Stmt]) -> bool {
+        !items.is_empty()
+            && !holds_packed(items)
+            && items.len() <= MAX_UNROLL
+            && !has_jump(body)
+            && !self.out_of_fuel()
+    }
+
+    /// `for i, item in enumerate(items)` (the builtin): the index's target and the list.
+    fn enumerated<'e>(
+        &self,
+        target: Option<&'e Target>,
+        iter: Option<&'e Expr>,
+        env: &Env,
+    ) -> Option<(&'e Target, &'e Expr)> {
+        let Some(Target::Tuple(parts, _)) = target else {
+            return None;
+        };
+        let [index, _item] = parts.as_slice() else {
+            return None;
+        };
+        let (func, args) = iter?.kind.as_call()?;
+        let builtin = matches!(&func.kind, ExprKind::Name(n) if n == "enumerate")
+            && matches!(self.lookup("enumerate", env), Value::Unknown(_));
+        match args {
+            [list] if builtin && list.name().is_none() && !list.is_star() => {
+                Some((index, list.value()))
+            }
+            _ => None,
+        }
+    }
+
+    /// A loop over `enumerate(list)`: over a known tuple, once per pair `(i, item)`; over a
+    /// list of unknown length, `i` is one integer symbol in every iteration, a loop index
+    /// below the list's length (as in `for i in range(len(list))`), and the item the list's
+    /// item where it is [`Value::Repeated`], else unknown.
+    fn exec_enumerated(
+        &mut self,
+        target: &Target,
+        index: &Target,
+        list: &Expr,
+        body: &[Stmt],
+        mut env: Env,
+    ) -> Vec<Env> {
+        let v = self.eval(list, &mut env);
+        let items = self.iterated(v, list.span, &mut env);
+        if let Value::Tuple(items) = &items {
+            if self.unrollable(items, body) {
+                let pairs = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| Value::Tuple(vec![Value::int(i as i64), item.clone()]))
+                    .collect();
+                return self.exec_unrolled(target, pairs, body, env);
+            }
+        }
+        let text = self.text(list.span).to_string();
+        let length = match &items {
+            Value::Tuple(items) if !holds_packed(items) => Dim::lit(items.len() as i64),
+            _ => self.mint(&format!("len({text})")),
+        };
+        let i = self.loop_index(index, Some(length));
+        match items {
+            Value::Repeated(item) => {
+                let pair = Value::Tuple(vec![i, (*item).clone()]);
+                vec![self.exec_repeated(&text, Some(target), &pair, body, env)]
+            }
+            _ => {
+                let pair = Value::Tuple(vec![i, Value::Unknown(UnknownReason::Unmodelled)]);
+                vec![self.exec_loop(Some(target), pair, body, env)]
+            }
+        }
+    }
+
     fn loop_index(&mut self, target: &Target, stop: Option<Dim>) -> Value {
         let Target::Name(name, _) = target else {
             return Value::Unknown(UnknownReason::Unmodelled);
