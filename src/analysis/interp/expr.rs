@@ -512,8 +512,17 @@ impl Interpreter<'_> {
             // `value_list[level]`: the item of a list of unknown length at a loop's index
             // (one symbol for every iteration, as the item stands for every item); a literal
             // index (`pieces[0]`, `pieces[1]`) would make two items one.
-            Value::Repeated(item) if matches!(index, [ix] if !matches!(ix.kind, ExprKind::Slice(_))) => {
-                match self.eval(&index[0], env) {
+            Value::Repeated(item) => {
+                let at = match index {
+                    [ix] if !matches!(ix.kind, ExprKind::Slice(_)) => self.eval(ix, env),
+                    _ => {
+                        for ix in index {
+                            self.eval(ix, env);
+                        }
+                        Value::Unknown(UnknownReason::Unmodelled)
+                    }
+                };
+                match at {
                     Value::Int(i) if i.as_lit().is_none() => (*item).clone(),
                     _ => Value::Unknown(UnknownReason::Unmodelled),
                 }
