@@ -495,8 +495,8 @@ fn tensor_list_input(
 
 /// einops stacks a list input (`rearrange(list(xs), 'l b n d -> b n l d')`, as
 /// `torch.stack`): a new contiguous tensor of a shape the pattern names. Only a value known
-/// to be a list counts ([`Value::Repeated`]: `list(…)`, a list grown by `append`): a tuple,
-/// which the analysis does not tell from a list literal, is no list to einops, which raises.
+/// to be a list counts (`list(…)`): a tuple, which the analysis does not tell from a list
+/// literal or from a list grown by `append`, is no list to einops, which raises.
 /// `None` for any other op or input.
 fn stacked_for_einops(
     ctx: &mut ApplyCtx,
@@ -511,7 +511,12 @@ fn stacked_for_einops(
     if !einops || spec.semantics != ops::Semantics::Torch {
         return None;
     }
-    if !matches!(input, Value::Repeated(_)) {
+    // `list(xs)` is a list of unknown items; other lists of unknown length may be tuples
+    // (`x.split(sizes)` by sizes the analysis cannot count).
+    let Value::Repeated(item) = input else {
+        return None;
+    };
+    if !matches!(**item, Value::Unknown(_)) {
         return None;
     }
     let what = "einops stacks the list into a new tensor";
