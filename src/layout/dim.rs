@@ -49,11 +49,13 @@
 //! rely on that (a positive integer is `≥ 1`).
 
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::assumption::{Assumption, Comparison};
@@ -637,12 +639,23 @@ impl Dim {
     /// Decide `self` against `other` for every value the assumptions allow (see the module
     /// documentation); `ordering: None` when that cannot be proved.
     pub fn compare(&self, other: &Dim, assumptions: &Assumptions) -> Comparison {
+        self.compare_with(other, assumptions, Comparison::clone)
+    }
+
+    /// [`Dim::compare`], its answer handed to `f` by reference (a remembered answer is not
+    /// copied).
+    pub fn compare_with<R>(
+        &self,
+        other: &Dim,
+        assumptions: &Assumptions,
+        f: impl FnOnce(&Comparison) -> R,
+    ) -> R {
         // Most comparisons are of a size with itself or of two integers.
         if self == other {
-            return Comparison::exact(Ordering::Equal);
+            return f(&Comparison::exact(Ordering::Equal));
         }
         if let (Some(a), Some(b)) = (self.as_lit(), other.as_lit()) {
-            return Comparison::exact(a.cmp(&b));
+            return f(&Comparison::exact(a.cmp(&b)));
         }
         let quotients = assumptions.exact_quotients.as_slice();
         // With exact quotients the answer names a symbol per quotient, printed as `x/h`:
@@ -651,92 +664,109 @@ impl Dim {
         if !assumptions.upper_bounds.is_empty()
             || (!quotients.is_empty() && !outside_display_scope())
         {
-            return self.compare_symbolic(other, assumptions);
+            return f(&self.compare_symbolic(other, assumptions));
         }
         // The same sizes are compared again and again (every op refines and checks the
-        // layouts it sees): the answer depends on the two sizes, the floor and the exact
-        // quotients alone.
-        let key = ComparisonKey {
+        // layouts it sees). Most answers depend on the two sizes and the floor alone, a
+        // cheap key; only those left open are tried again with the exact quotients.
+        let floor = assumptions.min_symbolic_size;
+        let free = ComparisonKey {
             a: self,
             b: other,
-            floor: assumptions.min_symbolic_size,
-            quotients,
+            floor,
+            quotients: &[],
         };
-        if let Some(known) = COMPARISONS.with(|memo| memo.borrow().get(&key).cloned()) {
-            return known;
+        let free_answer = remembered(&FREE_COMPARISONS, &free, || self.compare_free(other, floor));
+        match free_answer {
+            Some(c) => return f(&c),
+            None if quotients.is_empty() => return f(&Comparison::unknown()),
+            None => {}
         }
-        let c = self.compare_symbolic(other, assumptions);
-        COMPARISONS.with(|memo| {
-            let mut memo = memo.borrow_mut();
-            if memo.len() >= MAX_REMEMBERED_COMPARISONS {
-                memo.clear();
-            }
-            memo.insert(key.to_owned(), c.clone());
+        let key = ComparisonKey { quotients, ..free };
+        let answer = remembered(&COMPARISONS, &key, || {
+            Some(self.sub(other).compare_open(assumptions))
         });
-        c
+        f(answer.as_deref().unwrap_or(&Comparison::unknown()))
     }
 
     /// [`Dim::compare`] of two sizes that are not both integers, worked out.
     fn compare_symbolic(&self, other: &Dim, assumptions: &Assumptions) -> Comparison {
+        let floor = assumptions.min_symbolic_size;
+        self.compare_free(other, floor)
+            .unwrap_or_else(|| self.sub(other).compare_open(assumptions))
+    }
+
+    /// The sign of `self`, a difference [`Dim::compare_free`] left open, from the other
+    /// assumptions.
+    fn compare_open(&self, assumptions: &Assumptions) -> Comparison {
+        if assumptions.min_symbolic_size > 0 {
+            if let Some(c) = self.compare_by_quotients(assumptions) {
+                return c;
+            }
+        }
+        self.compare_within_bounds(assumptions)
+            .unwrap_or_else(Comparison::unknown)
+    }
+
+    /// The part of [`Dim::compare_symbolic`] that needs no assumption but the floor of
+    /// named sizes; `None` when it leaves the comparison open.
+    fn compare_free(&self, other: &Dim, floor: i64) -> Option<Comparison> {
         let difference = self.sub(other);
         if let Some(c) = difference.constant() {
-            return Comparison::exact(c.num.cmp(&0));
+            return Some(Comparison::exact(c.num.cmp(&0)));
         }
-        let floor = assumptions.min_symbolic_size;
         if floor < 0 {
             // Named sizes may be negative: no atom has a lower bound.
-            return Comparison::unknown();
+            return Some(Comparison::unknown());
         }
         if let Some(ordering) = sign_everywhere(&difference, 0) {
-            return Comparison::exact(ordering);
+            return Some(Comparison::exact(ordering));
         }
         if floor > 0 {
             if let Some(ordering) = sign_everywhere(&difference, floor.into()) {
-                let used = difference
-                    .symbols()
-                    .into_iter()
-                    .map(|name| Assumption::MinSize { name, min: floor })
-                    .collect();
-                return Comparison {
-                    ordering: Some(ordering),
-                    used,
-                };
-            }
-            // Known exact quotients `x // h`: write `x = h·q` with `q = x/h >= floor` a size
-            // of its own, which removes the divisor and often decides the sign. For a
-            // product `x = s·r` that is `s = h·q/r`.
-            let mut relaxed = difference.clone();
-            for (x, h) in &assumptions.exact_quotients {
-                let Some((s, rest)) = x.split_symbol_factor() else {
-                    continue;
-                };
-                let mentions = relaxed.symbols();
-                if x.symbols().iter().all(|v| mentions.contains(v))
-                    && h.symbols().iter().all(|v| mentions.contains(v))
-                {
-                    let q = Dim::sym(&format!("{x}/{h}"));
-                    let s_now = h.mul(&q).floordiv_with_assumption(&rest).0;
-                    relaxed = relaxed.substitute(&s, &s_now);
-                }
-            }
-            if relaxed != difference {
-                if let Some(ordering) = sign_everywhere(&relaxed, floor.into()) {
-                    let used = relaxed
-                        .symbols()
-                        .into_iter()
-                        .map(|name| Assumption::MinSize { name, min: floor })
-                        .collect();
-                    return Comparison {
-                        ordering: Some(ordering),
-                        used,
-                    };
-                }
+                return Some(difference.at_floor(ordering, floor));
             }
         }
-        if let Some(c) = difference.compare_within_bounds(assumptions) {
-            return c;
+        None
+    }
+
+    /// The sign of `self` (a difference) with the known exact quotients `x // h` written
+    /// `x = h·q`, `q = x/h >= floor` a size of its own, which removes the divisor and often
+    /// decides the sign. For a product `x = s·r` that is `s = h·q/r`.
+    fn compare_by_quotients(&self, assumptions: &Assumptions) -> Option<Comparison> {
+        let mut relaxed = self.clone();
+        for (x, h) in &assumptions.exact_quotients {
+            let Some((s, rest)) = x.split_symbol_factor() else {
+                continue;
+            };
+            let mentions = relaxed.symbols();
+            if x.symbols().iter().all(|v| mentions.contains(v))
+                && h.symbols().iter().all(|v| mentions.contains(v))
+            {
+                let q = Dim::sym(&format!("{x}/{h}"));
+                let s_now = h.mul(&q).floordiv_with_assumption(&rest).0;
+                relaxed = relaxed.substitute(&s, &s_now);
+            }
         }
-        Comparison::unknown()
+        if relaxed == *self {
+            return None;
+        }
+        let floor = assumptions.min_symbolic_size;
+        let ordering = sign_everywhere(&relaxed, floor.into())?;
+        Some(relaxed.at_floor(ordering, floor))
+    }
+
+    /// An answer that holds with every symbol of `self` at least `floor`.
+    fn at_floor(&self, ordering: Ordering, floor: i64) -> Comparison {
+        let used = self
+            .symbols()
+            .into_iter()
+            .map(|name| Assumption::MinSize { name, min: floor })
+            .collect();
+        Comparison {
+            ordering: Some(ordering),
+            used,
+        }
     }
 
     /// The sign of `self` (a difference) with each symbol the assumptions bound from above
@@ -764,15 +794,7 @@ impl Dim {
             return None;
         }
         let ordering = sign_everywhere(&relaxed, floor.into())?;
-        let used = relaxed
-            .symbols()
-            .into_iter()
-            .map(|name| Assumption::MinSize { name, min: floor })
-            .collect();
-        Some(Comparison {
-            ordering: Some(ordering),
-            used,
-        })
+        Some(relaxed.at_floor(ordering, floor))
     }
 
     /// `self / k` with rational coefficients (a bound compared as a real number, never a
@@ -1650,8 +1672,8 @@ fn display_cmp(a: &Atom, b: &Atom) -> Ordering {
     a.cmp(b)
 }
 
-/// How many answers of [`Dim::compare`] a thread keeps (then it forgets them all): a few
-/// megabytes at most.
+/// How many answers each memo of [`Dim::compare`] keeps on a thread (then it forgets them
+/// all): a few megabytes at most.
 const MAX_REMEMBERED_COMPARISONS: usize = 8192;
 
 /// What a [`Dim::compare`] answer depends on, owned: the key its memo keeps.
@@ -1693,7 +1715,29 @@ impl hashbrown::Equivalent<OwnedComparisonKey> for ComparisonKey<'_> {
     }
 }
 
-type ComparisonMemo = hashbrown::HashMap<OwnedComparisonKey, Comparison, rustc_hash::FxBuildHasher>;
+/// Answers by key; `None`: left open (only [`Dim::compare_free`]'s answers are).
+type ComparisonMemo =
+    hashbrown::HashMap<OwnedComparisonKey, Option<Rc<Comparison>>, rustc_hash::FxBuildHasher>;
+
+/// The answer `memo` keeps for `key`, worked out by `work` when it keeps none.
+fn remembered(
+    memo: &'static std::thread::LocalKey<RefCell<ComparisonMemo>>,
+    key: &ComparisonKey,
+    work: impl FnOnce() -> Option<Comparison>,
+) -> Option<Rc<Comparison>> {
+    if let Some(known) = memo.with(|memo| memo.borrow().get(key).cloned()) {
+        return known;
+    }
+    let answer = work().map(Rc::new);
+    memo.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if memo.len() >= MAX_REMEMBERED_COMPARISONS {
+            memo.clear();
+        }
+        memo.insert(key.to_owned(), answer.clone());
+    });
+    answer
+}
 
 /// Is no [`with_display_order`] scope running on this thread (symbols print as named)?
 fn outside_display_scope() -> bool {
@@ -1704,9 +1748,10 @@ fn outside_display_scope() -> bool {
 }
 
 thread_local! {
-    /// Answers of [`Dim::compare`] by (size, size, floor, exact quotients).
-    static COMPARISONS: std::cell::RefCell<ComparisonMemo> =
-        std::cell::RefCell::new(Default::default());
+    /// Answers of [`Dim::compare_free`] by (size, size, floor), no quotients.
+    static FREE_COMPARISONS: RefCell<ComparisonMemo> = RefCell::new(Default::default());
+    /// Answers of [`Dim::compare`] it left open, by (size, size, floor, exact quotients).
+    static COMPARISONS: RefCell<ComparisonMemo> = RefCell::new(Default::default());
     /// How symbols print while a [`with_display_order`] scope runs on this thread: their
     /// rank and their names; empty outside one.
     static DISPLAY: std::cell::RefCell<Display> = std::cell::RefCell::new(Default::default());

@@ -32,6 +32,19 @@ pub trait Size:
     fn floordiv(&self, other: &Self) -> Self;
     /// Compare under assumptions.
     fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison;
+    /// [`Size::compare`]'s ordering, adding the assumptions a decided answer used to `used`.
+    fn decide(
+        &self,
+        other: &Self,
+        assumptions: &Assumptions,
+        used: &mut BTreeSet<Assumption>,
+    ) -> Option<Ordering> {
+        let c = self.compare(other, assumptions);
+        if c.ordering.is_some() {
+            used.extend(c.used);
+        }
+        c.ordering
+    }
     /// Does `self` divide `dividend` whatever the sizes are (`2` divides `4`, `H·W` divides
     /// `B·H·W·C`)? `false` when that is not certain.
     fn divides_by_construction(&self, dividend: &Self) -> bool;
@@ -134,6 +147,25 @@ impl Size for Dim {
     fn compare(&self, other: &Self, assumptions: &Assumptions) -> Comparison {
         Dim::compare(self, other, assumptions)
     }
+    /// Copies only the assumptions `used` lacks: most answers are remembered ones, whose
+    /// assumptions were noted before.
+    fn decide(
+        &self,
+        other: &Self,
+        assumptions: &Assumptions,
+        used: &mut BTreeSet<Assumption>,
+    ) -> Option<Ordering> {
+        Dim::compare_with(self, other, assumptions, |c| {
+            if c.ordering.is_some() {
+                for a in &c.used {
+                    if !used.contains(a) {
+                        used.insert(a.clone());
+                    }
+                }
+            }
+            c.ordering
+        })
+    }
     fn divides_by_construction(&self, dividend: &Self) -> bool {
         Dim::divides_by_construction(self, dividend)
     }
@@ -216,11 +248,7 @@ impl<'a> Decider<'a> {
     }
 
     pub fn cmp<S: Size>(&self, a: &S, b: &S) -> Option<Ordering> {
-        let c = a.compare(b, self.assumptions);
-        if c.ordering.is_some() && !c.used.is_empty() {
-            self.used.borrow_mut().extend(c.used);
-        }
-        c.ordering
+        a.decide(b, self.assumptions, &mut self.used.borrow_mut())
     }
 
     // Sizes are integers, so when `a` vs `b` has no strict answer (`B` vs `2` with `B ≥ 2`),
