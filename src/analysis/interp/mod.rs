@@ -165,6 +165,9 @@ pub struct Interpreter<'a> {
     /// itself (`f = lambda t: f(f(t))`), as a function on `call_stack` is not.
     lambda_stack: Vec<*const super::value::LambdaVal>,
     summaries: HashMap<SummaryKey, Vec<Summary>>,
+    /// [`rank::param_ranks`] of each function called with unknown arguments, by its
+    /// address (as `summaries` keys it): a function is called from many contexts.
+    param_ranks: HashMap<usize, Arc<HashMap<String, rank::ParamRank>>>,
     contexts: HashMap<usize, usize>,
     /// Objects built by a constructor call, per (class, arguments), for this analysis.
     constructed: HashMap<(usize, u64), Constructed>,
@@ -259,6 +262,7 @@ impl<'a> Interpreter<'a> {
             call_stack: Vec::new(),
             lambda_stack: Vec::new(),
             summaries: HashMap::default(),
+            param_ranks: HashMap::default(),
             contexts: HashMap::default(),
             constructed: HashMap::default(),
             reached_from_callers: HashSet::default(),
@@ -1122,6 +1126,15 @@ impl<'a> Interpreter<'a> {
         s.result
     }
 
+    /// [`rank::param_ranks`] of `f`, worked out once per analysis.
+    fn param_ranks_of(&mut self, f: &Function) -> Arc<HashMap<String, rank::ParamRank>> {
+        let key = f as *const Function as usize;
+        self.param_ranks
+            .entry(key)
+            .or_insert_with(|| Arc::new(rank::param_ranks(f)))
+            .clone()
+    }
+
     /// Does a call pass nothing that `*args` / `**kwargs` would collect (every positional
     /// argument has a parameter before the first `*`, every keyword names a parameter)?
     /// Then both are empty: `self.fn(x, **kwargs)` passes nothing more.
@@ -1181,7 +1194,7 @@ impl<'a> Interpreter<'a> {
                 });
             let v = match v {
                 Value::Unknown(_) | Value::Tensor(TensorVal::Unknown(..)) => {
-                    let ranks = ranks.get_or_insert_with(|| rank::param_ranks(f));
+                    let ranks = ranks.get_or_insert_with(|| self.param_ranks_of(f));
                     match ranks.get(&p.name) {
                         Some(rank) => self.ranked_param(&p.name, &rank.names, rank.span),
                         None => self.unknown_param(p),
