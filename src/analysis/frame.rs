@@ -58,16 +58,29 @@ impl Facts {
             Arc::make_mut(&mut self.divisibility).push(a);
         }
     }
-    /// Everything `other` knows, added to these facts.
+    /// Everything `other` knows, added to these facts (copying only what is new: mostly
+    /// the two know the same).
     pub fn absorb(&mut self, other: &Facts) {
+        if Arc::ptr_eq(&self.assumptions, &other.assumptions)
+            && Arc::ptr_eq(&self.divisibility, &other.divisibility)
+            && Arc::ptr_eq(&self.aliases, &other.aliases)
+        {
+            return;
+        }
         for q in &other.assumptions.exact_quotients {
-            self.add_quotient(q.clone());
+            if !self.assumptions.exact_quotients.contains(q) {
+                self.add_quotient(q.clone());
+            }
         }
         for b in &other.assumptions.upper_bounds {
-            self.add_upper_bound(b.clone());
+            if !self.assumptions.upper_bounds.contains(b) {
+                self.add_upper_bound(b.clone());
+            }
         }
         for d in other.divisibility.iter() {
-            self.add_divisibility(d.clone());
+            if !self.divisibility.contains(d) {
+                self.add_divisibility(d.clone());
+            }
         }
         for (name, now) in other.aliases.iter() {
             self.add_alias(name, now);

@@ -210,9 +210,10 @@ fn merge_paths(mut events: Vec<OpEvent>) -> Vec<OpEvent> {
     }
     keep_first_of_each(&mut events, key_hash, same_key, |into, ev| {
         into.unknown_input = into.unknown_input.or(ev.unknown_input);
-        for d in ev.divisibility.iter().cloned() {
-            if !into.divisibility.contains(&d) {
-                Arc::make_mut(&mut into.divisibility).push(d);
+        // Most are there already: copied only when new.
+        for d in ev.divisibility.iter() {
+            if !into.divisibility.contains(d) {
+                Arc::make_mut(&mut into.divisibility).push(d.clone());
             }
         }
         into.outcomes.append(&mut ev.outcomes);
