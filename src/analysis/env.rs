@@ -42,8 +42,8 @@ pub struct SettledTest {
 
 impl Env {
     /// Record a branch this path took (see [`Env::decisions`]).
-    pub fn decide(&mut self, decision: &str) {
-        self.decisions.push(Arc::from(decision));
+    pub fn decide(&mut self, decision: impl Into<Arc<str>>) {
+        self.decisions.push(decision.into());
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {

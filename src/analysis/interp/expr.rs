@@ -11,7 +11,6 @@ use super::super::prefix;
 use super::super::value::{
     bounded_tuple, holds_packed, join, repeated_items, TensorVal, UnknownReason, Value,
 };
-use super::stmt::branch_taken;
 use super::stmt::size_query_receiver;
 use super::{Interpreter, EXPR_WORK, MAX_EXPR_DEPTH};
 
@@ -185,7 +184,8 @@ impl Interpreter<'_> {
                 let a = self.eval(body, env);
                 let b = self.eval(orelse, env);
                 let tagged = condition.and_then(|c| {
-                    join_tagged(&a, &b, &branch_taken(&c, true), &branch_taken(&c, false))
+                    let [yes, no] = self.branch_names(&c);
+                    join_tagged(&a, &b, &yes, &no)
                 });
                 tagged
                     .or_else(|| self.same_layer_constructor(&a, &b))
@@ -757,7 +757,7 @@ impl Interpreter<'_> {
             let unnamed = count > 1 && self.frame.path == outer;
             let mark = env.decisions.len();
             if unnamed {
-                env.decide(&item_decision(target, i, count));
+                env.decide(item_decision(target, i, count));
             }
             self.assign(target, item, env);
             values.push(f(self, env));

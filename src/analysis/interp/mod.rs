@@ -194,6 +194,8 @@ pub struct Interpreter<'a> {
     pub(super) operand_truths: Vec<(*const crate::ir::Expr, Option<bool>)>,
     /// The finding's spelling of each plain `if` test, by span (see `condition_text`).
     condition_texts: std::cell::RefCell<HashMap<Span, Option<Arc<str>>>>,
+    /// What a path that took each branch of a named test records (see `branch_names`).
+    branch_names: HashMap<Arc<str>, [Arc<str>; 2]>,
     /// The tree the file is in, when calls of imported names may be followed into it.
     pub project: Option<Project<'a>>,
     /// The foreign modules loaded so far (module slot `i + 1` is `foreign[i]`).
@@ -263,6 +265,7 @@ impl<'a> Interpreter<'a> {
             lambda_stack: Vec::new(),
             summaries: HashMap::default(),
             param_ranks: HashMap::default(),
+            branch_names: HashMap::default(),
             contexts: HashMap::default(),
             constructed: HashMap::default(),
             reached_from_callers: HashSet::default(),

@@ -205,6 +205,17 @@ pub(super) fn branch_taken(condition: &str, truth: bool) -> String {
     format!("{condition} is {}", if truth { "true" } else { "false" })
 }
 
+impl Interpreter<'_> {
+    /// [`branch_taken`] of `condition`, true then false, spelled once per file (the same
+    /// tests are run on every path and in every context).
+    pub(super) fn branch_names(&mut self, condition: &Arc<str>) -> [Arc<str>; 2] {
+        self.branch_names
+            .entry(condition.clone())
+            .or_insert_with(|| [true, false].map(|truth| Arc::from(branch_taken(condition, truth))))
+            .clone()
+    }
+}
+
 /// Can running `s` turn one path into several?
 fn splits_paths(s: &Stmt) -> bool {
     matches!(s, Stmt::If { .. } | Stmt::Loop { .. } | Stmt::With { .. })
@@ -282,8 +293,9 @@ impl Interpreter<'_> {
                         let (mut yes, mut no) = (env.clone(), env);
                         match &condition {
                             Some(c) => {
-                                yes.decide(&branch_taken(c, true));
-                                no.decide(&branch_taken(c, false));
+                                let [taken, not_taken] = self.branch_names(c);
+                                yes.decide(taken);
+                                no.decide(not_taken);
                                 self.settle(test, true, &mut yes);
                                 self.settle(test, false, &mut no);
                             }
