@@ -870,7 +870,7 @@ pub fn repeated_items<'a>(lists: impl IntoIterator<Item = &'a Value>) -> Option<
 }
 
 /// Objects, layers and callables, or tuples of them: what a list of layers holds.
-fn is_layer_like(v: &Value) -> bool {
+pub fn is_layer_like(v: &Value) -> bool {
     match v {
         Value::Tuple(items) => !items.is_empty() && items.iter().all(is_layer_like),
         Value::Repeated(item) => is_layer_like(item),

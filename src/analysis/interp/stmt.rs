@@ -656,7 +656,9 @@ impl Interpreter<'_> {
         };
         let i = self.loop_index(index, Some(length));
         match items {
-            Value::Repeated(item) => {
+            // A list of layers (`for i, layer in enumerate(self.layers)`) is left unknown:
+            // running every layer stack in its caller's context costs more than it finds.
+            Value::Repeated(item) if !super::super::value::is_layer_like(&item) => {
                 let pair = Value::Tuple(vec![i, (*item).clone()]);
                 vec![self.exec_repeated(&text, Some(target), &pair, body, env)]
             }
