@@ -628,7 +628,7 @@ impl Interpreter<'_> {
     /// A loop over `enumerate(list)`: over a known tuple, once per pair `(i, item)`; over a
     /// list of unknown length, `i` is one integer symbol in every iteration, a loop index
     /// below the list's length (as in `for i in range(len(list))`), and the item the list's
-    /// item where it is [`Value::Repeated`], else unknown.
+    /// item where it is [`Value::Repeated`] of sizes or tensors, else unknown (layers too).
     fn exec_enumerated(
         &mut self,
         target: &Target,
