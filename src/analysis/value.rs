@@ -462,8 +462,9 @@ pub enum Value {
     /// A list or `nn.ModuleList` of unknown length whose every item is this value: built by
     /// `append` in a loop or by a comprehension over an unknown range
     /// (`[Block(dim) for _ in range(depth)]`). Only objects and layers (and tuples of them)
-    /// are kept so: iterating it runs the loop body on the item. `list(xs)` of anything
-    /// else is a list of unknown items (an einops call stacks it).
+    /// are kept so: iterating it runs the loop body on the item. Also: the pieces of a
+    /// `split` the analysis cannot count (read by a loop or at a loop's index), and
+    /// `list(xs)` of anything else, a list of unknown items (an einops call stacks it).
     Repeated(Arc<Value>),
     /// One of these layers, by path, each of a kind of its own (`Downsample(dim) if not
     /// is_last else nn.Conv2d(dim, dim, 3)`, `norm(dim) if use_norm else nn.Identity()`):

@@ -510,8 +510,8 @@ impl Interpreter<'_> {
                 Value::Unknown(UnknownReason::Unmodelled)
             }
             // `value_list[level]`: the item of a list of unknown length at a loop's index
-            // (one symbol for every iteration, as the item stands for every item); a literal
-            // index (`pieces[0]`, `pieces[1]`) would make two items one.
+            // (one symbol for every iteration, as the item stands for every item); any other
+            // index (`pieces[0]`, `pieces[n - 1]`) would make two items one.
             Value::Repeated(item) => {
                 let at = match index {
                     [ix] if !matches!(ix.kind, ExprKind::Slice(_)) => self.eval(ix, env),
@@ -522,8 +522,11 @@ impl Interpreter<'_> {
                         Value::Unknown(UnknownReason::Unmodelled)
                     }
                 };
+                let loop_index = |i: &Dim| {
+                    crate::layout::Size::index_bound(i, &self.frame.facts.assumptions).is_some()
+                };
                 match at {
-                    Value::Int(i) if i.as_lit().is_none() => (*item).clone(),
+                    Value::Int(i) if loop_index(&i) => (*item).clone(),
                     _ => Value::Unknown(UnknownReason::Unmodelled),
                 }
             }
