@@ -166,6 +166,10 @@ pub fn join_tagged(from_a: &Value, from_b: &Value, yes: &str, no: &str) -> Optio
             alts.push(alt);
         }
     }
+    if alts.len() > x.len() {
+        // Both sides tagged an alternative: a later op may make two of them one.
+        super::value::record_sides(yes, no);
+    }
     Some(Value::Tensor(TensorVal::Alts(alts)))
 }
 

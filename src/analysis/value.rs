@@ -897,7 +897,14 @@ fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
             for alt in y {
                 match out.iter_mut().find(|o| o.same_layout(alt)) {
                     // One layout from two paths: its producer only if both paths share it.
-                    Some(o) => o.made_by = same_producer(&o.made_by, &alt.made_by),
+                    Some(o) => {
+                        o.made_by = same_producer(&o.made_by, &alt.made_by);
+                        if let (Some(a), Some(b)) = (&o.condition, &alt.condition) {
+                            if let Some(either) = either_side(a, b) {
+                                o.condition = either;
+                            }
+                        }
+                    }
                     None => out.push(alt.clone()),
                 }
             }
@@ -914,6 +921,61 @@ fn join_tensors(a: &TensorVal, b: &TensorVal) -> TensorVal {
             TensorVal::Unknown(*why, None)
         }
     }
+}
+
+/// How many pairs of sides [`record_sides`] keeps per thread (the latest).
+const KEPT_SIDES: usize = 64;
+
+thread_local! {
+    /// The two sides (`yes`, `no`) of the conditions joins have tagged alternatives with,
+    /// latest last.
+    static SIDES: std::cell::RefCell<std::collections::VecDeque<(Arc<str>, Arc<str>)>> =
+        Default::default();
+}
+
+/// Remember that `yes` and `no` are the two sides of one condition: a layout that turns
+/// out the same on both (a later op makes two alternatives one) holds on either.
+pub fn record_sides(yes: &str, no: &str) {
+    SIDES.with(|sides| {
+        let mut sides = sides.borrow_mut();
+        if sides.iter().any(|(y, n)| &**y == yes && &**n == no) {
+            return;
+        }
+        if sides.len() == KEPT_SIDES {
+            sides.pop_front();
+        }
+        sides.push_back((Arc::from(yes), Arc::from(no)));
+    });
+}
+
+/// Two conditions that are the same but for one part, where one says `yes` and the other
+/// `no` of a pair [`record_sides`] keeps (`P and yes and S`, `P and no and S`): the
+/// condition without that part (`P and S`; `None`: no condition left). `None` otherwise.
+fn either_side(a: &str, b: &str) -> Option<Option<Arc<str>>> {
+    const AND: &str = " and ";
+    let rest = |x: &str, y: &str| {
+        let at = a.find(x)?;
+        let (before, after) = (&a[..at], &a[at + x.len()..]);
+        let bounded = (before.is_empty() || before.ends_with(AND))
+            && (after.is_empty() || after.starts_with(AND));
+        let other = format!("{before}{y}{after}");
+        (bounded && other == b).then(|| {
+            let (before, after) = (before.strip_suffix(AND), after.strip_prefix(AND));
+            match (before, after) {
+                (Some(p), Some(s)) => Some(Arc::from(format!("{p}{AND}{s}"))),
+                (Some(p), None) => Some(Arc::from(p)),
+                (None, Some(s)) => Some(Arc::from(s)),
+                (None, None) => None,
+            }
+        })
+    };
+    SIDES.with(|sides| {
+        let sides = sides.borrow();
+        sides
+            .iter()
+            .rev()
+            .find_map(|(yes, no)| rest(yes, no).or_else(|| rest(no, yes)))
+    })
 }
 
 /// Two sides that are each one contiguous tensor of unknown shape are one such tensor after
@@ -1136,5 +1198,33 @@ impl AltOutcome {
             operands: Vec::new(),
             decisions,
         }
+    }
+}
+
+#[cfg(test)]
+mod either_side_tests {
+    use super::{either_side, record_sides};
+
+    #[test]
+    fn the_two_sides_of_one_condition_leave_the_rest() {
+        record_sides("`blocks` is empty", "`blocks` is not empty");
+        let rest = |a: &str, b: &str| either_side(a, b).map(|r| r.map(|c| c.to_string()));
+        assert_eq!(
+            rest(
+                "`blocks` is empty and `x` is channels-last",
+                "`blocks` is not empty and `x` is channels-last"
+            ),
+            Some(Some("`x` is channels-last".into()))
+        );
+        assert_eq!(
+            rest("`blocks` is not empty", "`blocks` is empty"),
+            Some(None)
+        );
+        // Other parts differ too, or the sides were never recorded as one condition's.
+        assert_eq!(
+            rest("`blocks` is empty and a", "`blocks` is not empty and b"),
+            None
+        );
+        assert_eq!(rest("`c` is true", "`c` is false"), None);
     }
 }
