@@ -219,6 +219,11 @@ pub struct CallArgs {
     /// (`f(*input_shape, x)`): the positions after them are unknown, so only an op of
     /// the tables, which reads them as one shape, can take the call.
     pub packed_spread: bool,
+    /// The positional arguments in order when a `*` spread is a list of layers of unknown
+    /// length (`nn.Sequential(*layers)` of a list built in a loop): that spread is one
+    /// [`Value::Repeated`] here. Only containers of layers read it; for every other callee
+    /// the spread is opaque (`opaque_spread`).
+    pub layers_spread: Option<Vec<Value>>,
 }
 
 impl CallArgs {
@@ -229,6 +234,7 @@ impl CallArgs {
             opaque_spread: false,
             keyword_spread_only: false,
             packed_spread: false,
+            layers_spread: None,
         }
     }
     pub fn keyword(&self, name: &str) -> Option<&Value> {

@@ -9,12 +9,12 @@ use crate::layout::Dim;
 use crate::ops::{self, ArgValue, OpKind};
 
 use super::super::apply::{self as applying, as_tensor, param_as_tensor, CallArgs};
-use super::super::env::{join_envs, Env};
+use super::super::env::{join_envs, join_tagged, Env};
 use super::super::event::REVEAL_OP;
 use super::super::value::{
-    bounded_tuple, holds_packed, join, producer_of, repeated_items, with_producer, ClassDef,
-    Instance, LambdaVal, NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal, UnknownReason,
-    Value,
+    bounded_tuple, holds_packed, join, producer_of, repeated_items, same_value, with_producer,
+    ClassDef, Instance, LambdaVal, NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal,
+    UnknownReason, Value,
 };
 use super::{Callee, Interpreter};
 
@@ -90,29 +90,49 @@ impl Interpreter<'_> {
     fn eval_args(&mut self, args: &[ir::Arg], env: &mut Env) -> CallArgs {
         let mut out = CallArgs::positional(Vec::new());
         let mut positional_spread = false;
+        // The positional arguments with each spread list of layers kept as one item (see
+        // `CallArgs::layers_spread`); `None` once a spread is anything else.
+        let mut with_layers: Option<Vec<Value>> = Some(Vec::new());
+        let mut spread_layers = false;
         for a in args {
             let v = self.eval(a.value(), env);
             if a.is_double_star() {
                 // An empty `**kwargs` (see `variadics_get_nothing`) passes nothing.
-                out.opaque_spread |= !matches!(&v, Value::Tuple(items) if items.is_empty());
+                let empty = matches!(&v, Value::Tuple(items) if items.is_empty());
+                out.opaque_spread |= !empty;
+                with_layers = with_layers.filter(|_| empty);
             } else if a.is_star() {
                 match v {
                     Value::Tuple(items) => {
                         out.packed_spread |= super::super::value::holds_packed(&items);
+                        if let Some(w) = with_layers.as_mut() {
+                            w.extend(items.iter().cloned());
+                        }
                         out.positional.extend(items)
                     }
-                    _ => {
+                    v => {
                         out.opaque_spread = true;
                         positional_spread = true;
+                        let layers = matches!(&v, Value::Repeated(_))
+                            && super::super::value::is_layer_like(&v);
+                        spread_layers |= layers;
+                        with_layers = with_layers.filter(|_| layers);
+                        if let Some(w) = with_layers.as_mut() {
+                            w.push(v);
+                        }
                     }
                 }
             } else if let Some(k) = a.name() {
                 out.keywords.push((k.to_string(), v));
             } else {
+                if let Some(w) = with_layers.as_mut() {
+                    w.push(v.clone());
+                }
                 out.positional.push(v);
             }
         }
         out.keyword_spread_only = out.opaque_spread && !positional_spread;
+        out.layers_spread = with_layers.filter(|_| spread_layers);
         out
     }
 
@@ -996,15 +1016,71 @@ impl Interpreter<'_> {
         }
         let mut x = input.clone();
         for layer in layers {
-            x = self.call_value(
+            x = match layer {
+                Value::Repeated(one) => self.call_repeated(one, x, span, nspan, env),
+                _ => self.call_value(
+                    layer.clone(),
+                    CallArgs::positional(vec![x]),
+                    span,
+                    nspan,
+                    env,
+                ),
+            };
+        }
+        x
+    }
+
+    /// Any number of copies of `layer` called one after another (`nn.Sequential(*blocks)`
+    /// of a list built in a loop), as a loop over that list runs (`exec_repeated`): the
+    /// input after none, joined with what the calls settle on after one or more, each
+    /// layout told apart by the list's emptiness where they differ.
+    fn call_repeated(
+        &mut self,
+        layer: &Value,
+        input: Value,
+        span: Span,
+        nspan: Span,
+        env: &mut Env,
+    ) -> Value {
+        let call = |me: &mut Self, x: Value, env: &mut Env| {
+            me.call_value(
                 layer.clone(),
                 CallArgs::positional(vec![x]),
                 span,
                 nspan,
                 env,
-            );
+            )
+        };
+        let mut head = call(self, input.clone(), env);
+        for iteration in 0..=super::MAX_LOOP_ITERATIONS {
+            let mark = self.events.len();
+            let out = call(self, head.clone(), env);
+            let next = join(&head, &out);
+            if same_value(&next, &head) || self.out_of_fuel() || self.halted() {
+                head = next;
+                break;
+            }
+            self.drop_own_events_since(mark);
+            head = match iteration + 1 == super::MAX_LOOP_ITERATIONS {
+                // Not converging: a tensor remade each time, else nothing known.
+                true => super::stmt::contiguous_any_shape(&head, &next)
+                    .unwrap_or_else(|| Value::unknown_tensor(UnknownReason::PathsDisagree)),
+                false => next,
+            };
         }
-        x
+        let list = self.text(nspan);
+        let (none, some) = if list.chars().count() <= 40 {
+            (
+                format!("`{list}` repeats no layer"),
+                format!("`{list}` repeats its layer"),
+            )
+        } else {
+            (
+                "the repeated layers run no time".into(),
+                "the repeated layers run".into(),
+            )
+        };
+        join_tagged(&input, &head, &none, &some).unwrap_or_else(|| join(&input, &head))
     }
 
     /// A new contiguous tensor of unknown shape, made at `span`.
@@ -1640,6 +1716,11 @@ fn partial_of(a: CallArgs) -> Value {
 
 /// `nn.Sequential(a, b)` / `nn.ModuleList([a, b])`: the container of those layers.
 fn container_of(container: ops::helpers::Container, a: CallArgs) -> Value {
+    if let (ops::helpers::Container::Chain, Some(layers), true) =
+        (container, &a.layers_spread, a.keywords.is_empty())
+    {
+        return Value::Sequential(layers.as_slice().into());
+    }
     if !a.keywords.is_empty() || a.opaque_spread || a.packed_spread {
         return Value::Unknown(UnknownReason::Unmodelled);
     }

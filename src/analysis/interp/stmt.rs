@@ -1117,7 +1117,7 @@ fn rank_checked_size_query(e: &Expr, n: usize) -> Option<&Expr> {
 /// tensor each time. Widened to a contiguous tensor of unknown shape that is no tensor in
 /// particular (no origin, so no sizes revealed on one run hold on the next): joins with it
 /// are it again, so the loop settles and its findings hold on every run.
-fn contiguous_any_shape(head: &Value, next: &Value) -> Option<Value> {
+pub(super) fn contiguous_any_shape(head: &Value, next: &Value) -> Option<Value> {
     let single_unshaped = |v: &Value| match v {
         Value::Tensor(TensorVal::Alts(alts)) => match &alts[..] {
             [alt] if alt.layout.is_none() && alt.facts == Default::default() => Some(alt.clone()),
