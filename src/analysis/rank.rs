@@ -978,6 +978,61 @@ fn target_names(t: &Target, out: &mut Vec<String>) {
     }
 }
 
+/// How many times each name is bound in `f` (its parameters once, a binding in a loop
+/// twice: it runs any number of times).
+pub fn binding_counts(f: &crate::ir::Function) -> rustc_hash::FxHashMap<String, usize> {
+    fn walk(stmts: &[Stmt], in_loop: bool, out: &mut rustc_hash::FxHashMap<String, usize>) {
+        let times = if in_loop { 2 } else { 1 };
+        for s in stmts {
+            match s {
+                Stmt::Loop {
+                    target,
+                    body,
+                    orelse,
+                    ..
+                } => {
+                    let mut names = Vec::new();
+                    if let Some(t) = target {
+                        target_names(t, &mut names);
+                    }
+                    names
+                        .into_iter()
+                        .for_each(|n| *out.entry(n).or_default() += 2);
+                    walk(body, true, out);
+                    walk(orelse, in_loop, out);
+                }
+                Stmt::If { body, orelse, .. } => {
+                    walk(body, in_loop, out);
+                    walk(orelse, in_loop, out);
+                }
+                Stmt::With { items, body, .. } => {
+                    let mut names = Vec::new();
+                    items
+                        .iter()
+                        .flat_map(|(_, t)| t)
+                        .for_each(|t| target_names(t, &mut names));
+                    names
+                        .into_iter()
+                        .for_each(|n| *out.entry(n).or_default() += times);
+                    walk(body, in_loop, out);
+                }
+                Stmt::Try { .. } => s.for_each_block(|b| walk(b, in_loop, out)),
+                _ => {
+                    for n in assigned_names(s) {
+                        *out.entry(n).or_default() += times;
+                    }
+                }
+            }
+        }
+    }
+    let mut out: rustc_hash::FxHashMap<String, usize> = Default::default();
+    for p in &f.params {
+        *out.entry(p.name.clone()).or_default() += 1;
+    }
+    walk(&f.body, false, &mut out);
+    out
+}
+
 /// The names a statement binds anywhere inside it.
 fn assigned_names(s: &Stmt) -> Vec<String> {
     let mut out = Vec::new();
@@ -1223,5 +1278,25 @@ mod tests {
         assert_eq!(ranks(src), vec![]);
         let src = "def f(x):\n    y = rearrange(x, 'b ... d -> b d ...')\n    return x.t()\n";
         assert_eq!(ranks(src), vec![("x".into(), vec![None, None])]);
+    }
+}
+
+#[cfg(test)]
+mod binding_count_tests {
+    use super::binding_counts;
+
+    #[test]
+    fn a_binding_in_a_loop_counts_as_many() {
+        let module = crate::frontend::python::parse_python(
+            "def f(dim, heads, n):\n    inner = dim * heads\n    for i in range(n):\n        last = i\n    with open(n) as fh:\n        pass\n    heads = 2\n",
+        )
+        .module;
+        let counts = binding_counts(&module.functions[0]);
+        let count = |n: &str| counts.get(n).copied().unwrap_or(0);
+        assert_eq!(
+            [count("dim"), count("inner"), count("fh"), count("heads")],
+            [1, 1, 1, 2]
+        );
+        assert_eq!([count("i"), count("last")], [2, 2]);
     }
 }

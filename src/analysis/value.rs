@@ -560,6 +560,10 @@ pub struct LambdaVal {
     /// the module it was made in (`module`, the interpreter's module slot).
     pub closed: bool,
     pub module: usize,
+    /// The making frame's variables the body reads, with their values, when each is bound
+    /// once there (see `Interpreter::lambda_captures`): it then runs the same wherever it is
+    /// called in that module (`self.split = lambda t: …` in `__init__`, called in `forward`).
+    pub captured: Option<Arc<[(String, Value)]>>,
 }
 
 #[derive(Debug)]

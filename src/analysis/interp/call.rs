@@ -966,7 +966,8 @@ impl Interpreter<'_> {
         let plain = a.keywords.is_empty() && !a.opaque_spread && !a.packed_spread;
         let ptr: *const LambdaVal = l;
         let here = l.frame != 0 && l.frame == self.frame.id;
-        if !(here || (l.closed && l.module == self.current_module))
+        let anywhere = l.closed || l.captured.is_some();
+        if !(here || (anywhere && l.module == self.current_module))
             || !plain
             || self.lambda_stack.contains(&ptr)
             || !self.burn()
@@ -976,11 +977,14 @@ impl Interpreter<'_> {
         if a.positional.len() != l.params.len() {
             return Value::Unknown(UnknownReason::UnresolvedCall);
         }
-        let saved: Vec<(String, Option<Value>)> = l
-            .params
-            .iter()
-            .map(|p| (p.clone(), env.get(p).cloned()))
-            .collect();
+        // Elsewhere, the variables it closes over are the values it captured.
+        let captured = l.captured.as_deref().filter(|_| !here).unwrap_or_default();
+        let names = captured.iter().map(|(n, _)| n).chain(&l.params);
+        let saved: Vec<(String, Option<Value>)> =
+            names.map(|p| (p.clone(), env.get(p).cloned())).collect();
+        for (n, v) in captured {
+            env.set(n, v.clone());
+        }
         for (p, v) in l.params.iter().zip(a.positional) {
             env.set(p, v);
         }

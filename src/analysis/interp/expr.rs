@@ -781,13 +781,53 @@ impl Interpreter<'_> {
     pub(super) fn lambda_value(&self, params: &[ir::Name], body: &Expr, env: &Env) -> Value {
         let own = |n: &str| params.iter().any(|p| p.as_str() == n);
         let closed = reads_only(body, &|n| own(n) || (n != "self" && env.get(n).is_none()));
+        let captured = match closed {
+            true => None,
+            false => self.lambda_captures(body, &own, env),
+        };
         Value::Lambda(Arc::new(super::super::value::LambdaVal {
             params: params.iter().map(|p| p.to_string()).collect(),
             body: body.clone(),
             frame: self.frame.id,
             closed,
             module: self.current_module,
+            captured,
         }))
+    }
+
+    /// The values of the variables of the running function that a lambda's body reads,
+    /// when each is bound once in that function and not in a loop (a parameter never
+    /// rebound, or one assignment) and already bound here: Python's closure sees that value
+    /// wherever the lambda is called. `None` when the body reads `self` (its attributes may
+    /// change) or another variable.
+    fn lambda_captures(
+        &self,
+        body: &Expr,
+        own: &dyn Fn(&str) -> bool,
+        env: &Env,
+    ) -> Option<Arc<[(String, Value)]>> {
+        let function = self.frame.body_of.as_ref()?;
+        let bound = super::super::rank::binding_counts(function);
+        let read = std::cell::RefCell::new(Vec::new());
+        let known = reads_only(body, &|n| {
+            if !own(n) && bound.contains_key(n) {
+                read.borrow_mut().push(n.to_string());
+            }
+            true
+        });
+        let mut read = read.into_inner();
+        read.sort();
+        read.dedup();
+        if !known || read.is_empty() || read.iter().any(|n| n == "self") {
+            return None;
+        }
+        read.into_iter()
+            .map(|n| {
+                let value = env.get(&n).filter(|_| bound.get(n.as_str()) == Some(&1))?;
+                Some((n, value.clone()))
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(Arc::from)
     }
 
     /// An operand of arithmetic: a name of unknown type that is not a parameter
