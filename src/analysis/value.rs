@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::ir::{Class, Function, Span};
+use crate::ir::{Class, Function, Name, Span};
 use crate::layout::{Assumption, Dim, Layout, Tri};
 use crate::ops::{ModuleSpec, OpError, OpSpec};
 
@@ -420,7 +420,7 @@ pub enum Value {
     Int(Dim),
     Float,
     Bool(Option<bool>),
-    Str(String),
+    Str(Name),
     NoneVal,
     /// Tuples, lists and `torch.Size` (element-wise abstract values).
     Tuple(Vec<Value>),
@@ -432,12 +432,12 @@ pub enum Value {
     /// Used as a size it becomes the symbol of that name; used as a tensor it is a contiguous
     /// tensor only if it is a parameter (assumption 1).
     Named {
-        name: String,
+        name: Name,
         /// For a parameter of the function: the origin its tensor has when it is used as one.
         param: Option<Origin>,
     },
     /// An imported module or name: the dotted path it stands for (`F` → `torch.nn.functional`).
-    Import(String),
+    Import(Name),
     /// An `nn.Module`-like object created by a known constructor, with its bound arguments.
     NnModule(Arc<NnModuleVal>),
     /// An `nn.Sequential` of these layers (rules/helpers.toml `[[container]]`): calling it

@@ -356,9 +356,9 @@ fn to_arg(shapes: &HashMap<Origin, SymLayout>, v: &Value, ty: Option<ParamType>)
         }
         Value::Float => ArgValue::Float(f64::NAN),
         Value::Bool(Some(b)) => ArgValue::Bool(*b),
-        Value::Str(s) => ArgValue::Str(s.clone()),
+        Value::Str(s) => ArgValue::Str(s.to_string()),
         // A torch constant (`torch.channels_last`) by its dotted name.
-        Value::Import(path) => ArgValue::Str(path.clone()),
+        Value::Import(path) => ArgValue::Str(path.to_string()),
         Value::NoneVal => ArgValue::None,
         Value::Tuple(items) => {
             if ty == Some(ParamType::Tensors)
@@ -2139,7 +2139,7 @@ fn from_arg(a: ArgValue<Dim>) -> Value {
         ArgValue::IntList(items) => Value::Tuple(items.into_iter().map(from_arg).collect()),
         ArgValue::Bool(b) => Value::Bool(Some(b)),
         ArgValue::Float(_) => Value::Float,
-        ArgValue::Str(s) => Value::Str(s),
+        ArgValue::Str(s) => Value::Str(s.into()),
         ArgValue::None => Value::NoneVal,
         ArgValue::Tensor(l) => Value::Tensor(match l {
             Some(l) => TensorVal::single(Some(l), None),

@@ -324,7 +324,7 @@ impl Interpreter<'_> {
             } else {
                 text.to_lowercase()
             };
-            return Some(Value::Str(cased));
+            return Some(Value::Str(cased.into()));
         }
         if self.is_unknown_in_place(attr)
             && (recv.is_tensor() || matches!(recv, Value::Named { param: Some(_), .. }))
@@ -871,7 +871,7 @@ impl Interpreter<'_> {
         };
         let spec = self.tables.function(function)?;
         let as_value = |v: &ArgValue<Dim>| match v {
-            ArgValue::Str(s) => Value::Str(s.clone()),
+            ArgValue::Str(s) => Value::Str(s.into()),
             ArgValue::Int(d) => Value::Int(d.clone()),
             _ => Value::Unknown(UnknownReason::Unmodelled),
         };
@@ -1160,7 +1160,7 @@ impl Interpreter<'_> {
                 let size = self.unwrapped_size(recv, span);
                 match size.symbols().as_slice() {
                     [name] if Dim::sym(name) == size => Some(Value::Named {
-                        name: name.clone(),
+                        name: name.into(),
                         param: None,
                     }),
                     _ => None,
@@ -1205,7 +1205,7 @@ impl Interpreter<'_> {
         }
         self.frame.name_hint = None;
         let name = match recv {
-            Value::Named { name, .. } => name.clone(),
+            Value::Named { name, .. } => name.to_string(),
             _ => {
                 let text = self.span_name(span);
                 text.split(".unwrap_or").next().unwrap_or(&text).to_string()
@@ -1351,7 +1351,7 @@ impl Interpreter<'_> {
                     TypeRef::Builtin(n.to_string())
                 }
                 _ => match self.eval(e, env) {
-                    Value::Import(path) => TypeRef::Path(path),
+                    Value::Import(path) => TypeRef::Path(path.to_string()),
                     _ => return None,
                 },
             });
@@ -1411,7 +1411,7 @@ impl Interpreter<'_> {
             }
             // `getattr(nn, "GRU")`: the class `nn.GRU`, as the attribute reads it.
             ("getattr", [Value::Import(path), Value::Str(attr)]) if is_identifier(attr) => {
-                Value::Import(format!("{path}.{attr}"))
+                Value::Import(format!("{path}.{attr}").into())
             }
             ("getattr", [_, Value::Str(_), Value::Int(_)]) => {
                 // The attribute or the default: some size, fixed for the object.

@@ -355,7 +355,7 @@ fn switch_defaults(ctor: &Function) -> Vec<(String, Value, String)> {
                     Value::Bool(Some(*b)),
                     if *b { "True" } else { "False" }.to_string(),
                 ),
-                ExprKind::Str(s) => (Value::Str(s.to_string()), format!("{s:?}")),
+                ExprKind::Str(s) => (Value::Str(s.clone()), format!("{s:?}")),
                 _ => return None,
             };
             Some((p.name.clone(), value, text))

@@ -32,11 +32,11 @@ impl Interpreter<'_> {
         if self.language == Language::Rust && name != "int" {
             // An unbound path root is a crate or a type (`candle_nn::ops::…`,
             // `Tensor::cat`, `D::Minus1`): its dotted path, for the op tables.
-            return Value::Import(name.to_string());
+            return Value::Import(name.into());
         }
         match name {
             // Conventional aliases, used when a file omits its imports (snippets, notebooks).
-            "torch" | "einops" | "math" => Value::Import(name.to_string()),
+            "torch" | "einops" | "math" => Value::Import(name.into()),
             "F" => Value::Import("torch.nn.functional".into()),
             "nn" => Value::Import("torch.nn".into()),
             _ => Value::Unknown(UnknownReason::UnknownObject),
@@ -67,7 +67,7 @@ impl Interpreter<'_> {
             }
             ExprKind::Int(v) => Value::int(*v),
             ExprKind::Float(_) => Value::Float,
-            ExprKind::Str(s) => Value::Str(s.to_string()),
+            ExprKind::Str(s) => Value::Str(s.clone()),
             ExprKind::Bool(b) => Value::Bool(Some(*b)),
             ExprKind::None => Value::NoneVal,
             ExprKind::Ellipsis => Value::Unknown(UnknownReason::Unmodelled),
@@ -435,7 +435,7 @@ impl Interpreter<'_> {
                 None if path == "math" && matches!(attr, "pi" | "e" | "tau" | "inf" | "nan") => {
                     Value::Float
                 }
-                None => Value::Import(format!("{path}.{attr}")),
+                None => Value::Import(format!("{path}.{attr}").into()),
             },
             Value::Instance(obj) => {
                 let own = self
@@ -465,7 +465,7 @@ impl Interpreter<'_> {
                     (None, false) => self.text(value.span).to_string(),
                 };
                 Value::Named {
-                    name: format!("{receiver}.{attr}"),
+                    name: format!("{receiver}.{attr}").into(),
                     param: None,
                 }
             }
@@ -475,7 +475,7 @@ impl Interpreter<'_> {
                     return self.tensor_property(t, attr, span, env);
                 }
                 Value::Named {
-                    name: format!("{name}.{attr}"),
+                    name: format!("{name}.{attr}").into(),
                     param: None,
                 }
             }
@@ -537,7 +537,7 @@ impl Interpreter<'_> {
                 name,
                 param: Some(_),
             } if matches!(index, [ix] if matches!(ix.kind, ExprKind::Int(_))) => Value::Named {
-                name: format!("{name}[{}]", self.text(index[0].span)),
+                name: format!("{name}[{}]", self.text(index[0].span)).into(),
                 param: Some(self.fresh_origin()),
             },
             v @ (Value::Tensor(_) | Value::Named { param: Some(_), .. }) => {
@@ -551,7 +551,7 @@ impl Interpreter<'_> {
                 }
                 match index {
                     [ix] if matches!(ix.kind, ExprKind::Int(_)) => Value::Named {
-                        name: format!("{name}[{}]", self.text(ix.span)),
+                        name: format!("{name}[{}]", self.text(ix.span)).into(),
                         param: None,
                     },
                     _ => Value::Unknown(UnknownReason::Unmodelled),

@@ -865,7 +865,7 @@ impl<'a> Interpreter<'a> {
         let number = p.annotated_int
             || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::Int(_)));
         Value::Named {
-            name: p.name.clone(),
+            name: p.name.as_str().into(),
             param: (!number).then(|| self.fresh_origin()),
         }
     }
@@ -1238,7 +1238,7 @@ fn literal_default(default: Option<&crate::ir::Expr>) -> Value {
         ExprKind::None => Value::NoneVal,
         ExprKind::Bool(b) => Value::Bool(Some(*b)),
         ExprKind::Float(_) => Value::Float,
-        ExprKind::Str(s) => Value::Str(s.to_string()),
+        ExprKind::Str(s) => Value::Str(s.clone()),
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             let vals: Vec<Value> = items.iter().map(|e| literal_default(Some(e))).collect();
             if vals.iter().any(|v| matches!(v, Value::Unknown(_))) {

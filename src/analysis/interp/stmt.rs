@@ -105,7 +105,7 @@ impl Interpreter<'_> {
         };
         match value? {
             Value::Int(d) => d.as_symbol().map(str::to_string),
-            Value::Named { name, .. } => Some(name.clone()),
+            Value::Named { name, .. } => Some(name.to_string()),
             _ => None,
         }
     }
@@ -400,7 +400,7 @@ impl Interpreter<'_> {
             Stmt::Raise { .. } => None,
             Stmt::Import { module, alias, .. } => {
                 let (name, path) = import_binding(module, alias.as_deref());
-                env.set(&name, Value::Import(self.absolute_import(path)));
+                env.set(&name, Value::Import(self.absolute_import(path).into()));
                 Some(env)
             }
             Stmt::FunctionDef(f) => {
@@ -981,7 +981,7 @@ impl Interpreter<'_> {
             (Value::Named { name, param }, None) => {
                 for (i, t) in items.iter().enumerate() {
                     let elem = Value::Named {
-                        name: format!("{name}[{i}]"),
+                        name: format!("{name}[{i}]").into(),
                         param: param.map(|_| self.fresh_origin()),
                     };
                     self.assign(t, elem, env);
