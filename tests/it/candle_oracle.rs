@@ -563,6 +563,12 @@ mod candle_partial_rotary;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_cache_paths.rs"]
 mod candle_cache_paths;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_attention_output.rs"]
+mod candle_attention_output;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_channels_tokens.rs"]
+mod candle_channels_tokens;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -1179,4 +1185,61 @@ fn cache_paths_fixture_markers_fail_in_candle() {
         RopedAttention::new(None, heads, head_dim).forward(&xs),
         "without the rotary",
     );
+}
+
+/// `candle_attention_output.rs`: the attention runs for a prompt and for one decoding
+/// step; the heads it merges, `(b, h, q_len, n)` transposed to `(b, q_len, h, n)`, are
+/// copied by `reshape` for a prompt and viewed for one token (q_len = 1), the condition
+/// the finding states.
+#[test]
+fn attention_output_fixture_runs_and_its_reshape_copies_for_a_prompt() {
+    use candle_attention_output::*;
+    let (b, heads, head_dim) = (2, 3, 4);
+    let hidden = heads * head_dim;
+    let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+    let mut attention = Attention::new(hidden, heads, vb).expect("Attention::new");
+    for (q_len, past) in [(5, 0), (1, 5)] {
+        let xs = input(&[b, q_len, hidden]);
+        let kv = input(&[b, heads, q_len, head_dim]);
+        let y = attention.forward(&xs, &kv, &kv, None).expect("forward");
+        assert_eq!(y.dims(), &[b, q_len, hidden]);
+        let kv_all = input(&[b, heads, past + q_len, head_dim]);
+        attention
+            .forward_contiguous(&xs, &kv_all, &kv_all)
+            .expect("forward_contiguous");
+        let merged = input(&[b, heads, q_len, head_dim]).transpose(1, 2).unwrap();
+        let reshaped = merged.reshape((b, q_len, hidden)).unwrap();
+        assert_eq!(
+            shares_storage(&merged, &reshaped),
+            q_len == 1,
+            "q_len {q_len}: the reshape copies exactly when q_len >= 2"
+        );
+    }
+    attention.clear_kv_cache();
+}
+
+/// `candle_channels_tokens.rs`: every function runs and gives the map back; the token
+/// tensor permuted back to (b, c, h·w) is not contiguous, so its reshape copies.
+#[test]
+fn channels_tokens_fixture_runs_and_its_reshapes_copy() {
+    use candle_channels_tokens::*;
+    let (b, c, h, w, hidden) = (2, 3, 4, 5, 6);
+    let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+    let ffn = MixFfn::new(c, hidden, vb).expect("MixFfn::new");
+    let x = input(&[b, c, h, w]);
+    assert_eq!(
+        ffn.norm_tokens(&x).expect("norm_tokens").dims(),
+        &[b, c, h, w]
+    );
+    assert_eq!(ffn.forward(&x).expect("forward").dims(), &[b, hidden, h, w]);
+    let tokens = input(&[b, h * w, c]);
+    let restored = ffn
+        .restore(&tokens, &input(&[b, hidden, h, w]))
+        .expect("restore");
+    assert_eq!(restored.dims(), &[b, hidden, h, w]);
+    ffn.forward_contiguous(&x).expect("forward_contiguous");
+    let back = input(&[b, h * w, hidden]).permute((0, 2, 1)).unwrap();
+    assert!(!back.is_contiguous());
+    let map = back.reshape((b, hidden, h, w)).unwrap();
+    assert!(!shares_storage(&back, &map), "the reshape copied");
 }

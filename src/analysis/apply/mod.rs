@@ -708,7 +708,7 @@ fn apply_to_unknown_input(ctx: &mut ApplyCtx, call: &OpCall) -> Value {
     let why = input_unknown_reason(call.input());
     ctx.record_with(spec, span, call.nspan, vec![unknown], Some(why));
     let args = call.method_args();
-    if let Some(v) = partial_product(ctx, spec, None, args.first(), span, &call.what) {
+    if let Some(v) = partial_product(ctx, call, None) {
         return v;
     }
     // The dataflow goes on through a tensor of unknown layout.
@@ -919,7 +919,7 @@ fn layout_result(
     let unknown = matches!(applied.result, OpResult::Unknown | OpResult::UnknownTensor);
     let layout = input.layout.as_ref();
     let partial = unknown
-        .then(|| partial_product(ctx, spec, layout, args.first(), span, what))
+        .then(|| partial_product(ctx, call, layout))
         .flatten();
     let partial = partial.or_else(|| {
         unknown
@@ -1318,24 +1318,15 @@ fn pieces_of_unknown_count(
     Some(Value::Repeated(Arc::new(item)))
 }
 
-/// `a @ b` (`matmul`, `bmm`) where one operand's shape is unknown and the other's is known
-/// with batch dims: a new contiguous tensor whose batch dims are the known operand's and
-/// whose one unknown size is a fresh symbol. `bmm` takes 3-d operands only, so that holds
-/// outright; for `matmul` it holds if the unknown operand has no more dims than the known
-/// one (an extra leading dim would add one), which the chain step states.
-fn partial_product(
-    ctx: &mut ApplyCtx,
-    spec: &OpSpec,
-    input: Option<&SymLayout>,
-    other: Option<&Value>,
-    span: Span,
-    what: &str,
-) -> Option<Value> {
-    if spec.semantics != ops::Semantics::Torch || !matches!(spec.kind, OpKind::Matmul | OpKind::Bmm)
-    {
+/// `a @ b` (`matmul`, `bmm`) where one operand's shape is unknown and the other's is known:
+/// a new contiguous tensor whose sizes the known operand gives, each other size a fresh
+/// symbol (see [`torch_partial_shape`] and [`candle_partial_shape`]).
+fn partial_product(ctx: &mut ApplyCtx, call: &OpCall, input: Option<&SymLayout>) -> Option<Value> {
+    let (spec, span) = (call.spec, call.span);
+    if !matches!(spec.kind, OpKind::Matmul | OpKind::Bmm) {
         return None;
     }
-    let other = match other? {
+    let other = match call.method_args().first()? {
         Value::Tensor(TensorVal::Alts(alts)) if alts.len() == 1 => ctx.resolve(&alts[0]).layout,
         _ => None,
     };
@@ -1349,6 +1340,64 @@ fn partial_product(
         (None, Some(r)) => (r, false),
         _ => return None,
     };
+    let base = ctx
+        .text(span)
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .find(|s| !s.is_empty())
+        .unwrap_or("t")
+        .to_string();
+    let (shape, note) = match spec.semantics {
+        ops::Semantics::Torch => torch_partial_shape(ctx, spec, known, known_is_left, &base)?,
+        ops::Semantics::Candle => {
+            let unknown = unknown_operand_name(ctx, call, known_is_left).unwrap_or(base);
+            (
+                candle_partial_shape(ctx, known, known_is_left, &unknown)?,
+                "",
+            )
+        }
+    };
+    let layout = SymLayout::contiguous(shape);
+    let step = Step::fresh(
+        span,
+        format!("{}{note}", call.what),
+        Some(layout.clone()),
+        ctx.context.clone(),
+    );
+    Some(Value::Tensor(TensorVal::single(
+        Some(layout),
+        Some(Arc::new(step)),
+    )))
+}
+
+/// The unknown operand of a method call `a.matmul(&b)` as written, when it is a plain path
+/// (`value_states`, `self.v`): the argument when the receiver is the known one, else the
+/// receiver. The fresh sizes of the product are named after it.
+fn unknown_operand_name(ctx: &ApplyCtx, call: &OpCall, known_is_left: bool) -> Option<String> {
+    let (span, nspan) = (call.span, call.nspan);
+    if call.recv.is_none() || nspan.start <= span.start {
+        return None;
+    }
+    let text = if known_is_left {
+        ctx.text(Span::new(nspan.end as usize, span.end as usize))
+    } else {
+        ctx.text(Span::new(span.start as usize, nspan.start as usize))
+    };
+    let name = text.trim_matches(|c: char| "(&)?.".contains(c) || c.is_whitespace());
+    let plain = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    (!name.is_empty() && name.chars().all(plain)).then(|| name.to_string())
+}
+
+/// torch's product of a known operand with batch dims: its batch dims, the known matrix
+/// size and one fresh size. `bmm` takes 3-d operands only, so that holds outright; for
+/// `matmul` it holds if the unknown operand has no more dims than the known one (an extra
+/// leading dim would add one), which the returned note states.
+fn torch_partial_shape(
+    ctx: &mut ApplyCtx,
+    spec: &OpSpec,
+    known: &SymLayout,
+    known_is_left: bool,
+    base: &str,
+) -> Option<(Vec<Dim>, &'static str)> {
     let rank = known.rank();
     let ok_rank = match spec.kind {
         OpKind::Bmm => rank == 3,
@@ -1365,13 +1414,53 @@ fn partial_product(
     {
         return None;
     }
-    let base = ctx
-        .text(span)
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .find(|s| !s.is_empty())
-        .unwrap_or("t")
-        .to_string();
-    let mut shape: Vec<Dim> = known.shape[..rank - 2].to_vec();
+    let shape = matrix_sizes(
+        ctx,
+        known,
+        known_is_left,
+        base,
+        known.shape[..rank - 2].to_vec(),
+    );
+    let note = match spec.kind {
+        OpKind::Bmm => "",
+        _ => " (assuming its operand of unknown shape has no more dims than the other)",
+    };
+    Some((shape, note))
+}
+
+/// candle's `matmul` (no broadcasting: both operands of one rank, spec §10.3) gives
+/// `[lhs batch dims…, m, n]`: a known lhs fixes all but `n`; a known rhs fixes the rank and
+/// `n` (the lhs's batch dims need only have the same product, so they are fresh sizes).
+fn candle_partial_shape(
+    ctx: &mut ApplyCtx,
+    known: &SymLayout,
+    known_is_left: bool,
+    base: &str,
+) -> Option<Vec<Dim>> {
+    let rank = known.rank();
+    if rank < 2 {
+        return None;
+    }
+    let batch = if known_is_left {
+        known.shape[..rank - 2].to_vec()
+    } else {
+        (0..rank - 2)
+            .map(|i| ctx.root.mint(&format!("{base}.shape[{i}]")))
+            .collect()
+    };
+    Some(matrix_sizes(ctx, known, known_is_left, base, batch))
+}
+
+/// `batch` followed by the product's matrix sizes: the known operand's (`m` of a lhs, `n` of
+/// a rhs) and a fresh size for the other's.
+fn matrix_sizes(
+    ctx: &mut ApplyCtx,
+    known: &SymLayout,
+    known_is_left: bool,
+    base: &str,
+    mut shape: Vec<Dim>,
+) -> Vec<Dim> {
+    let rank = known.rank();
     if known_is_left {
         shape.push(known.shape[rank - 2].clone());
         shape.push(ctx.root.mint(&format!("{base}.shape[-1]")));
@@ -1379,21 +1468,7 @@ fn partial_product(
         shape.push(ctx.root.mint(&format!("{base}.shape[-2]")));
         shape.push(known.shape[rank - 1].clone());
     }
-    let layout = SymLayout::contiguous(shape);
-    let note = match spec.kind {
-        OpKind::Bmm => String::new(),
-        _ => " (assuming its operand of unknown shape has no more dims than the other)".into(),
-    };
-    let step = Step::fresh(
-        span,
-        format!("{what}{note}"),
-        Some(layout.clone()),
-        ctx.context.clone(),
-    );
-    Some(Value::Tensor(TensorVal::single(
-        Some(layout),
-        Some(Arc::new(step)),
-    )))
+    shape
 }
 
 /// The tensor operands (besides the input) the last outcome recorded.
@@ -1651,13 +1726,14 @@ fn materialize_from_op(
     Some(layout)
 }
 
-/// The rank an op's arguments alone require of its input (`permute(0, 2, 1, 3)`: 4).
+/// The rank an op's arguments alone require of its input (`permute(0, 2, 1, 3)`, candle's
+/// `permute((0, 2, 1, 3))`: 4).
 fn rank_fixed_by_op(
     spec: &OpSpec,
     positional: &[ArgValue<Dim>],
     keywords: &[(String, ArgValue<Dim>)],
 ) -> Option<usize> {
-    if spec.semantics != ops::Semantics::Torch || spec.kind != OpKind::Permute {
+    if spec.kind != OpKind::Permute {
         return None;
     }
     match (positional, keywords) {

@@ -81,7 +81,8 @@ pub(super) fn decide(
     }
     let mut solved: Vec<Assumption> = Vec::new();
     let harder = match t.result {
-        OpResult::Unknown => decide_harder(ctx, spec, bound, &mut solved),
+        OpResult::Unknown => decide_harder(ctx, spec, bound, &mut solved)
+            .or_else(|| candle_copy_whatever_the_target(ctx, spec, bound)),
         _ => None,
     };
     let (transfer, target, mut assumptions) = match harder {
@@ -649,6 +650,28 @@ fn decide_by_block_count(
     } else {
         ops::Transfer::unknown_tensor().with_copy(Tri::Yes, input.numel())
     })
+}
+
+/// candle's `reshape` of a tensor that is not contiguous copies whatever the target (spec
+/// §10.2): where the analysis cannot compare the element counts (`(b, c, h, w)` of a
+/// `(b, h·w, c)` input whose sizes are other names), it is a copy if the counts match —
+/// with any other count the call fails.
+fn candle_copy_whatever_the_target(
+    ctx: &ApplyCtx,
+    spec: &OpSpec,
+    bound: &ops::BoundArgs<Dim>,
+) -> Option<HarderDecision> {
+    if spec.semantics != ops::Semantics::Candle || spec.kind != OpKind::Reshape {
+        return None;
+    }
+    let input = bound.get("input").and_then(ArgValue::as_layout)?;
+    let d = Decider::new(&ctx.facts.assumptions);
+    if !crate::layout::candle_is_contiguous(input, &d).is_no() {
+        return None;
+    }
+    d.record(Assumption::ElementCountMatches);
+    let copy = ops::Transfer::unknown_tensor().with_copy(Tri::Yes, input.numel());
+    Some((copy, d.used(), None))
 }
 
 /// The one target size of a view/reshape that shares no symbol with the input's shape

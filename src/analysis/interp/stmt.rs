@@ -844,26 +844,30 @@ impl Interpreter<'_> {
         value: &Expr,
         env: &mut Env,
     ) -> Option<Env> {
-        let [Target::Tuple(items, _)] = targets else {
-            return None;
-        };
-        let recv = match self.language {
-            Language::Python => size_query_receiver(value)?,
-            Language::Rust => rank_checked_size_query(value, items.len())?,
+        let (recv, names) = match (self.language, targets) {
+            (Language::Python, [Target::Tuple(items, _)]) => {
+                (size_query_receiver(value)?, target_names_of(items)?)
+            }
+            (Language::Rust, [Target::Tuple(items, _)]) => {
+                let (recv, rank) = rank_checked_size_query(value)?;
+                (rank == items.len()).then_some(())?;
+                (recv, target_names_of(items)?)
+            }
+            // `let shape = x.dims4()?`: the rank, and the tuple held as one value.
+            (Language::Rust, [Target::Name(..)]) => {
+                let (recv, rank) = rank_checked_size_query(value)?;
+                (recv, vec!["_"; rank])
+            }
+            _ => return None,
         };
         let ExprKind::Name(var) = &recv.kind else {
             return None;
         };
-        let names: Vec<&str> = items
-            .iter()
-            .map(|t| match t {
-                Target::Name(n, _) => Some(n.as_str()),
-                _ => None,
-            })
-            .collect::<Option<_>>()?;
         let current = self.lookup(var, env);
-        if let Some(out) = self.unpack_packed_shape(var, &current, items, &names, env) {
-            return Some(out);
+        if let [Target::Tuple(items, _)] = targets {
+            if let Some(out) = self.unpack_packed_shape(var, &current, items, &names, env) {
+                return Some(out);
+            }
         }
         let (origin, prev) = match &current {
             Value::Named {
@@ -912,8 +916,18 @@ impl Interpreter<'_> {
         alt.origin = origin;
         env.set(var, Value::Tensor(TensorVal::Alts(vec![alt])));
         let mut out = env.clone();
-        for (t, d) in items.iter().zip(shape) {
-            self.assign(t, Value::Int(d), &mut out);
+        match targets {
+            [Target::Tuple(items, _)] => {
+                for (t, d) in items.iter().zip(shape) {
+                    self.assign(t, Value::Int(d), &mut out);
+                }
+            }
+            [t] => self.assign(
+                t,
+                Value::Tuple(shape.into_iter().map(Value::Int).collect()),
+                &mut out,
+            ),
+            _ => {}
         }
         Some(out)
     }
@@ -1100,8 +1114,9 @@ pub(super) fn size_query_receiver(e: &Expr) -> Option<&Expr> {
 }
 
 /// Rust's rank-checked size queries whose tuple result names every size: candle's
-/// `x.dims3()?` and tch-rs's `x.size3()` (for `n` targets, `dims{n}` / `size{n}`) → `x`.
-fn rank_checked_size_query(e: &Expr, n: usize) -> Option<&Expr> {
+/// `x.dims3()?` (also on its shape, `x.shape().dims3()?`) and tch-rs's `x.size3()` → `x`
+/// and the rank they check.
+fn rank_checked_size_query(e: &Expr) -> Option<(&Expr, usize)> {
     let (func, args) = e.kind.as_call()?;
     let ExprKind::Attr { value, attr } = &func.kind else {
         return None;
@@ -1109,7 +1124,23 @@ fn rank_checked_size_query(e: &Expr, n: usize) -> Option<&Expr> {
     let rank = attr
         .strip_prefix("dims")
         .or_else(|| attr.strip_prefix("size"))?;
-    (args.is_empty() && rank.parse::<usize>().ok() == Some(n)).then_some(&**value)
+    let rank = rank.parse::<usize>().ok().filter(|_| args.is_empty())?;
+    let tensor = match value.kind.as_call().map(|(f, args)| (&f.kind, args)) {
+        Some((ExprKind::Attr { value: t, attr }, [])) if attr == "shape" => &**t,
+        _ => &**value,
+    };
+    Some((tensor, rank))
+}
+
+/// The names of a tuple target's items, when each is a plain name.
+fn target_names_of(items: &[Target]) -> Option<Vec<&str>> {
+    items
+        .iter()
+        .map(|t| match t {
+            Target::Name(n, _) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A tensor a loop makes afresh each time it runs (`x = block(x)` through convolutions):
