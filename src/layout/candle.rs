@@ -287,6 +287,8 @@ pub fn candle_narrow<S: Size>(
     if dec.lt(size, &start.add(len)) == Tri::Yes {
         return Err(fail("start + len > dim_len"));
     }
+    dec.learn_upper_bound(start, size);
+    dec.learn_upper_bound(&start.add(len), size);
     let mut out = layout.clone();
     out.offset = layout.offset.add(&start.mul(&layout.strides[d]));
     out.shape[d] = len.clone();

@@ -772,11 +772,25 @@ impl Dim {
     /// The sign of `self` (a difference) with each symbol the assumptions bound from above
     /// (`s ≤ n`) written `n - σ`, `σ` a slack `≥ 0` (an opaque size, which the floor of
     /// named sizes never raises): for every value of the symbols with `s ≤ n` the two are
-    /// equal, so a sign that holds for every `σ ≥ 0` holds for them. `None` when no bound
+    /// equal, so a sign that holds for every `σ ≥ 0` holds for them. A symbol bound twice
+    /// (`narrow(d, 0, r)` then `narrow(d, r, r)`: `r ≤ n`, `r ≤ n/2`) is written with its
+    /// first bound, then, if that leaves the sign open, with its last. `None` when no bound
     /// applies or the sign is still open.
     fn compare_within_bounds(&self, assumptions: &Assumptions) -> Option<Comparison> {
+        let bounds = &assumptions.upper_bounds;
+        self.compare_with_bounds(bounds.iter(), assumptions)
+            .or_else(|| self.compare_with_bounds(bounds.iter().rev(), assumptions))
+    }
+
+    /// [`Dim::compare_within_bounds`] with the bounds taken in the order given, the first
+    /// one of each symbol applied.
+    fn compare_with_bounds<'b>(
+        &self,
+        bounds: impl Iterator<Item = &'b (String, Dim)>,
+        assumptions: &Assumptions,
+    ) -> Option<Comparison> {
         let mut relaxed = self.clone();
-        for (symbol, bound) in &assumptions.upper_bounds {
+        for (symbol, bound) in bounds {
             if !relaxed.symbols().iter().any(|s| s == symbol) || bound.symbols().contains(symbol) {
                 continue;
             }

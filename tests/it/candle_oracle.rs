@@ -569,6 +569,9 @@ mod candle_attention_output;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_channels_tokens.rs"]
 mod candle_channels_tokens;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_rotary_halves.rs"]
+mod candle_rotary_halves;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -1242,4 +1245,21 @@ fn channels_tokens_fixture_runs_and_its_reshapes_copy() {
     assert!(!back.is_contiguous());
     let map = back.reshape((b, hidden, h, w)).unwrap();
     assert!(!shares_storage(&back, &map), "the reshape copied");
+}
+
+/// `candle_rotary_halves.rs`: both functions run on a head twice the rotated width; the
+/// rotated part, narrowed out of the head, is not contiguous and its reshape copies.
+#[test]
+fn rotary_halves_fixture_runs_and_its_narrowed_part_is_copied() {
+    use candle_rotary_halves::*;
+    let (s, b, np, rot_dim) = (3, 2, 2, 4);
+    let xs = input(&[s, b, np, 2 * rot_dim]);
+    let cache = input(&[s, rot_dim / 2, 2]);
+    let out = rotate_pairs(&xs, &cache).expect("rotate_pairs");
+    assert_eq!(out.dims(), &[s, b, np, 2 * rot_dim]);
+    rotate_pairs_contiguous(&xs, &cache).expect("rotate_pairs_contiguous");
+    let xs_rot = xs.narrow(3, 0, rot_dim).unwrap();
+    assert!(!xs_rot.is_contiguous());
+    let pairs = xs_rot.reshape((s, b, np, rot_dim / 2, 2)).unwrap();
+    assert!(!shares_storage(&xs_rot, &pairs), "the reshape copied");
 }

@@ -1053,6 +1053,8 @@ impl<'a> Interpreter<'a> {
                 .iter()
                 .find(|s| {
                     same_params(&s.args, args)
+                        && !(self.language == Language::Rust
+                            && sizes_made_up_for_unknown_args(args, &s.result))
                         && match (&s.attrs_in, attrs_in) {
                             (None, None) => true,
                             (Some(a), Some(b)) => same_bindings(a, b),
@@ -1292,6 +1294,26 @@ fn learned_about_args(callee: &Frame, params: &[(String, Value)]) -> Vec<(String
         .filter(|(name, _)| arg_symbols.contains(name))
         .cloned()
         .collect()
+}
+
+/// Does a call's result hold layouts although some of its arguments are values the
+/// analysis lost? Then the callee named the lost tensors' sizes itself (`let (t, h, d) =
+/// xs.dims3()?`), and another call with other lost tensors (a query, then a key) must not
+/// get the same names: equal unknowns are not equal tensors. (Asked of Rust code only for
+/// now: Python's findings would change, which needs its own measurement on that corpus.)
+fn sizes_made_up_for_unknown_args(args: &[(String, Value)], result: &Value) -> bool {
+    let unknown =
+        |v: &Value| matches!(v, Value::Unknown(_) | Value::Tensor(TensorVal::Unknown(..)));
+    args.iter().any(|(_, v)| unknown(v)) && holds_layout(result)
+}
+
+/// A tensor of known layout, or a tuple holding one.
+fn holds_layout(v: &Value) -> bool {
+    match v {
+        Value::Tensor(TensorVal::Alts(alts)) => alts.iter().any(|a| a.layout.is_some()),
+        Value::Tuple(items) => items.iter().any(holds_layout),
+        _ => false,
+    }
 }
 
 fn same_params(a: &[(String, Value)], b: &[(String, Value)]) -> bool {

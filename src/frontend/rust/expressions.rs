@@ -231,6 +231,10 @@ impl Lowerer {
     }
 
     fn call(&mut self, call: &syn::ExprCall) -> Expr {
+        if is_empty_vec_constructor(&call.func) {
+            // An empty list, as `vec![]` is: a capacity holds no item.
+            return Expr::new(ExprKind::List(Box::default()), self.span_of(call));
+        }
         let func = self.expr(&call.func);
         let args = self.arguments(&call.args);
         let span = join(func.span, self.span(call.paren_token.span.close()));
@@ -654,4 +658,22 @@ pub(super) fn contains_let(cond: &SynExpr) -> bool {
         SynExpr::Group(inner) => contains_let(&inner.expr),
         _ => false,
     }
+}
+
+/// `Vec::new` / `Vec::with_capacity`, the constructors of an empty `Vec` (model code fills
+/// the list of its layers with `push` in a loop).
+fn is_empty_vec_constructor(func: &SynExpr) -> bool {
+    let SynExpr::Path(path) = func else {
+        return false;
+    };
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    path.qself.is_none()
+        && names.len() == 2
+        && names[0] == "Vec"
+        && ["new", "with_capacity"].contains(&names[1].as_str())
 }
