@@ -25,9 +25,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Floors: a little below what the binary measures today (of 76 mutations some backend
-/// rejects, 55 found at the rejecting line, 47 of them naming exactly the rejecting
-/// backends — 52 and 44 before `x.is_none()` named its path, candle's broadcasting ops took
+/// Floors: what the binary measures today (of 76 mutations some backend rejects, 56 found
+/// at the rejecting line, 48 of them naming exactly the rejecting backends — 55 and 47
+/// before candle's matmul took its shape from one known operand; 52 and 44 before `x.is_none()` named its path, candle's broadcasting ops took
 /// their first operand's shape past an unknown one, a same-shape op its known operand's,
 /// and fields of a declared struct type (`blocks: Vec<Block>`) and `for (i, b) in
 /// xs.iter().enumerate()` were followed; 47 and 39 before a struct of the file built by its named constructor
@@ -38,14 +38,17 @@ use serde_json::Value;
 /// operand that decides alone and the methods of optional layers were followed; 9 and 6
 /// before the layers held in struct fields were followed; 1 SL005 alarm at a line every
 /// backend accepted — rwkv_v6.rs:134, at sizes RWKV never runs (the `get` row now copies,
-/// which removed blip.rs:156); the 2 true alarms are chatglm.rs:150,179; SL002 TP 23, FP 0
-/// of 81 copying reshape-family sites (22, and 18 before) — the 6 `get` copies of blip.rs:153-155
+/// which removed blip.rs:156); the 2 true alarms are chatglm.rs:150,179; SL002 TP 52, FP 0
+/// of 81 copying reshape-family sites (48 before candle's `narrow` taught its bounds and a
+/// call on lost arguments stopped sharing its sizes; 23 before the matmul of one known
+/// operand, `x.shape().dims4()?`, candle's `permute` rank and the reshape that copies
+/// whatever its target; 22, and 18 before) — the 6 `get` copies of blip.rs:153-155
 /// and modernbert.rs:126-128 among them: precision 1.0). Raise them as the analysis
 /// improves.
-const MIN_MUTATIONS_FOUND: usize = 55;
-const MIN_MUTATIONS_FOUND_WITH_BACKENDS: usize = 47;
+const MIN_MUTATIONS_FOUND: usize = 56;
+const MIN_MUTATIONS_FOUND_WITH_BACKENDS: usize = 48;
 const MAX_FALSE_ALARMS: usize = 1;
-const SL002_MIN_TRUE_POSITIVES: usize = 23;
+const SL002_MIN_TRUE_POSITIVES: usize = 52;
 const SL002_MIN_PRECISION: f64 = 0.95;
 
 const BACKENDS: [&str; 4] = ["cpu", "mkl", "cuda", "metal"];
