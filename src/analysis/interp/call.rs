@@ -91,16 +91,17 @@ impl Interpreter<'_> {
         let mut out = CallArgs::positional(Vec::new());
         let mut positional_spread = false;
         // The positional arguments with each spread list of layers kept as one item (see
-        // `CallArgs::layers_spread`); `None` once a spread is anything else.
-        let mut with_layers: Option<Vec<Value>> = Some(Vec::new());
-        let mut spread_layers = false;
+        // `CallArgs::layers_spread`), made at the first such spread; `spoiled` once a spread
+        // is anything else.
+        let mut with_layers: Option<Vec<Value>> = None;
+        let mut spoiled = false;
         for a in args {
             let v = self.eval(a.value(), env);
             if a.is_double_star() {
                 // An empty `**kwargs` (see `variadics_get_nothing`) passes nothing.
                 let empty = matches!(&v, Value::Tuple(items) if items.is_empty());
                 out.opaque_spread |= !empty;
-                with_layers = with_layers.filter(|_| empty);
+                spoiled |= !empty;
             } else if a.is_star() {
                 match v {
                     Value::Tuple(items) => {
@@ -115,9 +116,9 @@ impl Interpreter<'_> {
                         positional_spread = true;
                         let layers = matches!(&v, Value::Repeated(_))
                             && super::super::value::is_layer_like(&v);
-                        spread_layers |= layers;
-                        with_layers = with_layers.filter(|_| layers);
-                        if let Some(w) = with_layers.as_mut() {
+                        spoiled |= !layers;
+                        if layers && !spoiled {
+                            let w = with_layers.get_or_insert_with(|| out.positional.clone());
                             w.push(v);
                         }
                     }
@@ -132,7 +133,7 @@ impl Interpreter<'_> {
             }
         }
         out.keyword_spread_only = out.opaque_spread && !positional_spread;
-        out.layers_spread = with_layers.filter(|_| spread_layers);
+        out.layers_spread = with_layers.filter(|_| !spoiled);
         out
     }
 
