@@ -79,6 +79,66 @@ def named_backends(finding):
     return set()
 
 
+CONDITION = "holds for all sizes with "
+AT_LEAST_2 = re.compile(r"(?:^|, )([^,]+?) ≥ 2(?=,|$)")
+
+
+def needs_two(finding):
+    """The sizes a finding's condition note says must be >= 2 ("holds for all sizes with
+    b ≥ 2, t ≥ 2, ..."), as the names it prints."""
+    for n in finding.get("notes") or []:
+        if n.startswith(CONDITION):
+            return {m.group(1) for m in AT_LEAST_2.finditer(n[len(CONDITION):])}
+    return set()
+
+
+def subject_arg(finding, recs):
+    """The logged argument (its name in the log) that is the finding's subject: the operand
+    whose note prints the subject's shape under that name (`lhs (5, b·t, ...)`), or None
+    when the notes name no logged argument, or more than one, with that shape."""
+    shape = (finding.get("subject") or {}).get("shape")
+    if not shape or not recs:
+        return None
+    text = "(" + ", ".join(shape) + ")"
+    names = {a["n"] for r in recs for a in r["args"]}
+    hit = {n for n in names for note in finding.get("notes") or [] if note.startswith(f"{n} {text}")}
+    return hit.pop() if len(hit) == 1 else None
+
+
+def outside_size_condition(finding, recs):
+    """Why the logged runs of a finding's site lie outside the condition it states, or None.
+
+    A SL005/SL006 finding holds for named sizes >= 2 (its note "holds for all sizes with
+    b ≥ 2, t ≥ 2, ..."). `recs` are the logged calls of the finding's op on its lines. When
+    they come from one call site, the logged operand that the notes print as the subject has
+    the subject's rank, and in every run some subject dim whose printed size is a name the
+    condition needs >= 2, or a product of such names (`b·t`), had size 1 or 0, then every run
+    broke the condition: a product of sizes that is 1 has every factor 1, one that is 0 a
+    factor 0. Such runs are no evidence against the finding (nor for it). Anything the log
+    cannot decide exactly (two sites, no operand named as the subject, a dim printed as a
+    quotient or with a constant, a product of 2 or more) leaves the finding where it was."""
+    need = needs_two(finding)
+    subject = (finding.get("subject") or {}).get("shape") or []
+    if not need or not recs or len({r["site"] for r in recs}) != 1:
+        return None
+    arg = subject_arg(finding, recs)
+    if arg is None:
+        return None
+    dims = [i for i, e in enumerate(subject) if all(x in need for x in e.split("\u00b7"))]
+    seen = set()
+    for r in recs:
+        shape = next((a["shape"] for a in r["args"] if a["n"] == arg), None)
+        if shape is None or len(shape) != len(subject):
+            return None
+        small = [i for i in dims if shape[i] <= 1]
+        if not small:
+            return None
+        seen.add((small[0], tuple(shape)))
+    i, shape = min(seen)
+    return "dim %d (%s) of %s had size %d in every run (%d runs, e.g. %s)" % (
+        i, subject[i], arg, shape[i], len(recs), list(shape))
+
+
 def lint(binary, paths):
     r = subprocess.run([binary, "check", *paths, "--no-cache", "--output-format", "json"],
                        capture_output=True, text=True)
@@ -142,6 +202,7 @@ def main():
     base_err = collections.defaultdict(set)  # model -> {(site, op, backend)}
     base_silent = collections.defaultdict(set)  # model -> {(site, op)} metal computes wrong values
     line_verdicts = collections.defaultdict(lambda: {"n": 0, "rej": set(), "ops": set()})
+    line_records = collections.defaultdict(list)  # (file, line) -> contract-op records there
     reshape_sites = {}  # (file, line, col) -> [executed, copied, op]
     base_copies = collections.defaultdict(set)  # model -> reshape-family sites that copied
     for m, recs in base.items():
@@ -172,6 +233,7 @@ def main():
                 lv["n"] += 1
                 lv["ops"].add(op)
                 lv["rej"] |= {b for b in BACKENDS if r["v"][b] == "err"}
+                line_records[(f, ln)].append(r)
             outer = r["outer"]
             if is_reshape_record(r):
                 if r.get("copied"):
@@ -196,15 +258,22 @@ def main():
         lines = [(f["rel"], ln) for ln in range(f["location"]["row"], f["end_location"]["row"] + 1)]
         ex = [line_verdicts[k] for k in lines if k in line_verdicts]
         named = named_backends(f)
+        why = ""
         if not ex:
             kind = "unexecuted"
             rej = set()
         else:
             rej = set().union(*(e["rej"] for e in ex))
             kind = "true" if rej else "false"
+            if kind == "false":
+                op = (f.get("subject") or {}).get("op")
+                recs = [r for k in lines for r in line_records.get(k, []) if r["op"] == op]
+                why = outside_size_condition(f, recs) or ""
+                if why:
+                    kind = "outside"
         alarms.append({"file": f["rel"], "line": f["location"]["row"], "code": f["code"], "kind": kind,
                        "rejected": "+".join(b for b in BACKENDS if b in rej),
-                       "named": "+".join(b for b in BACKENDS if b in named)})
+                       "named": "+".join(b for b in BACKENDS if b in named), "why": why})
     alarms.sort(key=lambda x: (x["file"], x["line"], x["code"]))
     # lines some backend rejects in the unmodified runs, found or not
     base_rejected_lines = sorted(k for k, v in line_verdicts.items() if v["rej"])
@@ -393,6 +462,7 @@ def main():
         "alarms_unmodified": len(alarms),
         "alarms_true": sum(1 for x in alarms if x["kind"] == "true"),
         "false_alarms": len(false_alarms),
+        "alarms_outside_condition": sum(1 for x in alarms if x["kind"] == "outside"),
         "alarms_unexecuted": sum(1 for x in alarms if x["kind"] == "unexecuted"),
         "reshape_sites": len(copy_rows),
         "reshape_sites_copying": tp + fn,
@@ -426,7 +496,7 @@ def main():
         for r in copy_rows:
             w.writerow(r)
     with open(os.path.join(a.out, "alarms.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, ["file", "line", "code", "kind", "rejected", "named"], lineterminator="\n")
+        w = csv.DictWriter(fh, ["file", "line", "code", "kind", "rejected", "named", "why"], lineterminator="\n")
         w.writeheader()
         for r in alarms:
             w.writerow(r)
@@ -461,7 +531,8 @@ def main():
                 print(f"  {r['id']} {r['file']}:{r['line']} {r['code']} {r['note']}")
         print("\n# alarms on the unmodified tree")
         for x in alarms:
-            print(f"  {x['kind']:10} {x['file']}:{x['line']} {x['code']} rejected [{x['rejected']}] named [{x['named']}]")
+            print(f"  {x['kind']:10} {x['file']}:{x['line']} {x['code']} rejected [{x['rejected']}] named [{x['named']}]"
+                  + (f" (outside the condition the finding states: {x['why']})" if x["why"] else ""))
         print("\n# lines some backend rejects in the unmodified runs")
         for f, ln in base_rejected_lines:
             v = line_verdicts[(f, ln)]
