@@ -572,6 +572,9 @@ mod candle_channels_tokens;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_rotary_halves.rs"]
 mod candle_rotary_halves;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_branch_sizes.rs"]
+mod candle_branch_sizes;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -1262,4 +1265,24 @@ fn rotary_halves_fixture_runs_and_its_narrowed_part_is_copied() {
     assert!(!xs_rot.is_contiguous());
     let pairs = xs_rot.reshape((s, b, np, rot_dim / 2, 2)).unwrap();
     assert!(!shares_storage(&xs_rot, &pairs), "the reshape copied");
+}
+
+/// `candle_branch_sizes.rs`: each branch runs on the fused width it sizes; the multi-query
+/// query, narrowed out of (b, t, h + 2, d), is not contiguous and its reshape copies, the
+/// other branch's is contiguous.
+#[test]
+fn branch_sizes_fixture_runs_and_only_the_multi_query_reshape_copies() {
+    use candle_branch_sizes::*;
+    let (b, t, h, d) = (2, 3, 2, 4);
+    let out = split_query(&input(&[b, t, 3 * h * d]), false, h, d).expect("split_query");
+    assert_eq!(out.dims(), &[b, t, h * d]);
+    let out = split_query(&input(&[b, t, (h + 2) * d]), true, h, d).expect("split_query mq");
+    assert_eq!(out.dims(), &[b, t, h * d]);
+    let fused = input(&[b, t, (h + 2) * d])
+        .reshape((b, t, h + 2, d))
+        .unwrap();
+    let q = fused.narrow(2, 0, h).unwrap();
+    assert!(!q.is_contiguous());
+    let r = q.reshape((b, t, h * d)).unwrap();
+    assert!(!shares_storage(&q, &r), "the reshape copied");
 }

@@ -40,8 +40,9 @@ use serde_json::Value;
 /// before the layers held in struct fields were followed; no SL005 alarm at a line every
 /// backend accepted but rwkv_v6.rs:134, whose runs all broke the condition it states (b ≥ 2,
 /// t ≥ 2; its lhs `(5, b·t, ..)` had b·t = 1: `alarms.csv` kind "outside", not counted;
-/// 1 false alarm before that rule; the `get` row now copies, which removed blip.rs:156); the 2 true alarms are chatglm.rs:150,179; SL002 TP 52, FP 0
-/// of 81 copying reshape-family sites (48 before candle's `narrow` taught its bounds and a
+/// 1 false alarm before that rule; the `get` row now copies, which removed blip.rs:156); the 2 true alarms are chatglm.rs:150,179; SL002 TP 54, FP 0
+/// of 81 copying reshape-family sites (52 before the branches of an `if` kept the sizes
+/// each learned apart, falcon.rs:266,320; 48 before candle's `narrow` taught its bounds and a
 /// call on lost arguments stopped sharing its sizes; 23 before the matmul of one known
 /// operand, `x.shape().dims4()?`, candle's `permute` rank and the reshape that copies
 /// whatever its target; 22, and 18 before) — the 6 `get` copies of blip.rs:153-155
@@ -50,7 +51,7 @@ use serde_json::Value;
 const MIN_MUTATIONS_FOUND: usize = 56;
 const MIN_MUTATIONS_FOUND_WITH_BACKENDS: usize = 48;
 const MAX_FALSE_ALARMS: usize = 0;
-const SL002_MIN_TRUE_POSITIVES: usize = 52;
+const SL002_MIN_TRUE_POSITIVES: usize = 54;
 const SL002_MIN_PRECISION: f64 = 0.95;
 
 const BACKENDS: [&str; 4] = ["cpu", "mkl", "cuda", "metal"];

@@ -208,12 +208,63 @@ pub(super) fn branch_taken(condition: &str, truth: bool) -> String {
 impl Interpreter<'_> {
     /// [`branch_taken`] of `condition`, true then false, spelled once per file (the same
     /// tests are run on every path and in every context).
+    /// Before the first branch of an `if`: how far the frame's learned equalities went.
+    /// Rust only for now: in Python the second branch still sees the first's equalities
+    /// (keeping them apart there renames sizes in some findings, `dim` to `c` in
+    /// ultralytics' tiny_encoder.py:616, and the Python results stay as measured).
+    fn branch_start(&self) -> Option<BranchStart> {
+        (self.language == Language::Rust).then(|| BranchStart {
+            subst: self.frame.subst.len(),
+            aliases: self.frame.facts.aliases.clone(),
+        })
+    }
+
+    /// Between the branches: the equalities the first branch learned (a reshape there
+    /// sizing an unknown dim) hold only on its paths, so the second branch runs without
+    /// them (falcon's `if !self.multi_query { reshape(.., 3, ..) } else { reshape(.., n + 2,
+    /// ..) }`, whose second branch otherwise saw the first's size and failed). Returns them.
+    fn branch_switch(&mut self, start: &Option<BranchStart>) -> Option<BranchLearned> {
+        let start = start.as_ref()?;
+        Some(BranchLearned {
+            subst: self.frame.subst.split_off(start.subst),
+            aliases: std::mem::replace(&mut self.frame.facts.aliases, start.aliases.clone()),
+        })
+    }
+
+    /// After both branches: the frame holds what both learned, in the order it always
+    /// did (the first branch's equalities, then the second's), as values read later on
+    /// the first branch's paths need its own.
+    fn branch_end(&mut self, start: &Option<BranchStart>, first: Option<BranchLearned>) {
+        let (Some(start), Some(first)) = (start, first) else {
+            return;
+        };
+        let second = self.frame.subst.split_off(start.subst);
+        self.frame.subst.extend(first.subst);
+        self.frame.subst.extend(second);
+        let second = std::mem::replace(&mut self.frame.facts.aliases, first.aliases);
+        for (name, now) in second.iter().skip(start.aliases.len()) {
+            self.frame.facts.add_alias(name, now);
+        }
+    }
+
     pub(super) fn branch_names(&mut self, condition: &Arc<str>) -> [Arc<str>; 2] {
         self.branch_names
             .entry(condition.clone())
             .or_insert_with(|| [true, false].map(|truth| Arc::from(branch_taken(condition, truth))))
             .clone()
     }
+}
+
+/// The frame's learned equalities before the branches of an `if`.
+struct BranchStart {
+    subst: usize,
+    aliases: Arc<Vec<(String, Dim)>>,
+}
+
+/// The equalities one branch of an `if` learned.
+struct BranchLearned {
+    subst: Vec<(String, Dim)>,
+    aliases: Arc<Vec<(String, Dim)>>,
 }
 
 /// Can running `s` turn one path into several?
@@ -303,15 +354,20 @@ impl Interpreter<'_> {
                                 // A path that differs from others only by a test that
                                 // cannot be named is never reported on its own: the
                                 // branches join where they meet.
-                                let joined = join_opt(
-                                    self.exec_block(body, Some(yes)),
-                                    self.exec_block(orelse, Some(no)),
-                                );
+                                let start = self.branch_start();
+                                let from_body = self.exec_block(body, Some(yes));
+                                let learned = self.branch_switch(&start);
+                                let from_orelse = self.exec_block(orelse, Some(no));
+                                self.branch_end(&start, learned);
+                                let joined = join_opt(from_body, from_orelse);
                                 return joined.into_iter().collect();
                             }
                         }
+                        let start = self.branch_start();
                         let mut out = self.exec_paths(body, vec![yes]);
+                        let learned = self.branch_switch(&start);
                         out.extend(self.exec_paths(orelse, vec![no]));
+                        self.branch_end(&start, learned);
                         out
                     }
                 }
