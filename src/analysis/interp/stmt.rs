@@ -206,12 +206,10 @@ pub(super) fn branch_taken(condition: &str, truth: bool) -> String {
 }
 
 impl Interpreter<'_> {
-    /// [`branch_taken`] of `condition`, true then false, spelled once per file (the same
-    /// tests are run on every path and in every context).
     /// Before the first branch of an `if`: how far the frame's learned equalities went.
     /// Rust only for now: in Python the second branch still sees the first's equalities
-    /// (keeping them apart there renames sizes in some findings, `dim` to `c` in
-    /// ultralytics' tiny_encoder.py:616, and the Python results stay as measured).
+    /// (keeping them apart there renames a size in a finding on the real-code trees, a
+    /// change to be measured on its own).
     fn branch_start(&self) -> Option<BranchStart> {
         (self.language == Language::Rust).then(|| BranchStart {
             subst: self.frame.subst.len(),
@@ -247,6 +245,8 @@ impl Interpreter<'_> {
         }
     }
 
+    /// [`branch_taken`] of `condition`, true then false, spelled once per file (the same
+    /// tests are run on every path and in every context).
     pub(super) fn branch_names(&mut self, condition: &Arc<str>) -> [Arc<str>; 2] {
         self.branch_names
             .entry(condition.clone())
