@@ -70,6 +70,7 @@ pub fn analyze_module(
     settings: &AnalysisSettings,
     project: Option<foreign::Project>,
 ) -> ModuleAnalysis {
+    value::forget_sides();
     let mut it = Interpreter::new(source, module.language, &settings.assumptions);
     it.project = project;
     if settings.probe {

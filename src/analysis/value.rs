@@ -952,6 +952,12 @@ pub fn record_sides(yes: &str, no: &str) {
     });
 }
 
+/// Forget the pairs [`record_sides`] kept: each file's analysis starts without them, so
+/// what it finds does not depend on the files its thread analysed before.
+pub fn forget_sides() {
+    SIDES.with(|sides| sides.borrow_mut().clear());
+}
+
 /// Two conditions that are the same but for one part, where one says `yes` and the other
 /// `no` of a pair [`record_sides`] keeps (`P and yes and S`, `P and no and S`): the
 /// condition without that part (`P and S`; `None`: no condition left). `None` otherwise.
