@@ -322,56 +322,60 @@ impl Interpreter<'_> {
         paths
     }
 
+    /// An `if`: the branch its test decides, or both, each path told by the test's name
+    /// where it has one (joined where it has none).
+    fn exec_if(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt], env: Env) -> Vec<Env> {
+        let mut env = env;
+        self.burn();
+        self.operand_truths.clear();
+        match self.eval_condition(test, &mut env) {
+            Some(true) => self.exec_paths(body, vec![env]),
+            Some(false) => self.exec_paths(orelse, vec![env]),
+            None => {
+                let deciding = self.deciding_part(test, &env);
+                let condition = self.nameable_condition(deciding, &env);
+                if let Some(truth) = self.settled_truth(test, &env) {
+                    let branch = if truth { body } else { orelse };
+                    return self.exec_paths(branch, vec![env]);
+                }
+                self.spend_on_paths(env.weight());
+                let (mut yes, mut no) = (env.clone(), env);
+                match &condition {
+                    Some(c) => {
+                        let [taken, not_taken] = self.branch_names(c);
+                        yes.decide(taken);
+                        no.decide(not_taken);
+                        self.settle(test, true, &mut yes);
+                        self.settle(test, false, &mut no);
+                    }
+                    None => {
+                        // A path that differs from others only by a test that
+                        // cannot be named is never reported on its own: the
+                        // branches join where they meet.
+                        let start = self.branch_start();
+                        let from_body = self.exec_block(body, Some(yes));
+                        let learned = self.branch_switch(&start);
+                        let from_orelse = self.exec_block(orelse, Some(no));
+                        self.branch_end(&start, learned);
+                        let joined = join_opt(from_body, from_orelse);
+                        return joined.into_iter().collect();
+                    }
+                }
+                let start = self.branch_start();
+                let mut out = self.exec_paths(body, vec![yes]);
+                let learned = self.branch_switch(&start);
+                out.extend(self.exec_paths(orelse, vec![no]));
+                self.branch_end(&start, learned);
+                out
+            }
+        }
+    }
+
     fn exec_stmt(&mut self, s: &Stmt, env: Env) -> Vec<Env> {
         match s {
             Stmt::If {
                 test, body, orelse, ..
-            } => {
-                let mut env = env;
-                self.burn();
-                self.operand_truths.clear();
-                match self.eval_condition(test, &mut env) {
-                    Some(true) => self.exec_paths(body, vec![env]),
-                    Some(false) => self.exec_paths(orelse, vec![env]),
-                    None => {
-                        let deciding = self.deciding_part(test, &env);
-                        let condition = self.nameable_condition(deciding, &env);
-                        if let Some(truth) = self.settled_truth(test, &env) {
-                            let branch = if truth { body } else { orelse };
-                            return self.exec_paths(branch, vec![env]);
-                        }
-                        self.spend_on_paths(env.weight());
-                        let (mut yes, mut no) = (env.clone(), env);
-                        match &condition {
-                            Some(c) => {
-                                let [taken, not_taken] = self.branch_names(c);
-                                yes.decide(taken);
-                                no.decide(not_taken);
-                                self.settle(test, true, &mut yes);
-                                self.settle(test, false, &mut no);
-                            }
-                            None => {
-                                // A path that differs from others only by a test that
-                                // cannot be named is never reported on its own: the
-                                // branches join where they meet.
-                                let start = self.branch_start();
-                                let from_body = self.exec_block(body, Some(yes));
-                                let learned = self.branch_switch(&start);
-                                let from_orelse = self.exec_block(orelse, Some(no));
-                                self.branch_end(&start, learned);
-                                let joined = join_opt(from_body, from_orelse);
-                                return joined.into_iter().collect();
-                            }
-                        }
-                        let start = self.branch_start();
-                        let mut out = self.exec_paths(body, vec![yes]);
-                        let learned = self.branch_switch(&start);
-                        out.extend(self.exec_paths(orelse, vec![no]));
-                        self.branch_end(&start, learned);
-                        out
-                    }
-                }
-            }
+            } => self.exec_if(test, body, orelse, env),
             Stmt::Loop {
                 target,
                 iter,
