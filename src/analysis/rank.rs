@@ -833,7 +833,7 @@ fn per_item_body(value: &Expr) -> Option<(&str, &Expr, Items<'_>)> {
 }
 
 /// The names of `a, b, c = …` when every target is a plain name.
-fn plain_names(items: &[Target]) -> Option<Vec<&str>> {
+pub fn plain_names(items: &[Target]) -> Option<Vec<&str>> {
     items
         .iter()
         .map(|t| match t {

@@ -905,13 +905,14 @@ impl Interpreter<'_> {
         env: &mut Env,
     ) -> Option<Env> {
         let (recv, names) = match (self.language, targets) {
-            (Language::Python, [Target::Tuple(items, _)]) => {
-                (size_query_receiver(value)?, target_names_of(items)?)
-            }
+            (Language::Python, [Target::Tuple(items, _)]) => (
+                size_query_receiver(value)?,
+                super::super::rank::plain_names(items)?,
+            ),
             (Language::Rust, [Target::Tuple(items, _)]) => {
                 let (recv, rank) = rank_checked_size_query(value)?;
                 (rank == items.len()).then_some(())?;
-                (recv, target_names_of(items)?)
+                (recv, super::super::rank::plain_names(items)?)
             }
             // `let shape = x.dims4()?`: the rank, and the tuple held as one value.
             (Language::Rust, [Target::Name(..)]) => {
@@ -1190,17 +1191,6 @@ fn rank_checked_size_query(e: &Expr) -> Option<(&Expr, usize)> {
         _ => &**value,
     };
     Some((tensor, rank))
-}
-
-/// The names of a tuple target's items, when each is a plain name.
-fn target_names_of(items: &[Target]) -> Option<Vec<&str>> {
-    items
-        .iter()
-        .map(|t| match t {
-            Target::Name(n, _) => Some(n.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// A tensor a loop makes afresh each time it runs (`x = block(x)` through convolutions):
