@@ -455,8 +455,9 @@ pub enum ExprKind {
         /// Left and right.
         operands: Box<[Expr; 2]>,
     },
-    /// `[element for target in iter]`, `(element for target in iter)`: one `for` clause and
-    /// no `if` (others are `Unknown`). The target is local to the comprehension.
+    /// `[element for target in iter if cond]`, `(element for target in iter)`: one `for`
+    /// clause with any number of `if` filters (others are `Unknown`). The target is local to
+    /// the comprehension.
     Comprehension(Box<Comprehension>),
     /// `lambda a, b: body` with plain positional parameters (others are `Unknown`).
     Lambda(Box<Lambda>),
@@ -548,6 +549,8 @@ pub struct Comprehension {
     pub element: Expr,
     pub target: Target,
     pub iter: Expr,
+    /// The clause's `if` filters, all of which an item must pass.
+    pub conditions: Vec<Expr>,
 }
 
 #[derive(Debug, Clone)]
@@ -894,6 +897,7 @@ fn shift_expr(e: &mut Expr, by: u32) {
             shift_expr(&mut c.element, by);
             shift_target(&mut c.target, by);
             shift_expr(&mut c.iter, by);
+            c.conditions.iter_mut().for_each(|x| shift_expr(x, by));
         }
         ExprKind::Lambda(lambda) => shift_expr(&mut lambda.body, by),
         ExprKind::Name(_)

@@ -97,10 +97,13 @@ impl IrText {
                 format!("({} {op} {})", self.show(left), self.show(right))
             }
             ExprKind::Comprehension(c) => format!(
-                "[{} for {} in {}]",
+                "[{} for {} in {}{}]",
                 self.show(&c.element),
                 self.show_target(&c.target),
-                self.show(&c.iter)
+                self.show(&c.iter),
+                (c.conditions.iter())
+                    .map(|x| format!(" if {}", self.show(x)))
+                    .collect::<String>()
             ),
             ExprKind::Lambda(lambda) => {
                 format!(

@@ -1377,6 +1377,14 @@ impl Interpreter<'_> {
             }
             ("tuple" | "list", [v @ Value::Tuple(_)]) => v.clone(),
             ("list", [v @ Value::Repeated(_)]) => v.clone(),
+            // `enumerate(feats)` of a known tuple, as a comprehension reads it (a `for`
+            // statement over it is unrolled by `exec_enumerated`).
+            ("enumerate", [Value::Tuple(items)]) if !super::super::value::holds_packed(items) => {
+                let pair = |(i, item): (usize, &Value)| {
+                    Value::Tuple(vec![Value::int(i as i64), item.clone()])
+                };
+                Value::Tuple(items.iter().enumerate().map(pair).collect())
+            }
             // `list(xs)` of something else: a list, of items and length not known (what
             // einops stacks, `rearrange(list(xs), …)`).
             ("list", [_]) => Value::Repeated(Arc::new(Value::Unknown(UnknownReason::Unmodelled))),
@@ -1610,7 +1618,7 @@ const BUILTIN_TYPES: [&str; 6] = ["int", "float", "bool", "str", "tuple", "list"
 fn is_builtin(name: &str) -> bool {
     matches!(
         name,
-        "len" | "int" | "tuple" | "list" | "range" | "max" | "min" | "getattr"
+        "len" | "int" | "tuple" | "list" | "range" | "max" | "min" | "getattr" | "enumerate"
     )
 }
 

@@ -72,9 +72,7 @@ impl Interpreter<'_> {
             ExprKind::None => Value::NoneVal,
             ExprKind::Ellipsis => Value::Unknown(UnknownReason::Unmodelled),
             ExprKind::Tuple(items) | ExprKind::List(items) => self.eval_sequence(items, env),
-            ExprKind::Comprehension(c) => {
-                self.eval_comprehension(&c.element, &c.target, &c.iter, env)
-            }
+            ExprKind::Comprehension(c) => self.eval_comprehension(c, env),
             // Run in place by `map(lambda t: …, xs)`, or when called after an assignment
             // kept it (`Interpreter::lambda_value`); an argument (`key=lambda …`) is not.
             ExprKind::Lambda(lambda) => self.lambda_value(&lambda.params, &lambda.body, env),
@@ -125,17 +123,70 @@ impl Interpreter<'_> {
     }
 
     /// `[element for target in iter]`: the element for each item of `iter`.
-    fn eval_comprehension(
+    fn eval_comprehension(&mut self, c: &ir::Comprehension, env: &mut Env) -> Value {
+        let items = self.eval(&c.iter, env);
+        let mut kept = Vec::new();
+        let values = self.for_each_item(&c.target, items, env, |interp, scope| {
+            let (keep, value) = interp.filtered_element(c, scope);
+            kept.push(keep);
+            value
+        });
+        let Value::Tuple(values) = values else {
+            // One item stood for every item of an unlisted iterable: the filters leave
+            // any number of them.
+            return match kept[..] {
+                [Some(false)] => Value::Unknown(UnknownReason::Unmodelled),
+                _ => values,
+            };
+        };
+        if kept.len() != values.len() {
+            return Value::Unknown(UnknownReason::Unmodelled);
+        }
+        if kept.contains(&None) {
+            // Which items pass is not known: any number of the items that may.
+            let may_pass = (values.iter().zip(&kept)).filter(|(_, k)| **k != Some(false));
+            let maybe = Value::Tuple(may_pass.map(|(v, _)| v.clone()).collect());
+            return repeated_items([&maybe]).unwrap_or(Value::Unknown(UnknownReason::Unmodelled));
+        }
+        let passed = values
+            .into_iter()
+            .zip(kept)
+            .filter(|(_, k)| *k == Some(true));
+        Value::Tuple(passed.map(|(v, _)| v).collect())
+    }
+
+    /// One item of a comprehension, its target bound in `scope`: whether its filters pass
+    /// it (unknown: `None`), and its element, evaluated wherever it may pass — under the
+    /// filter's branch where the filter can be named, as the body of an `if` is.
+    fn filtered_element(
         &mut self,
-        element: &Expr,
-        target: &ir::Target,
-        iter: &Expr,
-        env: &mut Env,
-    ) -> Value {
-        let items = self.eval(iter, env);
-        self.for_each_item(target, items, env, |interp, scope| {
-            interp.eval(element, scope)
-        })
+        c: &ir::Comprehension,
+        scope: &mut Env,
+    ) -> (Option<bool>, Value) {
+        let mark = scope.decisions.len();
+        let mut keep = Some(true);
+        for test in &c.conditions {
+            match self.eval_condition(test, scope) {
+                Some(true) => {}
+                Some(false) => {
+                    keep = Some(false);
+                    break;
+                }
+                None => {
+                    keep = None;
+                    if let Some(condition) = self.nameable_condition(test, scope) {
+                        let [taken, _] = self.branch_names(&condition);
+                        scope.decide(taken);
+                    }
+                }
+            }
+        }
+        let value = match keep {
+            Some(false) => Value::Unknown(UnknownReason::Unmodelled),
+            _ => self.eval(&c.element, scope),
+        };
+        scope.decisions.truncate(mark);
+        (keep, value)
     }
 
     /// `v`, the value of the expression at `span`, recorded first where the editor asked

@@ -423,3 +423,32 @@ fn loop_index_over_another_range_stays_undecided() {
         "#,
     );
 }
+
+// A comprehension's filter drops the items it decides false (`None` here), so the list
+// unpacks; an item a filter cannot decide is still analysed, under that filter.
+#[test]
+fn comprehension_filters_keep_decided_items() {
+    check(
+        r#"
+        def f(x, flag):
+            B, T, C = x.shape
+            y = x.transpose(1, 2)
+            a, b = [t.flatten(1) for t in (x, None, y) if t is not None]
+            b.view(-1)
+            c = [t.view(-1) for t in (y,) if flag]
+        "#,
+        r#"
+        x.shape: size
+          (B, T, C) strides (C·T, C, 1) -> ok
+        x.transpose(1, 2): transpose
+          (B, T, C) strides (C·T, C, 1) -> (B, C, T) strides (C·T, 1, C)
+        t.flatten(1): flatten
+          [if `t` is item 1 of 3] (B, T, C) strides (C·T, C, 1) -> (B, C·T) strides (C·T, 1)
+          [if `t` is item 3 of 3] (B, C, T) strides (C·T, 1, C) -> (B, C·T) strides (C·T, 1), copies
+        b.view(-1): view
+          (B, C·T) strides (C·T, 1) -> (B·C·T,) strides (1,)
+        t.view(-1): view
+          (B, C, T) strides (C·T, 1, C) -> fails ViewIncompatible, target (-1,)
+        "#,
+    );
+}

@@ -628,7 +628,7 @@ fn calls_and_opaque_expressions() {
 }
 
 #[test]
-fn comprehensions_with_one_clause_and_plain_lambdas_are_lowered() {
+fn comprehensions_with_one_clause_and_its_filters_and_plain_lambdas_are_lowered() {
     assert_lowers_to(
         r#"
         qs = [t.view(b, n, h, -1) for t in qkv]
@@ -643,7 +643,7 @@ fn comprehensions_with_one_clause_and_plain_lambdas_are_lowered() {
         qs = [t.view(b, n, h, -1) for t in qkv]
         (q, k) = map((lambda t: rearrange(t, "b n (h d) -> b h n d", h=h)), (q, k))
         g = tuple([x.transpose(1, 2) for (x, y) in pairs])
-        a = ?
+        a = [t for t in xs if t]
         c = ?
         d = map(?, xs)
         e = map(?, xs)

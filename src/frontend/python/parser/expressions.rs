@@ -1072,10 +1072,10 @@ impl Parser<'_> {
         Ok(self.unknown_from(start))
     }
 
-    /// `for targets in iterable [if cond]...` clauses of a comprehension.
     /// The clauses after a comprehension's `element`, up to its closing bracket: a
-    /// `Comprehension` for one `for` clause without `if`, otherwise opaque. Bindings made by
-    /// a walrus since `mark` bind unknown values (they run once per element, or never).
+    /// `Comprehension` for one `for` clause with its `if` filters, otherwise opaque.
+    /// Bindings made by a walrus since `mark` bind unknown values (they run once per
+    /// element, or never).
     fn comprehension(&mut self, start: u32, element: Expr, mark: usize) -> PResult<Expr> {
         let simple = self.building() && self.at(Tok::For);
         if !simple {
@@ -1089,14 +1089,13 @@ impl Parser<'_> {
         let target = self.child(|p| p.target_list())?;
         self.expect(Tok::In, "in")?;
         let iter = self.child(|p| p.disjunction())?;
-        let one_clause = !(self.at(Tok::If) || self.at(Tok::For) || self.at(Tok::Async));
+        let mut conditions = Vec::new();
+        while self.eat(Tok::If) {
+            conditions.push(self.child(|p| p.disjunction())?);
+        }
+        let one_clause = !(self.at(Tok::For) || self.at(Tok::Async));
         if !one_clause {
-            self.in_mode(Mode::Opaque, |p| -> PResult<()> {
-                while p.eat(Tok::If) {
-                    p.child(|p| p.disjunction())?;
-                }
-                p.comprehension_clauses()
-            })?;
+            self.in_mode(Mode::Opaque, |p| p.comprehension_clauses())?;
         }
         self.make_bindings_unknown(mark);
         let span = self.span_from(start);
@@ -1107,10 +1106,12 @@ impl Parser<'_> {
             element,
             target: super::to_target(target),
             iter,
+            conditions,
         }));
         Ok(Expr::new(kind, span))
     }
 
+    /// `for targets in iterable [if cond]...` clauses of a comprehension.
     pub(super) fn comprehension_clauses(&mut self) -> PResult<()> {
         while self.at(Tok::For) || (self.at(Tok::Async) && self.peek().kind == Tok::For) {
             if self.at(Tok::Async) {
