@@ -267,10 +267,7 @@ fn reject_non_contiguous<S: Size>(
         }
         return input_undecided.then(Transfer::unknown);
     }
-    let contiguous = |layout: &Layout<S>| match spec.semantics {
-        Semantics::Torch => layout.is_contiguous(d),
-        Semantics::Candle => crate::layout::candle_is_contiguous(layout, d),
-    };
+    let contiguous = |layout: &Layout<S>| spec.is_contiguous(layout, d);
     let tensors = spec.params.iter().filter(|p| {
         p.variadic == Variadic::No && matches!(p.ty, ParamType::Tensor | ParamType::TensorOrScalar)
     });

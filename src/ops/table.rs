@@ -169,6 +169,28 @@ impl OpSpec {
         ) || (self.kind == OpKind::Dropout && self.variant.is_none())
     }
 
+    /// Does a list op (`cat`, `stack`) of unknown layout give a contiguous result whenever
+    /// its first tensor is contiguous? torch's does: one input of the default format makes
+    /// the output contiguous (ATen's `compute_output_memory_format`). candle's copies into
+    /// a row-major result only when every input is contiguous or has an outer stride for
+    /// the dim (spec §10.2): one operand decides nothing.
+    pub fn first_of_list_decides_contiguity(&self) -> bool {
+        self.semantics == Semantics::Torch
+    }
+
+    /// Is `layout` contiguous by the test of the op's library (candle's has no size-1
+    /// exception, spec §10)?
+    pub fn is_contiguous<S: crate::layout::Size>(
+        &self,
+        layout: &crate::layout::Layout<S>,
+        d: &crate::layout::Decider,
+    ) -> crate::layout::Tri {
+        match self.semantics {
+            Semantics::Torch => layout.is_contiguous(d),
+            Semantics::Candle => crate::layout::candle_is_contiguous(layout, d),
+        }
+    }
+
     /// Is the result contiguous whenever the input is, whatever its shape? `squeeze` and
     /// `unsqueeze` remove or insert size-1 dims, whose strides PyTorch's contiguity ignores
     /// (spec §1.1); candle's does not ignore them (§10).

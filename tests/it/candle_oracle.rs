@@ -22,7 +22,7 @@
 //! `// expect: SL006` must fail with candle's "has to be contiguous" error, every other
 //! function must succeed.
 
-use candle_core::{DType, Device, IndexOp, Tensor};
+use candle_core::{DType, Device, IndexOp, Tensor, D};
 use stridelint::layout::{
     candle_broadcast_as, candle_contiguous_strides, candle_is_contiguous, candle_matmul_ok,
     candle_narrow, candle_reshape, candle_t, permute, squeeze_dim, transpose, unsqueeze,
@@ -575,6 +575,9 @@ mod candle_rotary_halves;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_branch_sizes.rs"]
 mod candle_branch_sizes;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_cat_unknown_part.rs"]
+mod candle_cat_unknown_part;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -1285,4 +1288,57 @@ fn branch_sizes_fixture_runs_and_only_the_multi_query_reshape_copies() {
     assert!(!q.is_contiguous());
     let r = q.reshape((b, t, h * d)).unwrap();
     assert!(!shares_storage(&q, &r), "the reshape copied");
+}
+
+/// `candle_cat_unknown_part.rs`: with the caller's transposed query the part passed
+/// through is neither contiguous nor row-major outside the last dim, so candle's `cat`
+/// returns a non-contiguous tensor and the unmarked `contiguous()` copies it; with both
+/// parts copied first, `cat` writes a row-major tensor and the marked one returns it.
+#[test]
+fn cat_unknown_part_fixture_copies_only_where_unmarked() {
+    use candle_cat_unknown_part::*;
+    let (b, heads, t, head_dim, rotary_dim) = (1, 2, 3, 8, 4);
+    let rotary = RotaryEmbedding::new(rotary_dim, 16, &Device::Cpu).expect("new");
+    let q = input(&[b, t, heads, head_dim]).transpose(1, 2).unwrap();
+    let xs_pass = q
+        .i((0, .., .., rotary_dim..))
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
+    let xs_rot = q
+        .i((0, .., .., ..rotary_dim))
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
+    let glued = Tensor::cat(&[&xs_rot.contiguous().unwrap(), &xs_pass], D::Minus1).unwrap();
+    assert!(!glued.is_contiguous(), "cat takes the transposing path");
+    let copied = glued.contiguous().unwrap();
+    assert!(
+        !shares_storage(&glued, &copied),
+        "the unmarked contiguous() copies"
+    );
+    assert_eq!(
+        rotary.apply(&q, 0).expect("apply").dims(),
+        &[b, heads, t, head_dim]
+    );
+    let xs_rot = q
+        .i((.., .., .., ..rotary_dim))
+        .unwrap()
+        .contiguous()
+        .unwrap();
+    let xs_pass = q
+        .i((.., .., .., rotary_dim..))
+        .unwrap()
+        .contiguous()
+        .unwrap();
+    let glued = Tensor::cat(&[&xs_rot, &xs_pass], D::Minus1).unwrap();
+    assert!(glued.is_contiguous());
+    assert!(
+        shares_storage(&glued, &glued.contiguous().unwrap()),
+        "the marked one does not"
+    );
+    assert_eq!(
+        rotary.apply_copied(&q, 0).expect("apply_copied").dims(),
+        &[b, heads, t, head_dim]
+    );
 }

@@ -711,6 +711,9 @@ fn apply_to_unknown_input(ctx: &mut ApplyCtx, call: &OpCall) -> Value {
     if let Some(v) = partial_product(ctx, call, None) {
         return v;
     }
+    if let Some(v) = same_shape_as_known_operand(ctx, call) {
+        return v;
+    }
     // The dataflow goes on through a tensor of unknown layout.
     let input = producer_of(call.input().unwrap_or(&Value::NoneVal));
     let others = call.other_producers.clone();
@@ -719,6 +722,37 @@ fn apply_to_unknown_input(ctx: &mut ApplyCtx, call: &OpCall) -> Value {
         return with_producer(fresh_contiguous(ctx, span, &call.what), &producer);
     }
     with_producer(unknown_result(spec, why), &producer)
+}
+
+/// A candle same-shape op of an input the analysis lost (`mask.where_cond(&on_true,
+/// &scores)`): a known operand gives the shape, since the op fails unless every operand
+/// has it, and the output is a new row-major tensor.
+fn same_shape_as_known_operand(ctx: &mut ApplyCtx, call: &OpCall) -> Option<Value> {
+    if call.spec.variant.as_deref() != Some("same_shape") {
+        return None;
+    }
+    let args = convert_args(
+        ctx.shapes,
+        &call.spec.params,
+        call.receiver,
+        &call.positional,
+        &call.keywords,
+    );
+    let bound = call.bind(&args, &None).ok()?;
+    let d = Decider::new(&ctx.facts.assumptions);
+    let OpResult::Tensor(layout) = ops::apply(call.spec, &bound, &d).result else {
+        return None;
+    };
+    let step = Step::fresh(
+        call.span,
+        call.what.clone(),
+        Some(layout.clone()),
+        ctx.context.clone(),
+    );
+    Some(Value::Tensor(TensorVal::single(
+        Some(layout),
+        Some(Arc::new(step)),
+    )))
 }
 
 /// The tensor operands besides an input of unknown layout, as bound (see
@@ -937,6 +971,9 @@ fn layout_result(
         OpResult::UnknownTensor if follows_contiguous_input(ctx.facts, spec, input) => {
             contiguous_from_input(ctx, input, span, what)
         }
+        OpResult::UnknownTensor if !list_input_decides_contiguity(ctx.facts, call) => {
+            Value::unknown_tensor(result_unknown(spec))
+        }
         // The layout is unknown but the op writes a new contiguous tensor.
         OpResult::UnknownTensor | OpResult::Unknown if fresh => fresh_contiguous(ctx, span, what),
         r => {
@@ -948,6 +985,29 @@ fn layout_result(
             result_value(ctx, input, r, span, &applied.what, of, why)
         }
     }
+}
+
+/// Can the contiguity of a list op's result of unknown layout follow from its first
+/// tensor's (`result_value` keeps a contiguous input's state)? Always for an op of one
+/// input and for torch's list ops; candle's `cat` only when every tensor of the list is
+/// known contiguous (`Tensor::cat(&[&rot, &pass], D::Minus1)` with `pass` a slice of a
+/// transposed tensor is not).
+fn list_input_decides_contiguity(facts: &Facts, call: &OpCall) -> bool {
+    if call.list_input.is_none() || call.spec.first_of_list_decides_contiguity() {
+        return true;
+    }
+    let Some(Value::Tuple(items)) = call.positional.first() else {
+        return false;
+    };
+    let d = Decider::new(&facts.assumptions);
+    let contiguous = |alt: &TensorAlt| match &alt.layout {
+        None => true,
+        Some(l) => call.spec.is_contiguous(l, &d).is_yes(),
+    };
+    items.iter().all(|item| match item {
+        Value::Tensor(TensorVal::Alts(alts)) => alts.iter().all(contiguous),
+        _ => false,
+    })
 }
 
 /// The op's arguments with `layout` as its input: the receiver of a method call, else the

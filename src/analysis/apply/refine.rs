@@ -320,11 +320,15 @@ impl Required {
             .iter()
             .filter_map(|p| Some((p.name.as_str(), bound.get(&p.name)?.as_layout()?)))
             .collect();
+        // candle's same-shape ops (`a - b`, not `broadcast_sub`) need every size equal to
+        // its partner's, 1 included: `(b, 1, C) - (b, t, C)` runs only where t = 1.
+        let same_shape = spec.variant.as_deref() == Some("same_shape");
         for (x, (_, a)) in layouts.iter().enumerate() {
             for (name_b, b) in &layouts[x + 1..] {
                 for k in 1..=a.rank().min(b.rank()) {
                     let (sa, sb) = (&a.shape[a.rank() - k], &b.shape[b.rank() - k]);
-                    if !(not_one(d, sa) && not_one(d, sb) && undecided(d, sa, sb)) {
+                    let must_match = same_shape || (not_one(d, sa) && not_one(d, sb));
+                    if !(must_match && undecided(d, sa, sb)) {
                         continue;
                     }
                     if single_symbol(sa).is_none() && single_symbol(sb).is_none() {
