@@ -578,6 +578,9 @@ mod candle_branch_sizes;
 #[rustfmt::skip]
 #[path = "../../fixtures/rust/candle_cat_unknown_part.rs"]
 mod candle_cat_unknown_part;
+#[rustfmt::skip]
+#[path = "../../fixtures/rust/candle_size_test_branch.rs"]
+mod candle_size_test_branch;
 
 fn input(shape: &[usize]) -> Tensor {
     let numel: usize = shape.iter().product();
@@ -1341,4 +1344,26 @@ fn cat_unknown_part_fixture_copies_only_where_unmarked() {
         rotary.apply_copied(&q, 0).expect("apply_copied").dims(),
         &[b, heads, t, head_dim]
     );
+}
+
+/// `candle_size_test_branch.rs`: the output reshape copies for a prompt (seq_len ≥ 2, the
+/// branch that masks) and not for one token, where the transposed output is contiguous by
+/// candle's test (the size-1 dim's stride is ignored).
+#[test]
+fn size_test_branch_fixture_copies_only_when_the_test_is_false() {
+    use candle_size_test_branch::*;
+    let (b, heads, head_dim) = (2, 3, 4);
+    let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+    let attention = Attention::new(heads * head_dim, heads, vb).expect("Attention::new");
+    for seq_len in [1, 5] {
+        let out = attention
+            .forward(&input(&[b, seq_len, heads * head_dim]))
+            .expect("forward");
+        assert_eq!(out.dims(), &[b, seq_len, heads * head_dim]);
+        let y = input(&[b, heads, seq_len, head_dim])
+            .transpose(1, 2)
+            .unwrap();
+        let r = y.reshape(&[b, seq_len, heads * head_dim]).unwrap();
+        assert_eq!(shares_storage(&y, &r), seq_len == 1, "seq_len {seq_len}");
+    }
 }

@@ -245,6 +245,25 @@ struct ModuleNames {
     classes: ClassTable,
 }
 
+/// Rewrite every value of a path with `name := with`: its variables, the attributes of
+/// `self` it changed and the shapes it learned for tensors of unknown layout.
+fn substitute_in_env(env: &mut Env, name: &str, with: &Dim) {
+    for v in env.vars.values_mut().chain(env.self_attrs.values_mut()) {
+        *v = substitute(v, name, with);
+    }
+    let shapes: Vec<Origin> = env.shapes.keys().copied().collect();
+    for o in shapes {
+        if let Some(l) = env.shapes.get(&o) {
+            let v = Value::Tensor(TensorVal::single(Some(l.clone()), None));
+            if let Value::Tensor(TensorVal::Alts(alts)) = substitute(&v, name, with) {
+                if let Some(l) = alts.into_iter().next().and_then(|a| a.layout) {
+                    env.shapes.insert(o, l);
+                }
+            }
+        }
+    }
+}
+
 impl<'a> Interpreter<'a> {
     pub fn new(source: &'a str, language: Language, assumptions: &'a Assumptions) -> Self {
         Interpreter {
@@ -580,20 +599,7 @@ impl<'a> Interpreter<'a> {
             (None, Some(y)) if !a.symbols().contains(&y) => (y, a.clone()),
             _ => return,
         };
-        for v in env.vars.values_mut().chain(env.self_attrs.values_mut()) {
-            *v = substitute(v, &name, &with);
-        }
-        let shapes: Vec<Origin> = env.shapes.keys().copied().collect();
-        for o in shapes {
-            if let Some(l) = env.shapes.get(&o) {
-                let v = Value::Tensor(TensorVal::single(Some(l.clone()), None));
-                if let Value::Tensor(TensorVal::Alts(alts)) = substitute(&v, &name, &with) {
-                    if let Some(l) = alts.into_iter().next().and_then(|a| a.layout) {
-                        env.shapes.insert(o, l);
-                    }
-                }
-            }
-        }
+        substitute_in_env(env, &name, &with);
         self.frame.facts.add_alias(&name, &with);
         self.frame.subst.push((name, with));
     }

@@ -20,7 +20,7 @@ use super::super::apply as applying;
 use super::super::env::{join_all_envs, join_envs, join_opt, same_env, Env, SettledTest};
 use super::super::prefix;
 use super::super::value::{holds_packed, join, Step, SymLayout, TensorVal, UnknownReason, Value};
-use super::{Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
+use super::{substitute_in_env, Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
 
 impl Interpreter<'_> {
     /// How this path already decided `test` (see [`Env::settled`]): itself, or through its
@@ -73,6 +73,49 @@ impl Interpreter<'_> {
             names,
             at_least_two,
         });
+        self.pin_size_to_literal(test, truth, env);
+    }
+
+    /// On the branch where `size == literal` holds (`seq_len == 1` true, `seq_len != 1`
+    /// false) the size is that literal: the path's values are rewritten with it, so its
+    /// layouts are the ones that branch runs on and no finding there needs `seq_len ≥ 2`.
+    /// Only this path's values: the other branch keeps the symbol.
+    fn pin_size_to_literal(&self, test: &Expr, truth: bool, env: &mut Env) {
+        let ExprKind::Compare { op, operands } = &test.kind else {
+            return;
+        };
+        if !matches!((op, truth), (CmpOp::Eq, true) | (CmpOp::NotEq, false)) {
+            return;
+        }
+        let [left, right] = &**operands;
+        let (size, literal) = match (&left.kind, &right.kind) {
+            (_, ExprKind::Int(v)) => (left, *v),
+            (ExprKind::Int(v), _) => (right, *v),
+            _ => return,
+        };
+        // Only a variable holding a size this analysis named (`seq_len` of `x.dims3()`): an
+        // attribute's size also sizes the object's layers, which the path does not hold
+        // (`self.kv_repeat != 1` would leave `k_proj` sized by `kv_repeat`).
+        let symbol = match (&size.kind, self.size_named_by(size, env)) {
+            (ExprKind::Name(_), Some(Value::Int(d))) => d.as_symbol().map(str::to_string),
+            _ => None,
+        };
+        if let Some(symbol) = symbol.filter(|s| self.root.minted.contains(s)) {
+            substitute_in_env(env, &symbol, &Dim::lit(literal));
+        }
+    }
+
+    /// The value of a size a test names: a variable or an attribute of `self`.
+    fn size_named_by<'e>(&'e self, size: &Expr, env: &'e Env) -> Option<&'e Value> {
+        match &size.kind {
+            ExprKind::Name(n) => env.get(n),
+            ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") => {
+                env.self_attrs
+                    .get(attr.as_str())
+                    .or_else(|| self.frame.this.as_ref()?.attrs.get(attr.as_str()))
+            }
+            _ => None,
+        }
     }
 
     /// The size symbol a comparison with a literal shows to be ≥ 2 on its `truth` branch
@@ -94,16 +137,7 @@ impl Interpreter<'_> {
         if !shown {
             return None;
         }
-        let value = match &size.kind {
-            ExprKind::Name(n) => env.get(n),
-            ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") => {
-                env.self_attrs
-                    .get(attr.as_str())
-                    .or_else(|| self.frame.this.as_ref()?.attrs.get(attr.as_str()))
-            }
-            _ => None,
-        };
-        match value? {
+        match self.size_named_by(size, env)? {
             Value::Int(d) => d.as_symbol().map(str::to_string),
             Value::Named { name, .. } => Some(name.to_string()),
             _ => None,
