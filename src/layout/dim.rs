@@ -48,13 +48,13 @@
 //! Every `Dim` denotes an integer whenever its divisibility assumptions hold; the bounds
 //! rely on that (a positive integer is `≥ 1`).
 
-use rustc_hash::FxHashMap as HashMap;
+use hashbrown::hash_map::RawEntryMut;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -735,17 +735,20 @@ impl Dim {
     /// decides the sign. For a product `x = s·r` that is `s = h·q/r`.
     fn compare_by_quotients(&self, assumptions: &Assumptions) -> Option<Comparison> {
         let mut relaxed = self.clone();
+        // The symbols of `relaxed`, worked out again only when it changes.
+        let mut mentions = BTreeSet::new();
+        relaxed.collect_symbols(&mut mentions);
         for (x, h) in &assumptions.exact_quotients {
             let Some((s, rest)) = x.split_symbol_factor() else {
                 continue;
             };
-            let mentions = relaxed.symbols();
-            if x.symbols().iter().all(|v| mentions.contains(v))
-                && h.symbols().iter().all(|v| mentions.contains(v))
-            {
+            let mentioned = |name: &str| mentions.contains(name);
+            if x.every_symbol(&mentioned) && h.every_symbol(&mentioned) {
                 let q = Dim::sym(&format!("{x}/{h}"));
                 let s_now = h.mul(&q).floordiv_with_assumption(&rest).0;
                 relaxed = relaxed.substitute(&s, &s_now);
+                mentions.clear();
+                relaxed.collect_symbols(&mut mentions);
             }
         }
         if relaxed == *self {
@@ -791,7 +794,8 @@ impl Dim {
     ) -> Option<Comparison> {
         let mut relaxed = self.clone();
         for (symbol, bound) in bounds {
-            if !relaxed.symbols().iter().any(|s| s == symbol) || bound.symbols().contains(symbol) {
+            let not_symbol = |name: &str| name != symbol;
+            if relaxed.every_symbol(&not_symbol) || !bound.every_symbol(&not_symbol) {
                 continue;
             }
             let slack = Dim::opaque(&format!("({bound} - {symbol})"));
@@ -1066,12 +1070,32 @@ impl Dim {
         })
     }
 
+    /// Does every symbol of `self` (those [`Dim::symbols`] lists) satisfy `holds`? Asks
+    /// without collecting them.
+    fn every_symbol(&self, holds: &dyn Fn(&str) -> bool) -> bool {
+        self.terms
+            .iter()
+            .flat_map(|t| t.mono.iter())
+            .all(|(atom, _)| match atom {
+                Atom::Symbol(name) => holds(name),
+                Atom::Opaque(opaque) => match &**opaque {
+                    Opaque::Named(_) => true,
+                    Opaque::Op { lhs, rhs, .. } => {
+                        lhs.0.every_symbol(holds) && rhs.0.every_symbol(holds)
+                    }
+                    Opaque::Digest { symbols, .. } => symbols.iter().all(|name| holds(name)),
+                },
+            })
+    }
+
     fn collect_symbols(&self, out: &mut BTreeSet<String>) {
         for (atom, _) in self.terms.iter().flat_map(|t| t.mono.iter()) {
             match atom {
-                Atom::Symbol(name) => {
-                    out.insert(name.to_string());
+                // (Most symbols are in `out` already: look before allocating.)
+                Atom::Symbol(name) if !out.contains(&**name) => {
+                    out.insert(String::from(&**name));
                 }
+                Atom::Symbol(_) => {}
                 Atom::Opaque(opaque) => match &**opaque {
                     Opaque::Named(_) => {}
                     Opaque::Op { lhs, rhs, .. } => {
@@ -1262,14 +1286,23 @@ const SMALL_LITERALS: std::ops::Range<i64> = -2..257;
 
 thread_local! {
     static SMALL_LITERAL_CACHE: Vec<Dim> = SMALL_LITERALS.map(Dim::new_lit).collect();
-    static SIGN_CACHE: std::cell::RefCell<rustc_hash::FxHashMap<(Dim, i128), Option<Ordering>>> =
-        std::cell::RefCell::new(Default::default());
+    static SIGN_CACHE: RefCell<SignCache> = RefCell::new(Default::default());
 }
+
+type SignCache = hashbrown::HashMap<(Dim, i128), Option<Ordering>, rustc_hash::FxBuildHasher>;
 
 /// The sign of `d` for every admissible assignment, if the shifted expansion proves one.
 fn sign_everywhere(d: &Dim, symbol_floor: i128) -> Option<Ordering> {
     let key = (d.clone(), symbol_floor);
-    if let Some(hit) = SIGN_CACHE.with(|c| c.borrow().get(&key).copied()) {
+    // Hashed once for the lookup and, on a miss, the insertion.
+    let hash = SIGN_CACHE.with(|c| c.borrow().hasher().hash_one(&key));
+    let known = SIGN_CACHE.with(|c| {
+        let c = c.borrow();
+        c.raw_entry()
+            .from_key_hashed_nocheck(hash, &key)
+            .map(|(_, sign)| *sign)
+    });
+    if let Some(hit) = known {
         return hit;
     }
     let sign = sign_by_expansion(d, symbol_floor);
@@ -1278,7 +1311,9 @@ fn sign_everywhere(d: &Dim, symbol_floor: i128) -> Option<Ordering> {
         if c.len() >= SIGN_CACHE_LIMIT {
             c.clear();
         }
-        c.insert(key, sign);
+        if let RawEntryMut::Vacant(slot) = c.raw_entry_mut().from_key_hashed_nocheck(hash, &key) {
+            slot.insert_hashed_nocheck(hash, key, sign);
+        }
     });
     sign
 }
@@ -1308,18 +1343,57 @@ struct ShiftedExpansion {
     scale: i128,
 }
 
+/// What [`ShiftedExpansion::of`] works from: the atoms of `d` in atom order, and for each
+/// its `kᵢ` and `boundᵢ`.
+struct Shift<'d> {
+    atoms: Vec<&'d Atom>,
+    lifts: Vec<u32>,
+    bounds: Vec<i128>,
+    scale: i128,
+}
+
 impl ShiftedExpansion {
     fn of(d: &Dim, symbol_floor: i128) -> Option<ShiftedExpansion> {
-        let mut lowest_exponent: BTreeMap<&Atom, i32> = BTreeMap::new();
-        for (atom, exponent) in d.terms.iter().flat_map(|t| t.mono.iter()) {
-            let lowest = lowest_exponent.entry(atom).or_insert(0);
-            *lowest = (*lowest).min(*exponent);
-        }
-        let atoms: Vec<&Atom> = lowest_exponent.keys().copied().collect();
-        let mut lifts = Vec::with_capacity(atoms.len());
-        let mut bounds = Vec::with_capacity(atoms.len());
-        for (atom, lowest) in &lowest_exponent {
-            let in_denominator = *lowest < 0;
+        let shift = Shift::of(d, symbol_floor)?;
+        // Exponents fit a byte per atom for every size the algebra builds (`MAX_EXPONENT`):
+        // then a monomial's key is one integer, not an allocation.
+        let small_exponents = d
+            .terms
+            .iter()
+            .flat_map(|t| t.mono.iter())
+            .all(|(_, e)| e.unsigned_abs() < 1 << (PACKED_KEY_BITS - 1));
+        let (constant, rest_nonnegative, rest_nonpositive) =
+            if small_exponents && shift.atoms.len() * PACKED_KEY_BITS <= 128 {
+                shift.expand::<u128>(d)?
+            } else {
+                shift.expand::<Box<[u32]>>(d)?
+            };
+        Some(ShiftedExpansion {
+            constant,
+            rest_nonnegative,
+            rest_nonpositive,
+            cleared_denominators: shift.lifts.iter().any(|k| *k > 0),
+            scale: shift.scale,
+        })
+    }
+}
+
+impl<'d> Shift<'d> {
+    fn of(d: &'d Dim, symbol_floor: i128) -> Option<Shift<'d>> {
+        // Each atom with its lowest exponent (at most 0): sorted by atom, then exponent, the
+        // first of each atom's run.
+        let mut lowest_exponent: Vec<(&Atom, i32)> = d
+            .terms
+            .iter()
+            .flat_map(|t| t.mono.iter())
+            .map(|(atom, exponent)| (atom, (*exponent).min(0)))
+            .collect();
+        lowest_exponent.sort_unstable();
+        lowest_exponent.dedup_by(|later, first| later.0.cmp(first.0) == Ordering::Equal);
+        let mut lifts = Vec::with_capacity(lowest_exponent.len());
+        let mut bounds = Vec::with_capacity(lowest_exponent.len());
+        for &(atom, lowest) in &lowest_exponent {
+            let in_denominator = lowest < 0;
             let bound = atom.lower_bound(symbol_floor, in_denominator)?;
             if in_denominator && bound < 1 {
                 // Clearing a denominator multiplies by it: it must be positive.
@@ -1329,93 +1403,175 @@ impl ShiftedExpansion {
             bounds.push(bound);
         }
         let scale = d.terms.iter().try_fold(1i128, |acc, t| {
+            if t.coeff.den == 1 {
+                // (What the general case gives, without its library-call division.)
+                return Some(acc);
+            }
             acc.checked_mul(t.coeff.den / gcd(acc as u128, t.coeff.den as u128) as i128)
         })?;
-        let mut expanded: HashMap<Vec<u32>, i128> = HashMap::default();
-        for term in d.terms.iter() {
-            let coefficient = term.coeff.num.checked_mul(scale / term.coeff.den)?;
-            let mut powers = lifts.clone();
-            for (atom, exponent) in &term.mono {
-                let i = atoms.binary_search(&atom).ok()?;
-                powers[i] = powers[i].checked_add_signed(*exponent)?;
-            }
-            expand_shifted_term(coefficient, &powers, &bounds, &mut expanded)?;
-        }
-        let zero = vec![0u32; atoms.len()];
-        let rest = expanded
-            .iter()
-            .filter(|(key, _)| **key != zero)
-            .map(|(_, c)| *c);
-        Some(ShiftedExpansion {
-            constant: expanded.get(&zero).copied().unwrap_or(0),
-            rest_nonnegative: rest.clone().all(|c| c >= 0),
-            rest_nonpositive: rest.clone().all(|c| c <= 0),
-            cleared_denominators: lifts.iter().any(|k| *k > 0),
+        Some(Shift {
+            atoms: lowest_exponent.into_iter().map(|(atom, _)| atom).collect(),
+            lifts,
+            bounds,
             scale,
         })
     }
+
+    /// The expansion's constant, and whether its other coefficients are all `≥ 0`, all
+    /// `≤ 0`; `None` on overflow or too many monomials.
+    fn expand<K: ExponentKey>(&self, d: &Dim) -> Option<(i128, bool, bool)> {
+        // Every term's monomials, in the order the terms expand: like ones are summed below.
+        let mut monomials: Vec<(K, i128)> = Vec::new();
+        let mut scratch = ExpansionScratch::default();
+        let mut powers = self.lifts.clone();
+        for term in d.terms.iter() {
+            let coefficient = if self.scale == 1 {
+                term.coeff.num
+            } else {
+                term.coeff.num.checked_mul(self.scale / term.coeff.den)?
+            };
+            powers.copy_from_slice(&self.lifts);
+            for (atom, exponent) in &term.mono {
+                let i = self.atoms.binary_search(&atom).ok()?;
+                powers[i] = powers[i].checked_add_signed(*exponent)?;
+            }
+            expand_shifted_term(
+                coefficient,
+                &powers,
+                &self.bounds,
+                &mut scratch,
+                &mut monomials,
+            )?;
+        }
+        // A stable sort keeps each monomial's coefficients in the order they were added, so
+        // their running sums (and any overflow) are those of adding them one by one.
+        monomials.sort_by(|a, b| a.0.cmp(&b.0));
+        let zero = K::zero(self.atoms.len());
+        let (mut constant, mut nonnegative, mut nonpositive, mut distinct) = (0, true, true, 0);
+        for like in monomials.chunk_by(|a, b| a.0 == b.0) {
+            let sum = like
+                .iter()
+                .try_fold(0i128, |sum, (_, c)| sum.checked_add(*c))?;
+            distinct += 1;
+            if like[0].0 == zero {
+                constant = sum;
+            } else {
+                nonnegative &= sum >= 0;
+                nonpositive &= sum <= 0;
+            }
+        }
+        // The count of distinct monomials only grows term by term: bounding the final one
+        // bounds them all.
+        (distinct <= MAX_EXPANSION).then_some((constant, nonnegative, nonpositive))
+    }
 }
 
-/// Add `c · Π (boundᵢ + yᵢ)^powersᵢ`, expanded by the binomial theorem, into `out`
-/// (keyed by the exponents of the `yᵢ`). `None` on overflow or too many monomials.
-fn expand_shifted_term(
+/// Bits of one atom's exponent in a `u128` [`ExponentKey`].
+const PACKED_KEY_BITS: usize = 8;
+
+/// The exponents of the `yᵢ` in a monomial of a [`ShiftedExpansion`], which key its terms.
+trait ExponentKey: Clone + Ord {
+    /// All exponents 0, for `width` atoms.
+    fn zero(width: usize) -> Self;
+    /// `self` with the exponent of atom `i`, 0 in `self`, set to `j`.
+    fn with(&self, i: usize, j: u32) -> Self;
+}
+
+/// A byte per atom: up to 16 atoms, exponents below 256.
+impl ExponentKey for u128 {
+    fn zero(_: usize) -> Self {
+        0
+    }
+    fn with(&self, i: usize, j: u32) -> Self {
+        self | u128::from(j) << (PACKED_KEY_BITS * i)
+    }
+}
+
+impl ExponentKey for Box<[u32]> {
+    fn zero(width: usize) -> Self {
+        vec![0; width].into()
+    }
+    fn with(&self, i: usize, j: u32) -> Self {
+        let mut key = self.clone();
+        key[i] = j;
+        key
+    }
+}
+
+/// Buffers [`expand_shifted_term`] reuses from one term to the next.
+struct ExpansionScratch<K> {
+    partial: Vec<(K, i128)>,
+    next: Vec<(K, i128)>,
+    factors: Vec<(u32, i128)>,
+}
+
+impl<K> Default for ExpansionScratch<K> {
+    fn default() -> Self {
+        ExpansionScratch {
+            partial: Vec::new(),
+            next: Vec::new(),
+            factors: Vec::new(),
+        }
+    }
+}
+
+/// Append `c · Π (boundᵢ + yᵢ)^powersᵢ`, expanded by the binomial theorem, to `out` as
+/// monomials keyed by the exponents of the `yᵢ`. `None` on overflow or too many monomials.
+fn expand_shifted_term<K: ExponentKey>(
     c: i128,
     powers: &[u32],
     bounds: &[i128],
-    out: &mut HashMap<Vec<u32>, i128>,
+    scratch: &mut ExpansionScratch<K>,
+    out: &mut Vec<(K, i128)>,
 ) -> Option<()> {
-    // The partial products' exponent keys lie end to end in one buffer (`width` each), so
-    // that expanding allocates per factor, not per monomial.
-    let width = powers.len();
-    let mut keys = vec![0u32; width];
-    let mut values = vec![c];
+    let ExpansionScratch {
+        partial,
+        next,
+        factors,
+    } = scratch;
+    partial.clear();
+    partial.push((K::zero(powers.len()), c));
     for (i, &n) in powers.iter().enumerate().filter(|(_, n)| **n > 0) {
-        let factors = binomial_factors(n, bounds[i])?;
-        let mut next_keys = Vec::with_capacity(keys.len() * factors.len());
-        let mut next_values = Vec::with_capacity(values.len() * factors.len());
-        for (k, value) in values.iter().enumerate() {
-            let key = &keys[k * width..(k + 1) * width];
-            for &(j, factor) in &factors {
-                next_keys.extend_from_slice(key);
-                next_keys[next_values.len() * width + i] = j;
-                next_values.push(value.checked_mul(factor)?);
+        binomial_factors(n, bounds[i], factors)?;
+        next.clear();
+        for (key, value) in partial.iter() {
+            for &(j, factor) in factors.iter() {
+                next.push((key.with(i, j), value.checked_mul(factor)?));
             }
         }
-        if next_values.len() > MAX_EXPANSION {
+        if next.len() > MAX_EXPANSION {
             return None;
         }
-        keys = next_keys;
-        values = next_values;
+        std::mem::swap(partial, next);
     }
-    for (k, value) in values.into_iter().enumerate() {
-        let key = &keys[k * width..(k + 1) * width];
-        match out.get_mut(key) {
-            Some(slot) => *slot = slot.checked_add(value)?,
-            None => {
-                out.insert(key.to_vec(), value);
-            }
-        }
-    }
-    (out.len() <= MAX_EXPANSION).then_some(())
+    out.append(partial);
+    Some(())
 }
 
 /// The nonzero terms `(j, C(n, j) · bound^(n - j))` of `(bound + y)^n`, by the power `j`
-/// of `y`; `None` on overflow.
-fn binomial_factors(n: u32, bound: i128) -> Option<Vec<(u32, i128)>> {
-    let mut factors = Vec::with_capacity(n as usize + 1);
+/// of `y`, into `factors`; `None` on overflow.
+fn binomial_factors(n: u32, bound: i128, factors: &mut Vec<(u32, i128)>) -> Option<()> {
+    factors.clear();
+    if bound == 0 && n <= 64 {
+        // Only `y^n` is left, and no `C(n, j)` of `n <= 64` overflows on the way.
+        factors.push((n, 1));
+        return Some(());
+    }
+    // C(n, j) from C(n, j - 1) by the multiplicative formula, exact at every step.
+    let mut binomial = 1i128;
     for j in 0..=n {
-        let factor = binomial(n, j)?.checked_mul(bound.checked_pow(n - j)?)?;
+        if j > 0 {
+            binomial = binomial.checked_mul(i128::from(n - (j - 1)))?;
+            if j > 1 {
+                binomial /= i128::from(j);
+            }
+        }
+        let factor = binomial.checked_mul(bound.checked_pow(n - j)?)?;
         if factor != 0 {
             factors.push((j, factor));
         }
     }
-    Some(factors)
-}
-
-fn binomial(n: u32, k: u32) -> Option<i128> {
-    (0..k).try_fold(1i128, |acc, i| {
-        Some(acc.checked_mul(i128::from(n - i))? / i128::from(i + 1))
-    })
+    Some(())
 }
 
 /// Settings that bound what the decider may assume about named sizes.
@@ -1739,7 +1895,14 @@ fn remembered(
     key: &ComparisonKey,
     work: impl FnOnce() -> Option<Comparison>,
 ) -> Option<Rc<Comparison>> {
-    if let Some(known) = memo.with(|memo| memo.borrow().get(key).cloned()) {
+    // Hashed once for the lookup and, on a miss, the insertion: hashing walks both sizes.
+    let (hash, known) = memo.with(|memo| {
+        let memo = memo.borrow();
+        let hash = memo.hasher().hash_one(key);
+        let known = memo.raw_entry().from_key_hashed_nocheck(hash, key);
+        (hash, known.map(|(_, answer)| answer.clone()))
+    });
+    if let Some(known) = known {
         return known;
     }
     let answer = work().map(Rc::new);
@@ -1748,7 +1911,9 @@ fn remembered(
         if memo.len() >= MAX_REMEMBERED_COMPARISONS {
             memo.clear();
         }
-        memo.insert(key.to_owned(), answer.clone());
+        if let RawEntryMut::Vacant(slot) = memo.raw_entry_mut().from_key_hashed_nocheck(hash, key) {
+            slot.insert_hashed_nocheck(hash, key.to_owned(), answer.clone());
+        }
     });
     answer
 }
@@ -2628,7 +2793,7 @@ mod tests {
         })
     }
 
-    type Env = HashMap<&'static str, i64>;
+    type Env = rustc_hash::FxHashMap<&'static str, i64>;
 
     /// Assignments with every symbol `>= min` (values with many divisors are frequent, so
     /// that exact quotients come up) and the opaque size `>= 0`.
