@@ -410,6 +410,10 @@ impl Dim {
         if self.is_zero() {
             return other.clone();
         }
+        // (The general case's result for two integers, without building one.)
+        if let Some(sum) = self.lit_pair_with(other, i64::checked_add) {
+            return sum;
+        }
         let terms = self
             .terms
             .iter()
@@ -420,7 +424,16 @@ impl Dim {
     }
 
     pub fn sub(&self, other: &Dim) -> Dim {
+        if let Some(difference) = self.lit_pair_with(other, i64::checked_sub) {
+            return difference;
+        }
         self.add(&other.neg())
+    }
+
+    /// `op` of two integers, as a literal, when both are and it fits `i64`: what the
+    /// general arithmetic gives them, built without its term lists.
+    fn lit_pair_with(&self, other: &Dim, op: fn(i64, i64) -> Option<i64>) -> Option<Dim> {
+        op(self.as_lit()?, other.as_lit()?).map(Dim::lit)
     }
 
     pub fn neg(&self) -> Dim {
@@ -448,6 +461,9 @@ impl Dim {
         }
         if other.is_one() {
             return self.clone();
+        }
+        if let Some(product) = self.lit_pair_with(other, i64::checked_mul) {
+            return product;
         }
         self.checked_mul(other)
             .unwrap_or_else(|| opaque_op(OpaqueOp::Product, self, other))
@@ -871,21 +887,25 @@ impl Dim {
     /// Normalise a list of terms; `None` on coefficient overflow or more than `MAX_TERMS`.
     fn from_terms(mut terms: Vec<Term>) -> Option<Dim> {
         terms.sort_by(canonical_order);
-        let mut merged: Vec<Term> = Vec::with_capacity(terms.len());
-        for term in terms {
-            match merged.last_mut() {
-                Some(last) if last.mono == term.mono => {
-                    last.coeff = last.coeff.add(term.coeff)?;
-                    if last.coeff.num == 0 {
-                        merged.pop();
-                    }
+        // Like terms are adjacent: merged in place into `terms[..kept]` (a term whose
+        // coefficient sums to 0 is dropped), without a second list.
+        let mut kept = 0;
+        for i in 0..terms.len() {
+            if kept > 0 && terms[kept - 1].mono == terms[i].mono {
+                let coeff = terms[i].coeff;
+                let last = &mut terms[kept - 1];
+                last.coeff = last.coeff.add(coeff)?;
+                if last.coeff.num == 0 {
+                    kept -= 1;
                 }
-                _ if term.coeff.num == 0 => {}
-                _ => merged.push(term),
+            } else if terms[i].coeff.num != 0 {
+                terms.swap(kept, i);
+                kept += 1;
             }
         }
-        (merged.len() <= MAX_TERMS).then(|| Dim {
-            terms: merged.into(),
+        terms.truncate(kept);
+        (terms.len() <= MAX_TERMS).then(|| Dim {
+            terms: terms.into(),
         })
     }
 

@@ -16,7 +16,7 @@ use super::super::value::{
     ClassDef, Instance, LambdaVal, NnModuleVal, PartialVal, Producer, TensorAlt, TensorVal,
     UnknownReason, Value,
 };
-use super::{Callee, Interpreter};
+use super::{dotted, Callee, Interpreter};
 
 /// `self.register_buffer("name", value)` → `name`.
 pub fn register_buffer_name(e: &Expr) -> Option<String> {
@@ -190,7 +190,7 @@ impl Interpreter<'_> {
         let nspan = name_span(func, self.source);
         match recv {
             Value::Import(path) => {
-                self.call_qualified(&format!("{path}.{attr}"), a, call.span, nspan, env)
+                self.call_qualified(&dotted(&path, attr), a, call.span, nspan, env)
             }
             Value::Tensor(_) => self.tensor_method(attr, recv, a, call.span, nspan, env),
             Value::Named {
@@ -1420,7 +1420,7 @@ impl Interpreter<'_> {
             }
             // `getattr(nn, "GRU")`: the class `nn.GRU`, as the attribute reads it.
             ("getattr", [Value::Import(path), Value::Str(attr)]) if is_identifier(attr) => {
-                Value::Import(format!("{path}.{attr}").into())
+                Value::Import(dotted(&path, attr).into())
             }
             ("getattr", [_, Value::Str(_), Value::Int(_)]) => {
                 // The attribute or the default: some size, fixed for the object.

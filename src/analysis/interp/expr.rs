@@ -12,7 +12,7 @@ use super::super::value::{
     bounded_tuple, holds_packed, join, repeated_items, TensorVal, UnknownReason, Value,
 };
 use super::stmt::size_query_receiver;
-use super::{Interpreter, EXPR_WORK, MAX_EXPR_DEPTH};
+use super::{dotted, Interpreter, EXPR_WORK, MAX_EXPR_DEPTH};
 
 impl Interpreter<'_> {
     pub fn lookup(&self, name: &str, env: &Env) -> Value {
@@ -486,7 +486,7 @@ impl Interpreter<'_> {
                 None if path == "math" && matches!(attr, "pi" | "e" | "tau" | "inf" | "nan") => {
                     Value::Float
                 }
-                None => Value::Import(format!("{path}.{attr}").into()),
+                None => Value::Import(dotted(&path, attr).into()),
             },
             Value::Instance(obj) => {
                 let own = self
@@ -516,7 +516,7 @@ impl Interpreter<'_> {
                     (None, false) => self.text(value.span).to_string(),
                 };
                 Value::Named {
-                    name: format!("{receiver}.{attr}").into(),
+                    name: dotted(&receiver, attr).into(),
                     param: None,
                 }
             }
@@ -526,7 +526,7 @@ impl Interpreter<'_> {
                     return self.tensor_property(t, attr, span, env);
                 }
                 Value::Named {
-                    name: format!("{name}.{attr}").into(),
+                    name: dotted(&name, attr).into(),
                     param: None,
                 }
             }

@@ -59,6 +59,16 @@ use super::value::{
 
 pub use class::ClassTable;
 
+/// `base.attr`, built directly: a `format!` costs several times as much, and attribute
+/// names are made on every attribute read and method call.
+fn dotted(base: &str, attr: &str) -> String {
+    let mut name = String::with_capacity(base.len() + 1 + attr.len());
+    name.push_str(base);
+    name.push('.');
+    name.push_str(attr);
+    name
+}
+
 /// How many calls deep an analysis follows calls into the analysed code.
 pub const MAX_CALL_DEPTH: usize = 6;
 /// How many distinct contexts of one function an analysis runs; more calls are unknown.

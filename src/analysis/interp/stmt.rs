@@ -20,7 +20,7 @@ use super::super::apply as applying;
 use super::super::env::{join_all_envs, join_envs, join_opt, same_env, Env, SettledTest};
 use super::super::prefix;
 use super::super::value::{holds_packed, join, Step, SymLayout, TensorVal, UnknownReason, Value};
-use super::{substitute_in_env, Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
+use super::{dotted, substitute_in_env, Interpreter, MAX_LOOP_ITERATIONS, MAX_UNROLL};
 
 impl Interpreter<'_> {
     /// How this path already decided `test` (see [`Env::settled`]): itself, or through its
@@ -161,7 +161,7 @@ fn settleable_names(test: &Expr) -> Option<Vec<String>> {
         match &e.kind {
             ExprKind::Name(n) => read(n.to_string(), out),
             ExprKind::Attr { value, attr } if matches!(&value.kind, ExprKind::Name(s) if s == "self") => {
-                read(format!("self.{attr}"), out)
+                read(dotted("self", attr), out)
             }
             ExprKind::None | ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Str(_) => true,
             // `not x` keeps an empty operand on its right.
@@ -531,7 +531,7 @@ impl Interpreter<'_> {
             [Target::Attr {
                 value: obj, attr, ..
             }] if matches!(&obj.kind, ExprKind::Name(s) if s == "self") => {
-                Some((format!("self.{attr}"), value.span))
+                Some((dotted("self", attr), value.span))
             }
             _ => None,
         };
