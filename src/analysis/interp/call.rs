@@ -1420,7 +1420,7 @@ impl Interpreter<'_> {
             }
             // `getattr(nn, "GRU")`: the class `nn.GRU`, as the attribute reads it.
             ("getattr", [Value::Import(path), Value::Str(attr)]) if is_identifier(attr) => {
-                Value::Import(dotted(&path, attr).into())
+                Value::Import(dotted(path, attr).into())
             }
             ("getattr", [_, Value::Str(_), Value::Int(_)]) => {
                 // The attribute or the default: some size, fixed for the object.

@@ -122,7 +122,8 @@ impl Interpreter<'_> {
         }
     }
 
-    /// `[element for target in iter]`: the element for each item of `iter`.
+    /// `[element for target in iter if cond]`: the element for each item of `iter` its
+    /// filters pass (see [`Interpreter::filtered_element`]).
     fn eval_comprehension(&mut self, c: &ir::Comprehension, env: &mut Env) -> Value {
         let items = self.eval(&c.iter, env);
         let mut kept = Vec::new();
