@@ -731,14 +731,7 @@ fn same_shape_as_known_operand(ctx: &mut ApplyCtx, call: &OpCall) -> Option<Valu
     if call.spec.variant.as_deref() != Some("same_shape") {
         return None;
     }
-    let args = convert_args(
-        ctx.shapes,
-        &call.spec.params,
-        call.receiver,
-        &call.positional,
-        &call.keywords,
-    );
-    let bound = call.bind(&args, &None).ok()?;
+    let bound = bind_without_input(ctx, call).ok()?;
     let d = Decider::new(&ctx.facts.assumptions);
     let OpResult::Tensor(layout) = ops::apply(call.spec, &bound, &d).result else {
         return None;
@@ -755,9 +748,11 @@ fn same_shape_as_known_operand(ctx: &mut ApplyCtx, call: &OpCall) -> Option<Valu
     )))
 }
 
-/// The tensor operands besides an input of unknown layout, as bound (see
-/// [`tensor_operands`]); none when the call does not bind.
-fn unknown_input_operands(ctx: &ApplyCtx, call: &OpCall) -> Vec<(String, Option<SymLayout>)> {
+/// The call's arguments converted and bound, its input's layout unknown.
+fn bind_without_input(
+    ctx: &ApplyCtx,
+    call: &OpCall,
+) -> Result<ops::BoundArgs<Dim>, ops::BindError> {
     let args = convert_args(
         ctx.shapes,
         &call.spec.params,
@@ -765,7 +760,13 @@ fn unknown_input_operands(ctx: &ApplyCtx, call: &OpCall) -> Vec<(String, Option<
         &call.positional,
         &call.keywords,
     );
-    match call.bind(&args, &None) {
+    call.bind(&args, &None)
+}
+
+/// The tensor operands besides an input of unknown layout, as bound (see
+/// [`tensor_operands`]); none when the call does not bind.
+fn unknown_input_operands(ctx: &ApplyCtx, call: &OpCall) -> Vec<(String, Option<SymLayout>)> {
+    match bind_without_input(ctx, call) {
         Ok(bound) => tensor_operands(call.spec, &bound, call.receiver.unwrap_or(0)),
         Err(_) => Vec::new(),
     }
